@@ -1,0 +1,107 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// The agent links only PulseAgent + PulseCore (SwiftNIO, swift-nio-ssl, swift-log, service-lifecycle):
+// no chart, storage or certificate-authority code, and no full Foundation (it loads ICU, ~17 MiB RSS).
+let package = Package(
+    name: "netpulse",
+    products: [
+        .executable(name: "netpulse-agent", targets: ["netpulse-agent"]),
+        .executable(name: "netpulsed", targets: ["netpulsed"]),
+        .executable(name: "netpulse", targets: ["netpulse"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    ],
+    targets: [
+        // MARK: Libraries
+        .target(
+            name: "PulseCore",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "PulseAgent",
+            dependencies: [
+                "PulseCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "PulseDaemon",
+            dependencies: [
+                "PulseCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "PulseCertificates",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+
+        // MARK: Executables (thin: parse arguments, load config, run services)
+        .executableTarget(
+            name: "netpulse-agent",
+            dependencies: [
+                "PulseAgent",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "netpulsed",
+            dependencies: [
+                "PulseDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "netpulse",
+            dependencies: [
+                "PulseAgent", "PulseDaemon", "PulseCertificates",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+
+        // MARK: Tests
+        .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore"]),
+        .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent"]),
+        .testTarget(name: "PulseDaemonTests", dependencies: ["PulseDaemon", "PulseCertificates"]),
+        .testTarget(
+            name: "PulseCertificatesTests",
+            dependencies: [
+                "PulseCertificates",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,112 @@
+import PulseCore
+
+/// A batch ready for the spool: the `DESCRIBE` frame for the interfaces it uses, then the `BATCH` frame.
+public struct SpoolRecord: Sendable, Hashable {
+    public var stream: UInt64
+    public var sequence: UInt64
+    public var describe: Describe
+    public var batch: WireBatch
+
+    /// The bytes stored in the spool file: both frames, as they go on the wire.
+    public var bytes: [UInt8] { WireCodec.encode(.describe(describe)) + WireCodec.encode(.batch(batch)) }
+}
+
+/// Collects the samples of successive ticks into batches for one stream.
+///
+/// Interface descriptors get stream-local ids the first time a (name, epoch) is seen; a new epoch gets a new id,
+/// so an id never changes meaning and spooled batches stay decodable after a restart.
+public struct Batcher: Sendable {
+    public let stream: UInt64
+    public private(set) var nextSequence: UInt64 = 1
+
+    private struct Key: Hashable {
+        var name: InterfaceName
+        var epoch: CounterEpoch
+    }
+    private var ids: [Key: UInt32] = [:]
+    private var descriptors: [UInt32: InterfaceDescriptor] = [:]
+    private var nextID: UInt32 = 0
+    private var lastLinkState: [UInt32: LinkState] = [:]
+
+    // The open batch: per descriptor id, samples in time order.
+    private var samples: [UInt32: [(timestamp: Int64, counters: CounterValues)]] = [:]
+    private var order: [UInt32] = []
+    private var ticks = Set<Int64>()
+    private var links: [(id: UInt32, timestamp: Int64, state: LinkState)] = []
+    public private(set) var sampleCount = 0
+
+    public init(stream: UInt64) {
+        self.stream = stream
+    }
+
+    public var isEmpty: Bool { sampleCount == 0 }
+    public var tickCount: Int { ticks.count }
+    /// The earliest timestamp in the open batch.
+    public var firstTimestamp: Int64? { ticks.min() }
+
+    /// Adds samples (as chosen by the ``IdleSuppressor``) to the open batch.
+    public mutating func add(_ items: [(sample: InterfaceSample, timestamp: Int64)]) {
+        for (sample, timestamp) in items {
+            let key = Key(name: sample.name, epoch: sample.epoch)
+            let id: UInt32
+            if let known = ids[key] {
+                id = known
+            } else {
+                id = nextID
+                nextID &+= 1
+                // The name's previous epoch (if any) will not be used again.
+                for (oldKey, oldID) in ids where oldKey.name == sample.name {
+                    ids[oldKey] = nil
+                    descriptors[oldID] = nil
+                    lastLinkState[oldID] = nil
+                }
+                ids[key] = id
+                descriptors[id] = InterfaceDescriptor(id: id, name: sample.name, epoch: sample.epoch)
+            }
+            if samples[id] == nil { order.append(id) }
+            samples[id, default: []].append((timestamp, sample.counters))
+            ticks.insert(timestamp)
+            sampleCount += 1
+            if let state = sample.linkState, lastLinkState[id] != state {
+                lastLinkState[id] = state
+                links.append((id, timestamp, state))
+            }
+        }
+    }
+
+    /// Closes the open batch and returns it, or `nil` when it is empty.
+    ///
+    /// - Parameter droppedBefore: batches the spool dropped since the previous batch, reported to the daemon.
+    public mutating func flush(droppedBefore: UInt64) -> SpoolRecord? {
+        guard sampleCount > 0 else { return nil }
+        let timestamps = ticks.sorted()
+        var tickIndex = [Int64: Int]()
+        for (index, timestamp) in timestamps.enumerated() { tickIndex[timestamp] = index }
+        var sections = [BatchSection]()
+        var used = [InterfaceDescriptor]()
+        for id in order {
+            guard let series = samples[id], let descriptor = descriptors[id] else { continue }
+            var values = [UInt64]()
+            values.reserveCapacity(series.count * Counter.count)
+            for item in series { values.append(contentsOf: item.counters.values) }
+            sections.append(
+                BatchSection(descriptorID: id, ticks: series.map { tickIndex[$0.timestamp]! }, values: values))
+            used.append(descriptor)
+        }
+        let linkStates = links.compactMap { link in
+            tickIndex[link.timestamp].map { LinkStateRecord(descriptorID: link.id, tick: $0, state: link.state) }
+        }
+        let batch = WireBatch(
+            stream: stream, sequence: nextSequence, droppedBefore: droppedBefore, timestamps: timestamps,
+            sections: sections, linkStates: linkStates)
+        nextSequence += 1
+        samples.removeAll(keepingCapacity: true)
+        order.removeAll(keepingCapacity: true)
+        ticks.removeAll(keepingCapacity: true)
+        links.removeAll(keepingCapacity: true)
+        sampleCount = 0
+        return SpoolRecord(
+            stream: stream, sequence: batch.sequence, describe: Describe(stream: stream, interfaces: used), batch: batch
+        )
+    }
+}

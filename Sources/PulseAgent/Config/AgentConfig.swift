@@ -1,0 +1,93 @@
+import PulseCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Everything `netpulse-agent` can be configured with; `config/agent.toml` documents each setting.
+public struct AgentConfig: Sendable, Hashable {
+    /// Identifies the agent to the daemon; must equal the common name of its certificate.
+    public var agentID: String
+    public var stateDirectory: String
+
+    /// Sampling period in milliseconds, aligned to the wall clock.
+    public var sampleInterval: Int64
+    /// How often `/sys/class/net/IF/` link facts are read, in milliseconds.
+    public var linkStateInterval: Int64
+    public var filter: InterfaceFilter
+
+    /// Upload budget in bytes per second (0: unlimited).
+    public var uploadBudget: Int64
+    /// Idle interfaces are sent only this often (ms); 0 sends every interface every tick.
+    public var idleHeartbeat: Int64
+
+    /// A batch is closed after this long (ms, ± ``batchJitter``)…
+    public var batchInterval: Int64
+    /// …or when it holds this many samples (interface × tick), whichever comes first.
+    public var batchMaximumSamples: Int
+    /// Relative random spread of the batch interval, so a fleet does not flush in lockstep (0.1 = ±10%).
+    public var batchJitter: Double
+
+    public var spoolMaximumBytes: Int64
+
+    public var endpoints: [Endpoint]
+    /// The name the daemon's certificate must carry.
+    public var serverName: String
+    public var tls: TLSFiles
+    public var connectTimeout: Int64
+    public var backoffInitial: Int64
+    public var backoffMaximum: Int64
+
+    public var spoolDirectory: String { "\(stateDirectory)/spool" }
+
+    /// Loads and validates a config file.
+    ///
+    /// - Throws: ``ConfigError`` naming the file, the line, the key and the problem.
+    public static func load(path: String) throws(ConfigError) -> AgentConfig {
+        try parse(ConfigDocument(contentsOf: path))
+    }
+
+    public static func parse(_ document: ConfigDocument) throws(ConfigError) -> AgentConfig {
+        var reader = ConfigReader(document)
+        let agentID = try reader.string("agent", "id", default: Self.hostname())
+        guard !agentID.isEmpty else { throw reader.invalid("agent", "id", "must not be empty") }
+        let config = AgentConfig(
+            agentID: agentID,
+            stateDirectory: try reader.string("agent", "state_directory", default: "/var/lib/netpulse-agent"),
+            sampleInterval: try reader.duration("sampling", "interval", default: 1_000, range: 100...3_600_000),
+            linkStateInterval: try reader.duration(
+                "sampling", "link_state_interval", default: 30_000, range: 1_000...86_400_000),
+            filter: InterfaceFilter(
+                include: try reader.stringArray("sampling", "include", default: ["*"], allowEmpty: false),
+                exclude: try reader.stringArray("sampling", "exclude", default: ["lo"])),
+            uploadBudget: try reader.byteSize("throttle", "upload_budget", default: 256 << 10, range: 0...(1 << 40)),
+            idleHeartbeat: try reader.duration("throttle", "idle_heartbeat", default: 60_000, range: 0...86_400_000),
+            batchInterval: try reader.duration("batch", "interval", default: 10_000, range: 100...3_600_000),
+            batchMaximumSamples: Int(try reader.integer("batch", "max_samples", default: 16_384, range: 1...65_536)),
+            batchJitter: try reader.number("batch", "jitter", default: 0.1, range: 0...0.5),
+            spoolMaximumBytes: try reader.byteSize("spool", "max_size", default: 64 << 20, range: 65_536...(1 << 40)),
+            endpoints: try reader.endpoints("daemon", "endpoints", default: [Endpoint(host: "127.0.0.1", port: 7420)]),
+            serverName: try reader.string("daemon", "server_name", default: "netpulsed"),
+            tls: TLSFiles(
+                ca: try reader.string("daemon", "ca", default: "/etc/netpulse/ca.pem"),
+                certificate: try reader.string("daemon", "certificate", default: "/etc/netpulse/agent.pem"),
+                key: try reader.string("daemon", "key", default: "/etc/netpulse/agent-key.pem")),
+            connectTimeout: try reader.duration("daemon", "connect_timeout", default: 5_000, range: 100...300_000),
+            backoffInitial: try reader.duration("daemon", "backoff_initial", default: 500, range: 10...600_000),
+            backoffMaximum: try reader.duration("daemon", "backoff_max", default: 60_000, range: 10...3_600_000))
+        try reader.rejectUnknown()
+        guard config.backoffMaximum >= config.backoffInitial else {
+            throw reader.invalid("daemon", "backoff_max", "must not be smaller than backoff_initial")
+        }
+        return config
+    }
+
+    /// The host name, the default agent id.
+    public static func hostname() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,71 @@
+import PulseCore
+
+/// One interface at one tick.
+public struct InterfaceSample: Sendable, Hashable {
+    public var name: InterfaceName
+    public var epoch: CounterEpoch
+    public var counters: CounterValues
+    /// Set on ticks where link facts were read (see ``Sampler/sample(at:readLinkState:)``).
+    public var linkState: LinkState?
+}
+
+/// All sampled interfaces at one tick.
+public struct TickSample: Sendable, Hashable {
+    /// Milliseconds since the Unix epoch when the counters were read.
+    public var timestamp: Int64
+    public var interfaces: [InterfaceSample]
+}
+
+/// Reads the counters of every accepted interface, and their epochs.
+///
+/// `ifindex` comes from sysfs, which costs a file read per interface, so it is read when a name first appears,
+/// when any of its counters goes down (the interface may have been re-created), and whenever link facts are read.
+public struct Sampler: Sendable {
+    public let filter: InterfaceFilter
+    public let bootID: BootID
+    public let width: CounterWidth
+    public let procPath: String
+    public let sysfs: SysfsLink
+    private var known: [InterfaceName: (ifindex: UInt32, counters: CounterValues)] = [:]
+
+    public init(
+        filter: InterfaceFilter, bootID: BootID, width: CounterWidth = .native,
+        procPath: String = ProcNetDev.path, sysfs: SysfsLink = SysfsLink()
+    ) {
+        self.filter = filter
+        self.bootID = bootID
+        self.width = width
+        self.procPath = procPath
+        self.sysfs = sysfs
+    }
+
+    /// Reads `/proc/net/dev` (and sysfs when `readLinkState`), blocking for a few microseconds.
+    ///
+    /// - Throws: when `/proc/net/dev` cannot be read or parsed.
+    public mutating func sample(at timestamp: Int64, readLinkState: Bool) throws -> TickSample {
+        let rows = try ProcNetDev.parse(try FileIO.readBytes(procPath))
+        var interfaces = [InterfaceSample]()
+        interfaces.reserveCapacity(rows.count)
+        var seen = Set<InterfaceName>()
+        for row in rows where filter.accepts(row.name) {
+            seen.insert(row.name)
+            var ifindex = known[row.name]?.ifindex
+            if let previous = known[row.name]?.counters,
+                zip(previous.values, row.counters.values).contains(where: { $1 < $0 })
+            {
+                ifindex = nil
+            }
+            if ifindex == nil || readLinkState { ifindex = sysfs.ifindex(row.name) ?? ifindex ?? 0 }
+            let index = ifindex ?? 0
+            known[row.name] = (index, row.counters)
+            interfaces.append(
+                InterfaceSample(
+                    name: row.name,
+                    epoch: CounterEpoch(bootID: bootID, ifindex: index, width: width),
+                    counters: row.counters,
+                    linkState: readLinkState ? sysfs.state(row.name) : nil))
+        }
+        for name in known.keys where !seen.contains(name) { known[name] = nil }
+        return TickSample(timestamp: timestamp, interfaces: interfaces)
+    }
+}

@@ -1,0 +1,239 @@
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PulseCore
+import ServiceLifecycle
+import Synchronization
+
+/// Delivers spooled batches to the daemon: connects over mutual TLS (failing over between endpoints, backing off
+/// with jitter), says `HELLO`, then streams the spool in order with up to `maximumInFlight` batches unacknowledged,
+/// within the upload budget. A batch leaves the spool only when the daemon acknowledges it; after any failure the
+/// next connection replays everything still spooled.
+public struct Sender: Sendable {
+    let config: AgentConfig
+    let pipeline: AgentPipeline
+    let group: any EventLoopGroup
+    let tlsContext: NIOSSLContext
+    let logger: Logger
+    let progress: ProgressMarker?
+    /// Keepalive when nothing was sent for this long; the daemon's idle timeout is longer.
+    let keepaliveInterval: Duration = .seconds(20)
+    let handshakeTimeout: Duration = .seconds(10)
+
+    public init(
+        config: AgentConfig, pipeline: AgentPipeline, group: any EventLoopGroup, tlsContext: NIOSSLContext,
+        logger: Logger, progress: ProgressMarker? = nil
+    ) {
+        self.config = config
+        self.pipeline = pipeline
+        self.group = group
+        self.tlsContext = tlsContext
+        self.logger = logger
+        self.progress = progress
+    }
+
+    /// Runs until cancelled or graceful shutdown.
+    public func run() async {
+        var backoff = Backoff(
+            initial: .milliseconds(config.backoffInitial), maximum: .milliseconds(config.backoffMaximum))
+        let budget = UploadBudget(TokenBucket(rate: config.uploadBudget))
+        var preferred = 0
+        var lastFailure: String?
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            var established = false
+            for offset in 0..<config.endpoints.count {
+                let index = (preferred + offset) % config.endpoints.count
+                let endpoint = config.endpoints[index]
+                do {
+                    try await session(endpoint, budget: budget) {
+                        established = true
+                        preferred = index
+                        backoff.reset()
+                        lastFailure = nil
+                    }
+                } catch is CancellationError {
+                    return
+                } catch {
+                    let reason = "\(error)"
+                    if established {
+                        logger.warning("disconnected from \(endpoint): \(reason)")
+                    } else if lastFailure != reason {
+                        logger.warning("cannot connect to \(endpoint): \(reason)")
+                    }
+                    lastFailure = reason
+                }
+                await pipeline.sessionEnded()
+                if established || Task.isCancelled || Task.isShuttingDownGracefully { break }
+            }
+            if Task.isCancelled || Task.isShuttingDownGracefully { return }
+            if !established {
+                let delay = backoff.next()
+                do {
+                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+                } catch {
+                    return
+                }
+            }
+        }
+    }
+
+    private func connect(_ endpoint: Endpoint) async throws -> NIOAsyncChannel<[UInt8], ByteBuffer> {
+        let context = tlsContext
+        let serverName = config.serverName
+        return try await ClientBootstrap(group: group)
+            .connectTimeout(.milliseconds(config.connectTimeout))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: endpoint.host, port: endpoint.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        NIOSSLClientHandler(context: context, serverHostname: serverName))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
+                    return try NIOAsyncChannel<[UInt8], ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    /// One connection from `HELLO` to failure. Calls `established` once the daemon has welcomed us.
+    private func session(_ endpoint: Endpoint, budget: UploadBudget, established: () -> Void) async throws {
+        let channel = try await connect(endpoint)
+        let welcomed = AtomicFlag()
+        let handshakeTimeout = self.handshakeTimeout
+        try await channel.executeThenClose { inbound, outbound in
+            let hello = Hello(
+                agentID: config.agentID, hostname: AgentConfig.hostname(), agentVersion: NetpulseVersion.string)
+            try await outbound.write(ByteBuffer(bytes: WireCodec.encode(.hello(hello))))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let raw = channel.channel
+                group.addTask {
+                    try await Task.sleep(for: handshakeTimeout)
+                    if !welcomed.isSet { raw.close(promise: nil) }
+                }
+                var welcome: Welcome?
+                for try await bytes in inbound {
+                    let message = try WireCodec.decode(bytes)
+                    guard welcome != nil else {
+                        guard case .welcome(let first) = message else {
+                            if case .error(let error) = message { throw SessionError.refused(error) }
+                            throw SessionError.protocolViolation("expected WELCOME")
+                        }
+                        welcome = first
+                        welcomed.set()
+                        established()
+                        await pipeline.sessionStarted(first.daemonName)
+                        let backlog = await pipeline.spooledBatches
+                        logger.notice(
+                            "connected to \(first.daemonName) at \(endpoint) (protocol \(first.version))\(backlog > 1 ? ", replaying \(backlog) spooled batches" : "")"
+                        )
+                        let limits = first.limits
+                        group.addTask { try await self.writeLoop(outbound, limits: limits, budget: budget) }
+                        continue
+                    }
+                    switch message {
+                    case .ack(let ack):
+                        if await pipeline.acknowledge(ack, at: WallClock.milliseconds()) {
+                            logger.notice("replay done: the spool is empty")
+                        }
+                    case .pace(let pace):
+                        await pipeline.setPace(pace)
+                        if pace == .normal {
+                            logger.notice("daemon lifted backpressure: back to normal pace")
+                        } else {
+                            logger.notice(
+                                "daemon asks to slow down: sampling ×\(pace.sampleFactor), batching ×\(pace.batchFactor)"
+                            )
+                        }
+                    case .keepalive:
+                        break
+                    case .error(let error):
+                        throw SessionError.refused(error)
+                    default:
+                        throw SessionError.protocolViolation("unexpected frame from the daemon")
+                    }
+                }
+                throw welcome == nil && !welcomed.isSet
+                    ? SessionError.protocolViolation("no WELCOME within \(handshakeTimeout)")
+                    : SessionError.closedByDaemon
+            }
+        }
+    }
+
+    /// Sends spooled batches in order, each preceded by the `DESCRIBE` it needs unless already sent on this
+    /// connection, keeping at most `limits.maximumInFlight` unacknowledged.
+    private func writeLoop(
+        _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, limits: WireLimits, budget: UploadBudget
+    ) async throws {
+        var cursor: UInt64 = 0
+        var described = Set<DescriptorKey>()
+        var references: ReferenceTable? = ReferenceTable()
+        var lastSend = ContinuousClock.now
+        let window = max(1, min(limits.maximumInFlight, 256))
+        while !Task.isCancelled {
+            progress?.mark()
+            guard await pipeline.inFlight < window, let entry = await pipeline.entry(after: cursor) else {
+                if ContinuousClock.now - lastSend >= keepaliveInterval {
+                    try await outbound.write(ByteBuffer(bytes: WireCodec.encode(.keepalive)))
+                    lastSend = .now
+                }
+                await pipeline.waitForChange(timeout: keepaliveInterval / 2)
+                continue
+            }
+            // The spool holds self-contained batches; on the wire each is re-coded against what this connection
+            // already carried, so steady streams do not repeat absolute counters.
+            let describe: Describe
+            let batch: WireBatch
+            do {
+                (describe, batch) = try Spool.decode(try await pipeline.read(entry))
+            } catch {
+                // The entry vanished (dropped because the spool was full) or is unreadable: skip it.
+                logger.warning("skipping spool entry \(entry.ordinal): \(error)")
+                cursor = entry.ordinal
+                continue
+            }
+            var toSend = [UInt8]()
+            let keys = describe.interfaces.map { DescriptorKey(stream: describe.stream, id: $0.id) }
+            if !keys.allSatisfy({ described.contains($0) }) {
+                toSend = WireCodec.encode(.describe(describe))
+                described.formUnion(keys)
+            }
+            toSend += WireCodec.encode(.batch(batch), references: &references)
+            while true {
+                let delay = budget.bucket.withLock { $0.delay(for: toSend.count) }
+                if delay == .zero { break }
+                try await Task.sleep(for: delay)
+            }
+            budget.bucket.withLock { $0.consume(toSend.count) }
+            await pipeline.sent()
+            try await outbound.write(ByteBuffer(bytes: toSend))
+            lastSend = .now
+            cursor = entry.ordinal
+        }
+    }
+}
+
+/// The token bucket shared by every connection of the agent, so reconnecting does not reset the budget.
+final class UploadBudget: Sendable {
+    let bucket: Mutex<TokenBucket>
+    init(_ bucket: TokenBucket) { self.bucket = Mutex(bucket) }
+}
+
+struct DescriptorKey: Hashable {
+    var stream: UInt64
+    var id: UInt32
+}
+
+/// Why a connection to the daemon ended.
+public enum SessionError: Error, CustomStringConvertible {
+    case closedByDaemon
+    case refused(ErrorFrame)
+    case protocolViolation(String)
+
+    public var description: String {
+        switch self {
+        case .closedByDaemon: "the daemon closed the connection"
+        case .refused(let error): "the daemon refused: \(error)"
+        case .protocolViolation(let why): "protocol violation: \(why)"
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Logging
+import PulseCore
+
+/// The state the sampling loop and the sender share: the spool, the daemon's pace, and what to report.
+///
+/// The sampling loop stores closed batches; the sender reads them in order, sends them, and removes them when the
+/// daemon acknowledges them. Spool I/O is a small file write every batch interval, so it runs on the actor.
+public actor AgentPipeline {
+    private var spool: Spool
+    private let logger: Logger
+    /// Batches dropped because the spool was full, not yet reported in a batch.
+    private var unreportedDrops: UInt64 = 0
+    public private(set) var totalDropped: UInt64 = 0
+    public private(set) var pace = Pace.normal
+    public private(set) var inFlight = 0
+    public private(set) var acknowledged: UInt64 = 0
+    public private(set) var connectedTo: String?
+    public private(set) var lastAckAt: Int64?
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter = 0
+
+    public init(spool: Spool, logger: Logger) {
+        self.spool = spool
+        self.logger = logger
+    }
+
+    public var spooledBatches: Int { spool.entries.count }
+    public var spooledBytes: Int64 { spool.totalBytes }
+
+    /// The count to put in the next batch's `droppedBefore`, which is then reported.
+    public func takeUnreportedDrops() -> UInt64 {
+        defer { unreportedDrops = 0 }
+        return unreportedDrops
+    }
+
+    /// Stores a closed batch durably, dropping the oldest if the spool is full.
+    public func store(_ record: SpoolRecord) throws {
+        let dropped = try spool.append(record)
+        if dropped > 0 {
+            unreportedDrops += UInt64(dropped)
+            totalDropped += UInt64(dropped)
+            logger.warning(
+                "spool full: dropped the \(dropped) oldest batch(es) to stay under \(Units.formatBytes(Double(spool.maximumBytes)))",
+                metadata: ["dropped_total": "\(totalDropped)"])
+        }
+        if connectedTo == nil,
+            spool.entries.count == 1 || spool.entries.count.nonzeroBitCount == 1 && spool.entries.count >= 8
+        {
+            logger.notice(
+                "daemon unreachable: spooling \(spool.entries.count) batch(es) (\(Units.formatBytes(Double(spool.totalBytes))))"
+            )
+        }
+        wakeAll()
+    }
+
+    /// The first spooled entry after `ordinal`, if any.
+    public func entry(after ordinal: UInt64) -> Spool.Entry? {
+        spool.entries.first { $0.ordinal > ordinal }
+    }
+
+    public func read(_ entry: Spool.Entry) throws -> [UInt8] { try spool.read(entry) }
+
+    // MARK: Session bookkeeping
+
+    public func sessionStarted(_ daemon: String) {
+        connectedTo = daemon
+        inFlight = 0
+        wakeAll()
+    }
+
+    public func sessionEnded() {
+        connectedTo = nil
+        inFlight = 0
+        wakeAll()
+    }
+
+    public func sent() { inFlight += 1 }
+
+    /// Removes an acknowledged batch from the spool; returns true when that emptied a backlog.
+    public func acknowledge(_ ack: Ack, at timestamp: Int64) -> Bool {
+        inFlight = max(0, inFlight - 1)
+        let hadBacklog = spool.entries.count > 1
+        if spool.remove(stream: ack.stream, sequence: ack.sequence) { acknowledged += 1 }
+        lastAckAt = timestamp
+        wakeAll()
+        return hadBacklog && spool.entries.isEmpty
+    }
+
+    public func setPace(_ pace: Pace) {
+        self.pace = pace
+        wakeAll()
+    }
+
+    // MARK: Waiting
+
+    /// Suspends until something changes (a batch stored, an ack, a pace, a session change) or `timeout` passes.
+    public func waitForChange(timeout: Duration) async {
+        let id = nextWaiter
+        nextWaiter += 1
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                waiters[id] = continuation
+                Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
+                    await self?.wake(id)
+                }
+            }
+        } onCancel: {
+            Task { [weak self] in await self?.wake(id) }
+        }
+    }
+
+    private func wake(_ id: Int) {
+        waiters.removeValue(forKey: id)?.resume()
+    }
+
+    private func wakeAll() {
+        let pending = waiters
+        waiters.removeAll()
+        for continuation in pending.values { continuation.resume() }
+    }
+}

@@ -1,0 +1,90 @@
+import Logging
+import PulseCore
+import ServiceLifecycle
+
+/// Samples on wall-clock-aligned ticks, suppresses idle interfaces, batches, and stores closed batches in the
+/// spool. On graceful shutdown it closes the open batch into the spool, so nothing sampled is lost.
+public struct SamplingLoop: Sendable {
+    let config: AgentConfig
+    let pipeline: AgentPipeline
+    let logger: Logger
+    let stream: UInt64
+    let progress: ProgressMarker?
+
+    public init(
+        config: AgentConfig, pipeline: AgentPipeline, stream: UInt64, logger: Logger, progress: ProgressMarker? = nil
+    ) {
+        self.config = config
+        self.pipeline = pipeline
+        self.stream = stream
+        self.logger = logger
+        self.progress = progress
+    }
+
+    /// Runs until the task is cancelled or graceful shutdown begins.
+    public func run(sampler initial: Sampler) async throws {
+        var sampler = initial
+        var suppressor = IdleSuppressor(heartbeat: config.idleHeartbeat)
+        var batcher = Batcher(stream: stream)
+        var generator = SystemRandomNumberGenerator()
+        // A random first deadline spreads the flushes of agents that started together.
+        var batchDeadline =
+            WallClock.milliseconds()
+            + Int64.random(in: config.batchInterval / 2...config.batchInterval, using: &generator)
+        var lastLinkRead: Int64?
+        var lastTick: Int64 = .min
+        var reportedFailure = false
+
+        while !Task.isCancelled {
+            let pace = await pipeline.pace
+            let interval = config.sampleInterval * Int64(pace.sampleFactor)
+            let now = WallClock.milliseconds()
+            let wait = Duration.milliseconds((now / interval + 1) * interval - now)
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
+            } catch {
+                break
+            }
+
+            let timestamp = WallClock.milliseconds()
+            if timestamp <= lastTick {
+                // The wall clock stepped back: a batch's timestamps must increase, so close this one.
+                await flush(&batcher)
+            }
+            lastTick = timestamp
+            let readLinks = lastLinkRead.map { timestamp - $0 >= config.linkStateInterval } ?? true
+            if readLinks { lastLinkRead = timestamp }
+            let tick: TickSample
+            do {
+                tick = try sampler.sample(at: timestamp, readLinkState: readLinks)
+                if reportedFailure { logger.notice("sampling works again") }
+                reportedFailure = false
+            } catch {
+                if !reportedFailure { logger.error("cannot sample interface counters: \(error)") }
+                reportedFailure = true
+                continue
+            }
+            batcher.add(suppressor.filter(tick))
+            progress?.mark()
+
+            if batcher.sampleCount >= config.batchMaximumSamples || timestamp >= batchDeadline {
+                await flush(&batcher)
+                let factor = Double(config.batchInterval * Int64(pace.batchFactor))
+                let jitter =
+                    config.batchJitter > 0
+                    ? Double.random(in: -config.batchJitter...config.batchJitter, using: &generator) : 0
+                batchDeadline = timestamp + Int64(factor * (1 + jitter))
+            }
+        }
+        await flush(&batcher)
+    }
+
+    private func flush(_ batcher: inout Batcher) async {
+        guard let record = batcher.flush(droppedBefore: await pipeline.takeUnreportedDrops()) else { return }
+        do {
+            try await pipeline.store(record)
+        } catch {
+            logger.error("cannot write batch \(record.sequence) to the spool: \(error)")
+        }
+    }
+}

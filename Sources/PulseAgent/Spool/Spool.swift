@@ -1,0 +1,129 @@
+import PulseCore
+
+/// The bounded on-disk queue of batches the daemon has not acknowledged yet.
+///
+/// One file per batch, `NNNNNNNNNNNNNNNNNNNN.npb` (a 20-digit ordinal that only grows, across restarts too), each
+/// holding a `DESCRIBE` and a `BATCH` frame exactly as they go on the wire, written atomically. Files are replayed
+/// in ordinal order and deleted when acknowledged. When the spool would exceed its size bound the oldest files are
+/// dropped and counted. Blocking file I/O: not for event loops.
+public struct Spool: Sendable {
+    public struct Entry: Sendable, Hashable {
+        public var ordinal: UInt64
+        public var stream: UInt64
+        public var sequence: UInt64
+        public var bytes: Int
+    }
+
+    public let directory: String
+    public let maximumBytes: Int64
+    public private(set) var entries: [Entry] = []
+    public private(set) var totalBytes: Int64 = 0
+    private var nextOrdinal: UInt64 = 1
+    /// Files that could not be decoded when the spool was opened, moved to `corrupt/`.
+    public private(set) var quarantined: [String] = []
+
+    static let suffix = ".npb"
+
+    /// Opens (creating if needed) the spool in `directory` and indexes the batches already there.
+    public init(directory: String, maximumBytes: Int64) throws {
+        self.directory = directory
+        self.maximumBytes = maximumBytes
+        try FileIO.createDirectory(directory, mode: 0o750)
+        var found = [Entry]()
+        for name in try FileIO.listDirectory(directory) {
+            if name.contains(".tmp-") {
+                // A write that a crash interrupted before its rename: never acknowledged, never complete.
+                try? FileIO.remove("\(directory)/\(name)")
+                continue
+            }
+            guard name.hasSuffix(Self.suffix), let ordinal = UInt64(name.dropLast(Self.suffix.count)) else { continue }
+            let path = "\(directory)/\(name)"
+            do {
+                let bytes = try FileIO.readBytes(path)
+                let record = try Self.decode(bytes)
+                found.append(
+                    Entry(
+                        ordinal: ordinal, stream: record.batch.stream, sequence: record.batch.sequence,
+                        bytes: bytes.count))
+            } catch {
+                try? FileIO.createDirectory("\(directory)/corrupt", mode: 0o750)
+                _ = rename(path, "\(directory)/corrupt/\(name)")
+                quarantined.append(name)
+            }
+        }
+        entries = found.sorted { $0.ordinal < $1.ordinal }
+        totalBytes = entries.reduce(0) { $0 + Int64($1.bytes) }
+        nextOrdinal = (entries.last?.ordinal ?? 0) + 1
+    }
+
+    private func path(_ ordinal: UInt64) -> String {
+        let digits = String(ordinal)
+        return "\(directory)/\(String(repeating: "0", count: max(0, 20 - digits.count)))\(digits)\(Self.suffix)"
+    }
+
+    /// Stores a record durably and returns how many old batches were dropped to stay within the bound.
+    @discardableResult
+    public mutating func append(_ record: SpoolRecord) throws -> Int {
+        let bytes = record.bytes
+        let ordinal = nextOrdinal
+        try FileIO.writeAtomically(path(ordinal), bytes, mode: 0o640)
+        nextOrdinal += 1
+        entries.append(Entry(ordinal: ordinal, stream: record.stream, sequence: record.sequence, bytes: bytes.count))
+        totalBytes += Int64(bytes.count)
+        var dropped = 0
+        while totalBytes > maximumBytes, entries.count > 1 {
+            let oldest = entries.removeFirst()
+            totalBytes -= Int64(oldest.bytes)
+            try? FileIO.remove(path(oldest.ordinal))
+            dropped += 1
+        }
+        return dropped
+    }
+
+    /// The stored bytes of an entry.
+    public func read(_ entry: Entry) throws -> [UInt8] {
+        try FileIO.readBytes(path(entry.ordinal))
+    }
+
+    /// Deletes the entry for an acknowledged batch; returns false when it is not (or no longer) spooled.
+    @discardableResult
+    public mutating func remove(stream: UInt64, sequence: UInt64) -> Bool {
+        guard let index = entries.firstIndex(where: { $0.stream == stream && $0.sequence == sequence }) else {
+            return false
+        }
+        let entry = entries.remove(at: index)
+        totalBytes -= Int64(entry.bytes)
+        try? FileIO.remove(path(entry.ordinal))
+        return true
+    }
+
+    /// Splits a spool file back into its frames.
+    public static func decode(_ bytes: [UInt8]) throws -> (describe: Describe, batch: WireBatch) {
+        let frames = try frames(bytes)
+        guard frames.count == 2, case .describe(let describe) = try WireCodec.decode(frames[0]),
+            case .batch(let batch) = try WireCodec.decode(frames[1])
+        else { throw WireError.malformed("spool file is not DESCRIBE + BATCH") }
+        return (describe, batch)
+    }
+
+    /// The frames (type and payload, without length prefix) in a byte string of whole frames.
+    public static func frames(_ bytes: [UInt8]) throws(WireError) -> [[UInt8]] {
+        var frames = [[UInt8]]()
+        var index = 0
+        while index < bytes.count {
+            guard index + WireCodec.lengthPrefixBytes <= bytes.count else { throw .truncated }
+            let length = bytes[index..<index + 4].reduce(0) { $0 << 8 | Int($1) }
+            index += WireCodec.lengthPrefixBytes
+            guard length >= 1, index + length <= bytes.count else { throw .truncated }
+            frames.append(Array(bytes[index..<index + length]))
+            index += length
+        }
+        return frames
+    }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif

@@ -1,0 +1,185 @@
+import Crypto
+import SwiftASN1
+import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension CertificateAuthority {
+    /// Issues a certificate for an agent or the daemon, writing `NAME.pem` (mode 0644) and `NAME-key.pem`
+    /// (mode 0600) into `outputDirectory`.
+    ///
+    /// The certificate has subject CN=`name`, a DNS subject alternative name `name`, keyUsage digitalSignature
+    /// (critical), basicConstraints CA:FALSE (critical), subject and authority key identifiers, and a new P-256
+    /// key. Agents get EKU clientAuth; the daemon gets EKU serverAuth and may also answer to `dnsNames` and
+    /// `ipAddresses`. `NAME.pem` holds the leaf alone; peers trust it through `ca.pem`.
+    ///
+    /// `outputDirectory` and any missing parents are created with mode 0755 (the key files protect themselves).
+    ///
+    /// - Parameters:
+    ///   - role: `.agent` (TLS client) or `.daemon` (TLS server).
+    ///   - name: The agent's or daemon's name: 1-64 letters, digits, '-' and '.', as a hostname. It is also the
+    ///     file name stem, so it cannot contain '/' or be `..`.
+    ///   - dnsNames: Extra DNS names for a daemon certificate; must be empty for an agent.
+    ///   - ipAddresses: IPv4 or IPv6 addresses for a daemon certificate (`127.0.0.1`, `::1`); must be empty for
+    ///     an agent.
+    ///   - validityDays: How long the certificate is valid, from now; it may not outlive the CA.
+    ///   - outputDirectory: Where the two files go.
+    ///   - overwrite: Whether existing `NAME.pem` / `NAME-key.pem` may be replaced. The CA's own files never are.
+    /// - Returns: What was written, with the certificate.
+    /// - Throws: ``CertificateAuthorityError`` for an invalid name, address or validity, an expired CA, existing
+    ///   files, or a failed write. Nothing is written unless everything checks out.
+    public func issue(
+        role: CertificateRole,
+        name: String,
+        dnsNames: [String] = [],
+        ipAddresses: [String] = [],
+        validityDays: Int = defaultLeafValidityDays,
+        outputDirectory: String,
+        overwrite: Bool = false
+    ) throws(CertificateAuthorityError) -> IssuedCertificate {
+        try issue(
+            role: role,
+            name: name,
+            dnsNames: dnsNames,
+            ipAddresses: ipAddresses,
+            validityDays: validityDays,
+            outputDirectory: outputDirectory,
+            overwrite: overwrite,
+            now: Date()
+        )
+    }
+
+    func issue(
+        role: CertificateRole,
+        name: String,
+        dnsNames: [String],
+        ipAddresses: [String],
+        validityDays: Int,
+        outputDirectory: String,
+        overwrite: Bool,
+        now: Date
+    ) throws(CertificateAuthorityError) -> IssuedCertificate {
+        try NameRules.validateCertificateName(name)
+        if role == .agent, !dnsNames.isEmpty || !ipAddresses.isEmpty {
+            throw .extraNamesForAgent
+        }
+        let allDNSNames = try uniqueDNSNames(name: name, extra: dnsNames)
+        let addresses = try uniqueAddresses(ipAddresses)
+        let (notValidBefore, notValidAfter) = try validity(days: validityDays, now: now)
+
+        let certificatePath = SecureFile.path(name + ".pem", in: outputDirectory)
+        let privateKeyPath = SecureFile.path(name + "-key.pem", in: outputDirectory)
+        try checkOutputPaths([certificatePath, privateKeyPath], overwrite: overwrite)
+        try SecureFile.makeDirectory(outputDirectory, mode: 0o755)
+
+        let key = P256.Signing.PrivateKey()
+        let publicKey = Certificate.PublicKey(key.publicKey)
+        let certificate: Certificate
+        do {
+            let authorityKeyIdentifier =
+                try self.certificate.extensions.subjectKeyIdentifier?.keyIdentifier
+                ?? SubjectKeyIdentifier(hash: self.certificate.publicKey).keyIdentifier
+            let alternativeNames =
+                allDNSNames.map { GeneralName.dnsName($0) }
+                + addresses.map { GeneralName.ipAddress(ASN1OctetString(contentBytes: $0.bytes[...])) }
+            certificate = try Certificate(
+                version: .v3,
+                serialNumber: .random128(),
+                publicKey: publicKey,
+                notValidBefore: notValidBefore,
+                notValidAfter: notValidAfter,
+                issuer: self.certificate.subject,
+                subject: try DistinguishedName { CommonName(name) },
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.notCertificateAuthority)
+                    Critical(KeyUsage(digitalSignature: true))
+                    try ExtendedKeyUsage([role == .agent ? .clientAuth : .serverAuth])
+                    SubjectAlternativeNames(alternativeNames)
+                    SubjectKeyIdentifier(hash: publicKey)
+                    AuthorityKeyIdentifier(keyIdentifier: authorityKeyIdentifier)
+                },
+                issuerPrivateKey: privateKey
+            )
+        } catch {
+            throw .signingFailed("\(role.rawValue) certificate", underlying: error)
+        }
+        let encoded = try PEMEncoding.encode(certificate)
+
+        try SecureFile.writeKeyAndCertificate(
+            key: key.pemRepresentation + "\n",
+            to: privateKeyPath,
+            certificate: encoded.pem,
+            to: certificatePath,
+            replacing: overwrite
+        )
+
+        return IssuedCertificate(
+            role: role,
+            name: name,
+            certificatePath: certificatePath,
+            keyPath: privateKeyPath,
+            dnsNames: allDNSNames,
+            ipAddresses: addresses.map(\.text),
+            certificate: certificate
+        )
+    }
+
+    /// The name first, then each extra name once; DNS names compare case-insensitively.
+    private func uniqueDNSNames(name: String, extra: [String]) throws(CertificateAuthorityError) -> [String] {
+        var seen: Set<String> = [name.lowercased()]
+        var names = [name]
+        for dnsName in extra {
+            try NameRules.validateDNSName(dnsName)
+            if seen.insert(dnsName.lowercased()).inserted { names.append(dnsName) }
+        }
+        return names
+    }
+
+    private func uniqueAddresses(_ strings: [String]) throws(CertificateAuthorityError) -> [IPAddress] {
+        var addresses: [IPAddress] = []
+        for string in strings {
+            guard let address = IPAddress(parsing: string) else { throw .invalidIPAddress(string) }
+            if !addresses.contains(address) { addresses.append(address) }
+        }
+        return addresses
+    }
+
+    private func validity(days: Int, now: Date) throws(CertificateAuthorityError) -> (Date, Date) {
+        guard (1...Self.maximumValidityDays).contains(days) else {
+            throw .invalidValidity(days: days, maximum: Self.maximumValidityDays)
+        }
+        let caExpiry = certificate.notValidAfter
+        guard now < caExpiry else {
+            throw .caExpired(certificatePath, notValidAfter: DateText.format(caExpiry))
+        }
+        let start = Self.wholeSeconds(now)
+        let end = start.addingTimeInterval(Double(days) * Self.secondsPerDay)
+        guard end <= caExpiry else {
+            throw .outlivesCA(
+                days: days,
+                expiry: DateText.format(end),
+                caExpiry: DateText.format(caExpiry),
+                maximumDays: Int(caExpiry.timeIntervalSince(start) / Self.secondsPerDay)
+            )
+        }
+        return (start.addingTimeInterval(-Self.clockSkewAllowance), end)
+    }
+
+    /// Refuses to touch the CA's own files, and any existing file unless overwriting was asked for, before any
+    /// key is generated or directory created.
+    private func checkOutputPaths(_ paths: [String], overwrite: Bool) throws(CertificateAuthorityError) {
+        let caFiles = Set([certificatePath, privateKeyPath].compactMap(SecureFile.identity))
+        for path in paths {
+            if let identity = SecureFile.identity(path), caFiles.contains(identity) {
+                throw .wouldOverwriteCA(path)
+            }
+            if !overwrite, SecureFile.exists(path) {
+                throw .fileExists(path)
+            }
+        }
+    }
+}

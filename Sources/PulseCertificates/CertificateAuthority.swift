@@ -1,0 +1,250 @@
+import Crypto
+import SwiftASN1
+import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The fleet's certificate authority: a self-signed CA certificate and its private key, kept as `ca.pem` and
+/// `ca-key.pem` in one directory.
+///
+/// The daemon trusts agents whose client certificate chains to `ca.pem`, and agents trust a daemon whose
+/// server certificate does. Issued `NAME.pem` files hold the leaf certificate alone: the CA is a root that
+/// every peer already has as its trust anchor (`ca.pem`), so sending it again in the handshake adds bytes and
+/// nothing else, and a one-certificate file cannot be mistaken for a bundle by tools that read only the first.
+///
+/// There is no revocation (CRL/OCSP): a certificate stops working only when it expires or the fleet moves to
+/// a new CA, which is why issued certificates are short-lived compared with the CA.
+///
+/// All methods block on the file system and key generation; call them from the CLI, not from an event loop.
+public struct CertificateAuthority: Sendable {
+    /// The CA certificate's file name inside the CA directory.
+    public static let certificateFileName = "ca.pem"
+    /// The CA private key's file name inside the CA directory.
+    public static let privateKeyFileName = "ca-key.pem"
+    /// The common name a new CA gets unless told otherwise.
+    public static let defaultCommonName = "Netpulse Fleet CA"
+    /// Ten years: replacing a CA means reissuing every certificate in the fleet, so it should rarely happen.
+    public static let defaultCAValidityDays = 3650
+    /// One year, as kubeadm does for its leaf certificates. Without revocation, expiry is the only thing that
+    /// retires a leaked key, which argues for short; each renewal is a manual step on every host, which argues
+    /// for long. A yearly rotation is a routine operators already know.
+    public static let defaultLeafValidityDays = 365
+    /// An upper bound that catches typos (`36500` meant as `365`) rather than a cryptographic limit.
+    public static let maximumValidityDays = 36_500
+
+    /// Certificates are backdated this much so a host whose clock is a little behind accepts them at once.
+    static let clockSkewAllowance: Double = 3600
+    static let secondsPerDay: Double = 86_400
+
+    /// The directory holding `ca.pem` and `ca-key.pem`.
+    public let directory: String
+    /// The path of `ca.pem`.
+    public let certificatePath: String
+    /// The path of `ca-key.pem`.
+    public let privateKeyPath: String
+    /// The CA certificate.
+    public let certificate: Certificate
+    /// The SHA-256 fingerprint of the CA certificate, in the form `openssl x509 -fingerprint -sha256` prints.
+    public let fingerprint: String
+    /// Things the operator should hear about that do not stop the CA from working (an exposed key file, a CA
+    /// that expires soon).
+    public let warnings: [String]
+
+    let privateKey: Certificate.PrivateKey
+
+    /// The CA's common name.
+    public var commonName: String {
+        certificate.subject.lazy.flatMap { $0 }
+            .first { $0.type == .RDNAttributeType.commonName }
+            .map { String($0.value) ?? $0.value.description } ?? certificate.subject.description
+    }
+
+    /// The moment the CA certificate expires; nothing it issues may outlive it.
+    public var notValidAfter: Date { certificate.notValidAfter }
+
+    // MARK: Create
+
+    /// Creates a new CA and writes `ca.pem` (mode 0644) and `ca-key.pem` (mode 0600) into `directory`.
+    ///
+    /// The directory is created with mode 0700 if it is missing (missing parents with 0755). The CA certificate is self-signed with a
+    /// new P-256 key and has basicConstraints CA:TRUE with pathLen 0 (critical), keyUsage keyCertSign and cRLSign
+    /// (critical), a subject key identifier and a random 16-byte serial number.
+    ///
+    /// - Parameters:
+    ///   - directory: Where the CA's two files go.
+    ///   - commonName: The CA certificate's subject CN.
+    ///   - validityDays: How long the CA is valid, from now.
+    /// - Throws: ``CertificateAuthorityError`` with code `caAlreadyExists` when either file is already there (an
+    ///   existing CA is never replaced), or when a name, the validity or a file operation is rejected.
+    public static func create(
+        directory: String,
+        commonName: String = defaultCommonName,
+        validityDays: Int = defaultCAValidityDays
+    ) throws(CertificateAuthorityError) -> CertificateAuthority {
+        try create(directory: directory, commonName: commonName, validityDays: validityDays, now: Date())
+    }
+
+    static func create(
+        directory: String,
+        commonName: String,
+        validityDays: Int,
+        now: Date
+    ) throws(CertificateAuthorityError) -> CertificateAuthority {
+        try NameRules.validateCommonName(commonName)
+        guard (1...maximumValidityDays).contains(validityDays) else {
+            throw .invalidValidity(days: validityDays, maximum: maximumValidityDays)
+        }
+        let certificatePath = SecureFile.path(certificateFileName, in: directory)
+        let privateKeyPath = SecureFile.path(privateKeyFileName, in: directory)
+        for path in [certificatePath, privateKeyPath] where SecureFile.exists(path) {
+            throw .caAlreadyExists(directory: directory, existing: path)
+        }
+        try SecureFile.makeDirectory(directory, mode: 0o700)
+
+        let key = P256.Signing.PrivateKey()
+        let privateKey = Certificate.PrivateKey(key)
+        let start = wholeSeconds(now)
+        let certificate: Certificate
+        do {
+            let name = try DistinguishedName { CommonName(commonName) }
+            certificate = try Certificate(
+                version: .v3,
+                serialNumber: .random128(),
+                publicKey: privateKey.publicKey,
+                notValidBefore: start.addingTimeInterval(-clockSkewAllowance),
+                notValidAfter: start.addingTimeInterval(Double(validityDays) * secondsPerDay),
+                issuer: name,
+                subject: name,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                    Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                    SubjectKeyIdentifier(hash: privateKey.publicKey)
+                },
+                issuerPrivateKey: privateKey
+            )
+        } catch {
+            throw .signingFailed("CA certificate", underlying: error)
+        }
+        let encoded = try PEMEncoding.encode(certificate)
+
+        do {
+            try SecureFile.writeKeyAndCertificate(
+                key: key.pemRepresentation + "\n",
+                to: privateKeyPath,
+                certificate: encoded.pem,
+                to: certificatePath,
+                replacing: false
+            )
+        } catch {
+            // Another `ca init` got there between the check above and now.
+            guard error.code == .fileExists, let existing = error.path else { throw error }
+            throw .caAlreadyExists(directory: directory, existing: existing)
+        }
+
+        return CertificateAuthority(
+            directory: directory,
+            certificatePath: certificatePath,
+            privateKeyPath: privateKeyPath,
+            certificate: certificate,
+            fingerprint: encoded.fingerprint,
+            warnings: [],
+            privateKey: privateKey
+        )
+    }
+
+    // MARK: Load
+
+    /// Loads the CA in `directory` to issue certificates with it.
+    ///
+    /// The private key may be PKCS#8 or SEC1 PEM, and P-256, P-384, P-521, Ed25519 or RSA, so a CA made by hand
+    /// with openssl can be used too; issued keys are always P-256.
+    ///
+    /// - Parameter directory: The directory holding `ca.pem` and `ca-key.pem`.
+    /// - Throws: ``CertificateAuthorityError`` when a file is missing or unreadable, is not PEM, the certificate
+    ///   is not a CA, or the key does not belong to the certificate. An expired CA still loads (so it can be
+    ///   inspected); issuing with it fails.
+    public static func load(directory: String) throws(CertificateAuthorityError) -> CertificateAuthority {
+        try load(directory: directory, now: Date())
+    }
+
+    static func load(directory: String, now: Date) throws(CertificateAuthorityError) -> CertificateAuthority {
+        let certificatePath = SecureFile.path(certificateFileName, in: directory)
+        let privateKeyPath = SecureFile.path(privateKeyFileName, in: directory)
+
+        let certificatePEM: String
+        switch SecureFile.readText(certificatePath) {
+        case .success(let text): certificatePEM = text
+        case .failure(.missing): throw .missingCACertificate(certificatePath)
+        case .failure(.unreadable(let reason)): throw .unreadable(certificatePath, reason: reason)
+        }
+        let (certificate, fingerprint) = try PEMEncoding.decodeCertificate(certificatePEM, path: certificatePath)
+
+        let privateKeyPEM: String
+        switch SecureFile.readText(privateKeyPath) {
+        case .success(let text): privateKeyPEM = text
+        case .failure(.missing): throw .missingCAKey(privateKeyPath)
+        case .failure(.unreadable(let reason)): throw .unreadable(privateKeyPath, reason: reason)
+        }
+        let privateKey = try PEMEncoding.decodePrivateKey(privateKeyPEM, path: privateKeyPath)
+
+        let basicConstraints: BasicConstraints?
+        let keyUsage: KeyUsage?
+        do {
+            basicConstraints = try certificate.extensions.basicConstraints
+            keyUsage = try certificate.extensions.keyUsage
+        } catch {
+            throw .invalidCertificatePEM(certificatePath, reason: "its extensions are malformed (\(error))")
+        }
+        guard case .isCertificateAuthority = basicConstraints else {
+            throw .notCertificateAuthority(
+                certificatePath, reason: "its basicConstraints extension does not say CA:TRUE")
+        }
+        if let keyUsage, !keyUsage.keyCertSign {
+            throw .notCertificateAuthority(certificatePath, reason: "its keyUsage extension does not allow keyCertSign")
+        }
+        guard privateKey.publicKey == certificate.publicKey else {
+            throw .keyMismatch(certificate: certificatePath, key: privateKeyPath)
+        }
+
+        return CertificateAuthority(
+            directory: directory,
+            certificatePath: certificatePath,
+            privateKeyPath: privateKeyPath,
+            certificate: certificate,
+            fingerprint: fingerprint,
+            warnings: loadWarnings(certificate: certificate, privateKeyPath: privateKeyPath, now: now),
+            privateKey: privateKey
+        )
+    }
+
+    private static func loadWarnings(certificate: Certificate, privateKeyPath: String, now: Date) -> [String] {
+        var warnings: [String] = []
+        if let permissions = SecureFile.permissions(privateKeyPath), permissions & 0o077 != 0 {
+            warnings.append(
+                "\(privateKeyPath) is readable by other users (mode 0\(String(permissions, radix: 8))); "
+                    + "run `chmod 600 \(privateKeyPath)`."
+            )
+        }
+        let daysLeft = Int(certificate.notValidAfter.timeIntervalSince(now) / secondsPerDay)
+        if certificate.notValidAfter <= now {
+            warnings.append(
+                "The CA expired on \(DateText.format(certificate.notValidAfter)); create a new CA and reissue "
+                    + "the fleet's certificates."
+            )
+        } else if daysLeft < 90 {
+            warnings.append(
+                "The CA expires on \(DateText.format(certificate.notValidAfter)) (in \(daysLeft) days); plan to "
+                    + "create a new CA and reissue the fleet's certificates before then."
+            )
+        }
+        return warnings
+    }
+
+    static func wholeSeconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+}

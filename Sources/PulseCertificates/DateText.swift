@@ -1,0 +1,12 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// How dates appear in messages: ISO 8601 in UTC, the same for every operator whatever their locale.
+enum DateText {
+    static func format(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle())
+    }
+}

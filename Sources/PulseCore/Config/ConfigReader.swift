@@ -1,0 +1,214 @@
+/// Typed access to a ``ConfigDocument`` that remembers which keys were read, so that a misspelt or unknown key is
+/// an error instead of being silently ignored.
+public struct ConfigReader: Sendable {
+    public let document: ConfigDocument
+    private var known: [String: Set<String>] = [:]
+
+    public init(_ document: ConfigDocument) {
+        self.document = document
+    }
+
+    private func entry(_ table: String, _ key: String) -> ConfigEntry? { document.tables[table]?[key] }
+
+    private mutating func note(_ table: String, _ key: String) { known[table, default: []].insert(key) }
+
+    private func fail(_ table: String, _ key: String, _ entry: ConfigEntry?, _ message: String) -> ConfigError {
+        ConfigError(
+            file: document.file, line: entry?.line ?? document.tableLines[table], key: qualified(table, key), message)
+    }
+
+    private func qualified(_ table: String, _ key: String) -> String { table.isEmpty ? key : "\(table).\(key)" }
+
+    // MARK: Scalars
+
+    public mutating func string(_ table: String, _ key: String, default fallback: String) throws(ConfigError) -> String
+    {
+        try optionalString(table, key) ?? fallback
+    }
+
+    public mutating func optionalString(_ table: String, _ key: String) throws(ConfigError) -> String? {
+        note(table, key)
+        guard let entry = entry(table, key) else { return nil }
+        guard case .string(let value) = entry.value else {
+            throw fail(table, key, entry, "must be a string in quotes, not \(entry.value.typeName)")
+        }
+        return value
+    }
+
+    public mutating func integer(
+        _ table: String, _ key: String, default fallback: Int64, range: ClosedRange<Int64>
+    ) throws(ConfigError) -> Int64 {
+        note(table, key)
+        guard let entry = entry(table, key) else { return fallback }
+        guard case .integer(let value) = entry.value else {
+            throw fail(table, key, entry, "must be a whole number, not \(entry.value.typeName)")
+        }
+        guard range.contains(value) else {
+            throw fail(table, key, entry, "is \(value); it must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return value
+    }
+
+    public mutating func number(
+        _ table: String, _ key: String, default fallback: Double, range: ClosedRange<Double>
+    ) throws(ConfigError) -> Double {
+        note(table, key)
+        guard let entry = entry(table, key) else { return fallback }
+        let value: Double
+        switch entry.value {
+        case .integer(let integer): value = Double(integer)
+        case .float(let float): value = float
+        default: throw fail(table, key, entry, "must be a number, not \(entry.value.typeName)")
+        }
+        guard range.contains(value) else {
+            throw fail(table, key, entry, "is \(value); it must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return value
+    }
+
+    public mutating func boolean(_ table: String, _ key: String, default fallback: Bool) throws(ConfigError) -> Bool {
+        note(table, key)
+        guard let entry = entry(table, key) else { return fallback }
+        guard case .boolean(let value) = entry.value else {
+            throw fail(table, key, entry, "must be true or false, not \(entry.value.typeName)")
+        }
+        return value
+    }
+
+    /// A duration written as a string with a unit: `"250ms"`, `"1s"`, `"5m"`, `"2h"`, `"7d"`; returns milliseconds.
+    public mutating func duration(
+        _ table: String, _ key: String, default fallback: Int64, range: ClosedRange<Int64>
+    ) throws(ConfigError) -> Int64 {
+        note(table, key)
+        guard let entry = entry(table, key) else { return fallback }
+        guard case .string(let text) = entry.value, let value = Units.parseDuration(text) else {
+            throw fail(
+                table, key, entry, "must be a duration in quotes such as \"500ms\", \"10s\", \"5m\", \"48h\" or \"30d\""
+            )
+        }
+        guard range.contains(value) else {
+            throw fail(
+                table, key, entry,
+                "is \(text); it must be between \(Units.formatDuration(range.lowerBound)) and \(Units.formatDuration(range.upperBound))"
+            )
+        }
+        return value
+    }
+
+    /// A size in bytes written as a number or as a string with a unit: `"256KiB"`, `"64MiB"`, `"1GB"`.
+    public mutating func byteSize(
+        _ table: String, _ key: String, default fallback: Int64, range: ClosedRange<Int64>
+    ) throws(ConfigError) -> Int64 {
+        note(table, key)
+        guard let entry = entry(table, key) else { return fallback }
+        let value: Int64
+        switch entry.value {
+        case .integer(let integer): value = integer
+        case .string(let text):
+            guard let parsed = Units.parseByteSize(text) else {
+                throw fail(table, key, entry, "must be a size such as 65536, \"256KiB\", \"64MiB\" or \"1GB\"")
+            }
+            value = parsed
+        default: throw fail(table, key, entry, "must be a size such as 65536 or \"64MiB\", not \(entry.value.typeName)")
+        }
+        guard range.contains(value) else {
+            throw fail(
+                table, key, entry, "is \(value) bytes; it must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return value
+    }
+
+    public mutating func stringArray(
+        _ table: String, _ key: String, default fallback: [String], allowEmpty: Bool = true
+    ) throws(ConfigError) -> [String] {
+        note(table, key)
+        guard let entry = entry(table, key) else { return fallback }
+        guard case .array(let items) = entry.value else {
+            throw fail(table, key, entry, "must be an array of strings such as [\"a\", \"b\"]")
+        }
+        var strings = [String]()
+        for item in items {
+            guard case .string(let string) = item else {
+                throw fail(table, key, entry, "must hold only strings in quotes, found \(item.typeName)")
+            }
+            strings.append(string)
+        }
+        guard allowEmpty || !strings.isEmpty else { throw fail(table, key, entry, "must not be empty") }
+        return strings
+    }
+
+    /// A list of `host:port` endpoints (`[::1]:7420` for IPv6).
+    public mutating func endpoints(
+        _ table: String, _ key: String, default fallback: [Endpoint]
+    ) throws(ConfigError) -> [Endpoint] {
+        guard entry(table, key) != nil else {
+            note(table, key)
+            return fallback
+        }
+        let texts = try stringArray(table, key, default: [], allowEmpty: false)
+        var endpoints = [Endpoint]()
+        for text in texts {
+            guard let endpoint = Endpoint(parsing: text) else {
+                throw fail(
+                    table, key, entry(table, key), "has \"\(text)\", which is not host:port (for IPv6: [::1]:7420)")
+            }
+            endpoints.append(endpoint)
+        }
+        return endpoints
+    }
+
+    /// Throws for a value the program then finds invalid, with the value's line.
+    public func invalid(_ table: String, _ key: String, _ message: String) -> ConfigError {
+        fail(table, key, entry(table, key), message)
+    }
+
+    /// Rejects tables and keys that nothing read: they are typos or options of another program.
+    public func rejectUnknown() throws(ConfigError) {
+        for (table, line) in document.tableLines.sorted(by: { $0.value < $1.value }) where known[table] == nil {
+            let tables = known.keys.filter { !$0.isEmpty }.sorted().map { "[\($0)]" }.joined(separator: ", ")
+            throw ConfigError(
+                file: document.file, line: line, key: nil, "unknown table [\(table)]; known tables: \(tables)")
+        }
+        let unknown = document.tables.flatMap { table, entries in
+            entries.filter { known[table]?.contains($0.key) != true }.map { (table, $0.key, $0.value.line) }
+        }.sorted { $0.2 < $1.2 }
+        if let (table, key, line) = unknown.first {
+            let keys = (known[table] ?? []).sorted().joined(separator: ", ")
+            throw ConfigError(
+                file: document.file, line: line, key: qualified(table, key),
+                "is not a known setting\(table.isEmpty ? "" : " of [\(table)]"); known: \(keys)")
+        }
+    }
+}
+
+/// A `host:port` to connect to or listen on.
+public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public init?(parsing text: String) {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else { return nil }
+        self.host = String(host)
+        self.port = port
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

@@ -1,0 +1,93 @@
+/// Names an interface and its counter epoch once per connection, so that batches can refer to it by a small id.
+///
+/// Ids are allocated by the agent per stream (see ``WireBatch/stream``) and never change meaning within it.
+public struct InterfaceDescriptor: Sendable, Hashable {
+    /// The id batches use for this interface, unique within the stream.
+    public var id: UInt32
+    /// The kernel's interface name, as raw bytes: Linux allows any byte but `/`, `:`, whitespace and NUL.
+    public var name: InterfaceName
+    public var epoch: CounterEpoch
+
+    public init(id: UInt32, name: InterfaceName, epoch: CounterEpoch) {
+        self.id = id
+        self.name = name
+        self.epoch = epoch
+    }
+}
+
+/// An interface name as the kernel spells it.
+///
+/// Kept as bytes because Linux names need not be UTF-8; ``description`` renders it for humans.
+public struct InterfaceName: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The longest name the protocol carries (the kernel's own limit is 15 bytes).
+    public static let maximumLength = 64
+
+    public var bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ string: String) { self.bytes = Array(string.utf8) }
+    public init(stringLiteral value: String) { self.init(value) }
+
+    public var description: String { String(decoding: bytes, as: UTF8.self) }
+
+    public static func < (lhs: InterfaceName, rhs: InterfaceName) -> Bool {
+        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+    }
+}
+
+/// Slow-changing link facts from `/sys/class/net/IF/`, sampled less often than the counters.
+public struct LinkState: Sendable, Hashable {
+    /// Link speed in Mbit/s; `nil` when the kernel does not know it (virtual interfaces, link down).
+    public var speedMbps: UInt32?
+    public var operState: OperState
+    /// `nil` when the carrier cannot be read (the interface is down).
+    public var carrier: Bool?
+    public var mtu: UInt32
+
+    public init(speedMbps: UInt32?, operState: OperState, carrier: Bool?, mtu: UInt32) {
+        self.speedMbps = speedMbps
+        self.operState = operState
+        self.carrier = carrier
+        self.mtu = mtu
+    }
+}
+
+/// RFC 2863 operational state, as in `/sys/class/net/IF/operstate`.
+public enum OperState: UInt8, Sendable, Hashable, CaseIterable {
+    case unknown = 0, notPresent, down, lowerLayerDown, testing, dormant, up
+
+    public init(sysfs text: some StringProtocol) {
+        switch text.trimmingWhitespace() {
+        case "notpresent": self = .notPresent
+        case "down": self = .down
+        case "lowerlayerdown": self = .lowerLayerDown
+        case "testing": self = .testing
+        case "dormant": self = .dormant
+        case "up": self = .up
+        default: self = .unknown
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .notPresent: "notpresent"
+        case .down: "down"
+        case .lowerLayerDown: "lowerlayerdown"
+        case .testing: "testing"
+        case .dormant: "dormant"
+        case .up: "up"
+        }
+    }
+}
+
+extension StringProtocol {
+    /// The string without leading and trailing ASCII whitespace (no Foundation).
+    public func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,203 @@
+/// Every frame the protocol knows. `docs/protocol.md` is the specification; this file and ``WireCodec`` are its
+/// only implementation, shared by the agent and the daemon.
+public enum WireMessage: Sendable, Hashable {
+    case hello(Hello)
+    case welcome(Welcome)
+    case describe(Describe)
+    case batch(WireBatch)
+    case ack(Ack)
+    case pace(Pace)
+    case error(ErrorFrame)
+    case keepalive
+}
+
+/// The type byte that follows a frame's length.
+public enum FrameType: UInt8, Sendable, CaseIterable {
+    case hello = 0x01
+    case welcome = 0x02
+    case describe = 0x03
+    case batch = 0x04
+    case ack = 0x05
+    case pace = 0x06
+    case error = 0x07
+    case keepalive = 0x08
+}
+
+/// The protocol versions this build speaks.
+public enum ProtocolVersion {
+    public static let minimum: UInt8 = 1
+    public static let maximum: UInt8 = 1
+    /// The four bytes every `HELLO` starts with, so a stray client is told apart from an old agent.
+    public static let magic: [UInt8] = Array("NPLS".utf8)
+}
+
+/// Agent → daemon, first frame on a connection.
+public struct Hello: Sendable, Hashable {
+    public var minimumVersion: UInt8
+    public var maximumVersion: UInt8
+    /// Must equal the common name of the agent's client certificate.
+    public var agentID: String
+    public var hostname: String
+    public var agentVersion: String
+    public var capabilities: Capabilities
+
+    public init(
+        minimumVersion: UInt8 = ProtocolVersion.minimum,
+        maximumVersion: UInt8 = ProtocolVersion.maximum,
+        agentID: String,
+        hostname: String,
+        agentVersion: String,
+        capabilities: Capabilities = .all
+    ) {
+        self.minimumVersion = minimumVersion
+        self.maximumVersion = maximumVersion
+        self.agentID = agentID
+        self.hostname = hostname
+        self.agentVersion = agentVersion
+        self.capabilities = capabilities
+    }
+}
+
+/// Optional protocol features, negotiated as the intersection of both sides' sets.
+public struct Capabilities: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// The peer understands `PACE` frames.
+    public static let pace = Capabilities(rawValue: 1 << 0)
+    /// Batches may carry link-state records.
+    public static let linkState = Capabilities(rawValue: 1 << 1)
+
+    public static let all: Capabilities = [.pace, .linkState]
+}
+
+/// Daemon → agent, the answer to `HELLO`: the version chosen and the limits the agent must respect.
+public struct Welcome: Sendable, Hashable {
+    public var version: UInt8
+    public var daemonName: String
+    public var capabilities: Capabilities
+    public var limits: WireLimits
+
+    public init(version: UInt8, daemonName: String, capabilities: Capabilities, limits: WireLimits) {
+        self.version = version
+        self.daemonName = daemonName
+        self.capabilities = capabilities
+        self.limits = limits
+    }
+}
+
+/// Agent → daemon: the interfaces a stream's batches refer to. Sent before the first batch that uses them on each
+/// connection.
+public struct Describe: Sendable, Hashable {
+    public var stream: UInt64
+    public var interfaces: [InterfaceDescriptor]
+
+    public init(stream: UInt64, interfaces: [InterfaceDescriptor]) {
+        self.stream = stream
+        self.interfaces = interfaces
+    }
+}
+
+/// Daemon → agent: a batch is durably stored (or was already).
+public struct Ack: Sendable, Hashable {
+    public var stream: UInt64
+    public var sequence: UInt64
+    public var duplicate: Bool
+
+    public init(stream: UInt64, sequence: UInt64, duplicate: Bool = false) {
+        self.stream = stream
+        self.sequence = sequence
+        self.duplicate = duplicate
+    }
+}
+
+/// Daemon → agent backpressure: multiply the sampling interval and the batch interval by these factors until the
+/// next `PACE`; `1, 1` means back to normal.
+public struct Pace: Sendable, Hashable {
+    public var sampleFactor: UInt8
+    public var batchFactor: UInt8
+
+    public static let normal = Pace(sampleFactor: 1, batchFactor: 1)
+
+    public init(sampleFactor: UInt8, batchFactor: UInt8) {
+        self.sampleFactor = sampleFactor
+        self.batchFactor = batchFactor
+    }
+}
+
+/// Either side: what went wrong, before the sender closes the connection.
+public struct ErrorFrame: Sendable, Hashable, Error, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.name) (\(code.rawValue)): \(message)" }
+}
+
+/// Error codes carried by `ERROR` frames.
+public struct ErrorCode: RawRepresentable, Sendable, Hashable {
+    public var rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    public static let malformedFrame = ErrorCode(rawValue: 1)
+    public static let frameTooLarge = ErrorCode(rawValue: 2)
+    public static let unsupportedVersion = ErrorCode(rawValue: 3)
+    public static let unexpectedFrame = ErrorCode(rawValue: 4)
+    public static let identityMismatch = ErrorCode(rawValue: 5)
+    public static let unknownInterface = ErrorCode(rawValue: 6)
+    public static let storageFailure = ErrorCode(rawValue: 7)
+    public static let overloaded = ErrorCode(rawValue: 8)
+    public static let timeout = ErrorCode(rawValue: 9)
+    public static let shuttingDown = ErrorCode(rawValue: 10)
+
+    public var name: String {
+        switch self {
+        case .malformedFrame: "malformed-frame"
+        case .frameTooLarge: "frame-too-large"
+        case .unsupportedVersion: "unsupported-version"
+        case .unexpectedFrame: "unexpected-frame"
+        case .identityMismatch: "identity-mismatch"
+        case .unknownInterface: "unknown-interface"
+        case .storageFailure: "storage-failure"
+        case .overloaded: "overloaded"
+        case .timeout: "timeout"
+        case .shuttingDown: "shutting-down"
+        default: "error"
+        }
+    }
+}
+
+/// The bounds a decoder enforces before it allocates anything; the daemon announces its own in `WELCOME`.
+public struct WireLimits: Sendable, Hashable {
+    /// Largest frame, length prefix excluded.
+    public var maximumFrameBytes: Int
+    public var maximumTicksPerBatch: Int
+    public var maximumSectionsPerBatch: Int
+    /// Sum over a batch's sections of the samples each holds: bounds the decoded size whatever the frame claims.
+    public var maximumSamplesPerBatch: Int
+    public var maximumInterfacesPerDescribe: Int
+    /// Batches the agent may send before it waits for an ack.
+    public var maximumInFlight: Int
+
+    public init(
+        maximumFrameBytes: Int = 1 << 20,
+        maximumTicksPerBatch: Int = 3_600,
+        maximumSectionsPerBatch: Int = 1_024,
+        maximumSamplesPerBatch: Int = 65_536,
+        maximumInterfacesPerDescribe: Int = 1_024,
+        maximumInFlight: Int = 32
+    ) {
+        self.maximumFrameBytes = maximumFrameBytes
+        self.maximumTicksPerBatch = maximumTicksPerBatch
+        self.maximumSectionsPerBatch = maximumSectionsPerBatch
+        self.maximumSamplesPerBatch = maximumSamplesPerBatch
+        self.maximumInterfacesPerDescribe = maximumInterfacesPerDescribe
+        self.maximumInFlight = maximumInFlight
+    }
+
+    public static let standard = WireLimits()
+}

@@ -1,0 +1,301 @@
+import Foundation
+import GRDB
+import Logging
+import NIOConcurrencyHelpers
+import PulseCore
+import Synchronization
+
+/// Who sent a batch, as established by the TLS handshake and `HELLO`.
+public struct AgentIdentity: Sendable, Hashable {
+    /// The common name of the agent's client certificate.
+    public var name: String
+    public var hostname: String
+    public var version: String
+
+    public init(name: String, hostname: String, version: String) {
+        self.name = name
+        self.hostname = hostname
+        self.version = version
+    }
+}
+
+/// A decoded batch waiting for its durable write.
+public struct IngestItem: Sendable {
+    public var agent: AgentIdentity
+    public var batch: WireBatch
+    /// The descriptor of each of `batch.sections`, in the same order.
+    public var descriptors: [InterfaceDescriptor]
+    /// Called on the writer thread after the commit (or its failure): only then may the batch be acknowledged.
+    public var completion: @Sendable (Result<IngestOutcome, any Error>) -> Void
+
+    public init(
+        agent: AgentIdentity, batch: WireBatch, descriptors: [InterfaceDescriptor],
+        completion: @escaping @Sendable (Result<IngestOutcome, any Error>) -> Void
+    ) {
+        self.agent = agent
+        self.batch = batch
+        self.descriptors = descriptors
+        self.completion = completion
+    }
+}
+
+public enum IngestOutcome: Sendable, Hashable {
+    case stored
+    /// The (stream, sequence) was already stored: acknowledged, not stored again.
+    case duplicate
+}
+
+/// The single writer of the store, on its own thread, with group commit: every batch that arrived while the
+/// previous transaction was committing goes into the next one, so one fsync covers many batches and durability
+/// does not cost throughput. Completions run after the commit.
+public final class IngestWriter: Sendable {
+    private let store: Store
+    private let logger: Logger
+    private let condition = ConditionLock(value: 0)
+    private let queue = NIOLockedValueBox(Queue())
+    private let commitDelay: Int64
+    private let paceThreshold: Int
+    private let stopped = ConditionLock(value: 0)
+
+    /// Counter values stored since start (for status and benchmarks).
+    public let valuesStored = Atomic<Int64>(0)
+    public let batchesStored = Atomic<Int64>(0)
+    public let duplicates = Atomic<Int64>(0)
+    /// Called on the writer thread when the pace agents should follow changes.
+    private let onPace: @Sendable (Pace) -> Void
+
+    private struct Queue {
+        var items: [IngestItem] = []
+        var stopping = false
+    }
+
+    public init(
+        store: Store, logger: Logger, commitDelay: Int64 = 0, paceThreshold: Int = 4_096,
+        onPace: @escaping @Sendable (Pace) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.logger = logger
+        self.commitDelay = commitDelay
+        self.paceThreshold = paceThreshold
+        self.onPace = onPace
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "netpulse-ingest"
+        thread.start()
+    }
+
+    /// Queues a batch; its completion runs once it is durably stored. Never blocks.
+    public func submit(_ item: IngestItem) {
+        let accepted = queue.withLockedValue { queue in
+            guard !queue.stopping else { return false }
+            queue.items.append(item)
+            return true
+        }
+        guard accepted else {
+            item.completion(.failure(ErrorFrame(.shuttingDown, "the daemon is shutting down")))
+            return
+        }
+        condition.lock()
+        condition.unlock(withValue: 1)
+    }
+
+    /// Batches queued and not yet committed.
+    public var pending: Int { queue.withLockedValue { $0.items.count } }
+
+    /// Stores what is queued, then stops the thread. Blocks until it has.
+    public func drainAndStop() {
+        queue.withLockedValue { $0.stopping = true }
+        condition.lock()
+        condition.unlock(withValue: 1)
+        stopped.lock(whenValue: 1)
+        stopped.unlock()
+    }
+
+    private func loop() {
+        var cache = WriterCache()
+        var pressured = false
+        var calmCycles = 0
+        while true {
+            condition.lock(whenValue: 1)
+            condition.unlock(withValue: 0)
+            if commitDelay > 0 { Thread.sleep(forTimeInterval: Double(commitDelay) / 1000) }
+            let (items, stopping) = queue.withLockedValue { queue in
+                defer { queue.items.removeAll(keepingCapacity: true) }
+                return (queue.items, queue.stopping)
+            }
+            if !items.isEmpty {
+                commit(items, cache: &cache)
+                // Backpressure: ask agents to batch more when transactions keep growing, lift it when calm.
+                if items.count >= paceThreshold && !pressured {
+                    pressured = true
+                    calmCycles = 0
+                    logger.warning("ingest is behind (\(items.count) batches in one commit): asking agents to slow down")
+                    onPace(Pace(sampleFactor: 1, batchFactor: 4))
+                } else if pressured && items.count < paceThreshold / 4 {
+                    calmCycles += 1
+                    if calmCycles >= 10 {
+                        pressured = false
+                        logger.notice("ingest caught up: agents may return to normal pace")
+                        onPace(.normal)
+                    }
+                }
+            }
+            if stopping && pending == 0 { break }
+        }
+        stopped.lock()
+        stopped.unlock(withValue: 1)
+    }
+
+    private func commit(_ items: [IngestItem], cache: inout WriterCache) {
+        var outcomes = [IngestOutcome]()
+        outcomes.reserveCapacity(items.count)
+        let now = WallClock.milliseconds()
+        do {
+            try store.pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    outcomes.removeAll(keepingCapacity: true)
+                    for item in items { outcomes.append(try cache.store(item, at: now, in: db)) }
+                    return .commit
+                }
+            }
+        } catch {
+            cache = WriterCache()
+            logger.error("cannot store \(items.count) batch(es), none acknowledged: \(error)")
+            for item in items { item.completion(.failure(ErrorFrame(.storageFailure, "the daemon cannot store: \(error)"))) }
+            return
+        }
+        var values: Int64 = 0
+        var stored: Int64 = 0
+        for (item, outcome) in zip(items, outcomes) {
+            if outcome == .stored {
+                values += Int64(item.batch.valueCount)
+                stored += 1
+            }
+            item.completion(.success(outcome))
+        }
+        valuesStored.add(values, ordering: .relaxed)
+        batchesStored.add(stored, ordering: .relaxed)
+        duplicates.add(Int64(items.count) - stored, ordering: .relaxed)
+    }
+}
+
+/// Row ids the writer has already looked up or created. Owned by the writer thread; dropped when a transaction
+/// fails, because the rows it created were rolled back.
+struct WriterCache {
+    struct SeriesKey: Hashable {
+        var agent: Int64
+        var descriptor: InterfaceDescriptor.Identity
+    }
+    var agents: [String: (id: Int64, identity: AgentIdentity, lastSeen: Int64)] = [:]
+    var streams: [StreamKey: Int64] = [:]
+    var series: [SeriesKey: Int64] = [:]
+
+    struct StreamKey: Hashable {
+        var agent: Int64
+        var stream: UInt64
+    }
+
+    mutating func store(_ item: IngestItem, at now: Int64, in db: Database) throws -> IngestOutcome {
+        let agent = try agentID(item.agent, at: now, in: db)
+        let streamKey = StreamKey(agent: agent, stream: item.batch.stream)
+        let stream: Int64
+        if let known = streams[streamKey] {
+            stream = known
+        } else {
+            try db.execute(
+                sql: "INSERT INTO stream (agent_id, stream) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                arguments: [agent, Int64(bitPattern: item.batch.stream)])
+            stream = try Int64.fetchOne(
+                db, sql: "SELECT id FROM stream WHERE agent_id = ? AND stream = ?",
+                arguments: [agent, Int64(bitPattern: item.batch.stream)])!
+            streams[streamKey] = stream
+        }
+        try db.cachedStatement(
+            sql: "INSERT INTO batch (stream_id, sequence, received, value_count) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+        ).execute(arguments: [stream, Int64(bitPattern: item.batch.sequence), now, item.batch.valueCount])
+        guard db.changesCount == 1 else { return .duplicate }
+        if item.batch.droppedBefore > 0 {
+            try db.execute(
+                sql: "UPDATE stream SET dropped = dropped + ? WHERE id = ?",
+                arguments: [Int64(clamping: item.batch.droppedBefore), stream])
+        }
+
+        let insertChunk = try db.cachedStatement(
+            sql: "INSERT INTO chunk (series_id, first_ts, last_ts, sample_count, data) VALUES (?, ?, ?, ?, ?)")
+        var seriesOfDescriptor = [UInt32: Int64]()
+        for (section, descriptor) in zip(item.batch.sections, item.descriptors) {
+            let series = try seriesID(agent: agent, descriptor, at: now, in: db)
+            seriesOfDescriptor[descriptor.id] = series
+            let timestamps = section.ticks.map { item.batch.timestamps[$0] }
+            let data = SeriesChunk.encode(timestamps: timestamps, values: section.values)
+            try insertChunk.execute(arguments: [series, timestamps.first!, timestamps.last!, timestamps.count, Data(data)])
+        }
+        for record in item.batch.linkStates {
+            guard let series = seriesOfDescriptor[record.descriptorID] else { continue }
+            try db.execute(
+                sql: """
+                    INSERT INTO link_state (series_id, ts, speed_mbps, operstate, carrier, mtu) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT DO NOTHING
+                    """,
+                arguments: [
+                    series, item.batch.timestamps[record.tick], record.state.speedMbps.map { Int64($0) },
+                    record.state.operState.name, record.state.carrier, Int64(record.state.mtu),
+                ])
+        }
+        return .stored
+    }
+
+    private mutating func agentID(_ identity: AgentIdentity, at now: Int64, in db: Database) throws -> Int64 {
+        if let known = agents[identity.name], known.identity == identity, now - known.lastSeen < 60_000 {
+            return known.id
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO agent (name, hostname, version, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET hostname = excluded.hostname, version = excluded.version,
+                    last_seen = excluded.last_seen
+                """,
+            arguments: [identity.name, identity.hostname, identity.version, now, now])
+        let id = try Int64.fetchOne(db, sql: "SELECT id FROM agent WHERE name = ?", arguments: [identity.name])!
+        agents[identity.name] = (id, identity, now)
+        return id
+    }
+
+    private mutating func seriesID(
+        agent: Int64, _ descriptor: InterfaceDescriptor, at now: Int64, in db: Database
+    ) throws -> Int64 {
+        let key = SeriesKey(agent: agent, descriptor: descriptor.identity)
+        if let known = series[key] { return known }
+        let bootID = Data(Self.bytes(descriptor.epoch.bootID))
+        let name = Data(descriptor.name.bytes)
+        let arguments: StatementArguments = [
+            agent, name, bootID, Int64(descriptor.epoch.ifindex), Int64(descriptor.epoch.width.rawValue),
+        ]
+        try db.execute(
+            sql: """
+                INSERT INTO series (agent_id, interface, boot_id, ifindex, width, first_seen) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT DO NOTHING
+                """,
+            arguments: arguments + [now])
+        let id = try Int64.fetchOne(
+            db,
+            sql: "SELECT id FROM series WHERE agent_id = ? AND interface = ? AND boot_id = ? AND ifindex = ? AND width = ?",
+            arguments: arguments)!
+        series[key] = id
+        return id
+    }
+
+    static func bytes(_ bootID: BootID) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: bootID.high >> UInt64(56 - 8 * $0)) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: bootID.low >> UInt64(56 - 8 * $0)) }
+    }
+}
+
+extension InterfaceDescriptor {
+    /// What makes two descriptors the same series: the name and the epoch, not the stream-local id.
+    public struct Identity: Hashable, Sendable {
+        public var name: InterfaceName
+        public var epoch: CounterEpoch
+    }
+
+    public var identity: Identity { Identity(name: name, epoch: epoch) }
+}

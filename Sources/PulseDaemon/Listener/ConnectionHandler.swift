@@ -1,0 +1,143 @@
+import Logging
+import NIOCore
+import NIOSSL
+import NIOTLS
+import PulseCore
+import X509
+
+/// Glue between one agent connection and its ``ConnectionStateMachine``: feeds it frames and TLS and timer
+/// events, and carries out its actions on the channel.
+///
+/// Not `Sendable`: it lives on its channel's event loop.
+final class ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = [UInt8]
+    typealias OutboundOut = ByteBuffer
+
+    private var machine: ConnectionStateMachine
+    private let writer: IngestWriter
+    private let registry: ConnectionRegistry
+    private var logger: Logger
+    private let handshakeTimeout: TimeAmount
+    private var handshakeTimer: Scheduled<Void>?
+
+    init(
+        machine: ConnectionStateMachine, writer: IngestWriter, registry: ConnectionRegistry, logger: Logger,
+        handshakeTimeout: TimeAmount
+    ) {
+        self.machine = machine
+        self.writer = writer
+        self.registry = registry
+        self.logger = logger
+        self.handshakeTimeout = handshakeTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if let remote = context.channel.remoteAddress { logger[metadataKey: "peer"] = "\(remote)" }
+        let channel = context.channel
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let contextBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        handshakeTimer = context.eventLoop.scheduleTask(in: handshakeTimeout) {
+            let handler = loopBound.value
+            guard !handler.machine.isReady, channel.isActive else { return }
+            handler.perform(handler.machine.timedOut("no TLS handshake and HELLO within \(handler.handshakeTimeout)"), context: contextBound.value)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        handshakeTimer?.cancel()
+        if let agent = machine.agent {
+            registry.remove(context.channel)
+            logger.info("agent \(agent.name) disconnected")
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case TLSUserEvent.handshakeCompleted(_):
+            let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self).peerCertificate
+            perform(machine.tlsEstablished(certificateName: certificate.flatMap(Self.commonName)), context: context)
+        case IdleStateHandler.IdleStateEvent.read:
+            perform(machine.timedOut("no frame for longer than the idle timeout"), context: context)
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let wasReady = machine.isReady
+        perform(machine.frameReceived(unwrapInboundIn(data)), context: context)
+        if !wasReady, let agent = machine.agent {
+            handshakeTimer?.cancel()
+            logger[metadataKey: "agent"] = "\(agent.name)"
+            logger.info("agent \(agent.name) connected (\(agent.hostname), version \(agent.version))")
+            registry.add(context.channel)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let wire = error as? WireError {
+            perform(machine.framingFailed(wire), context: context)
+        } else if machine.isReady {
+            logger.warning("connection failed: \(error)")
+            context.close(promise: nil)
+        } else {
+            // Most often a refused client certificate or a port scan: worth a line, not a warning.
+            logger.notice("TLS handshake failed: \(error)")
+            context.close(promise: nil)
+        }
+    }
+
+    private func perform(_ action: ConnectionStateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .send(let message):
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: WireCodec.encode(message))), promise: nil)
+            if case .welcome = message, let pace = registry.currentPace, pace != .normal {
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: WireCodec.encode(.pace(pace)))), promise: nil)
+            }
+        case .fail(let error):
+            logger.warning("closing connection: \(error)")
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: WireCodec.encode(.error(error))))).whenComplete { _ in
+                channel.close(promise: nil)
+            }
+        case .close:
+            context.close(promise: nil)
+        case .ingest(let agent, let batch, let descriptors):
+            let channel = context.channel
+            let logger = self.logger
+            let stream = batch.stream
+            let sequence = batch.sequence
+            if batch.droppedBefore > 0 {
+                logger.warning("agent \(agent.name) reports \(batch.droppedBefore) batch(es) dropped from its full spool")
+            }
+            writer.submit(
+                IngestItem(agent: agent, batch: batch, descriptors: descriptors) { result in
+                    switch result {
+                    case .success(let outcome):
+                        let ack = Ack(stream: stream, sequence: sequence, duplicate: outcome == .duplicate)
+                        channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.ack(ack))), promise: nil)
+                    case .failure(let error):
+                        let frame = error as? ErrorFrame ?? ErrorFrame(.storageFailure, "\(error)")
+                        logger.error("batch \(sequence) not stored, closing so the agent retries: \(frame)")
+                        channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.error(frame)))).whenComplete { _ in
+                            channel.close(promise: nil)
+                        }
+                    }
+                })
+        }
+    }
+
+    /// The last common name of a certificate's subject.
+    static func commonName(_ certificate: NIOSSLCertificate) -> String? {
+        guard let der = try? certificate.toDERBytes(), let parsed = try? Certificate(derEncoded: der) else { return nil }
+        var name: String?
+        for rdn in parsed.subject {
+            for attribute in rdn where attribute.type == .RDNAttributeType.commonName {
+                name = String(attribute.value)
+            }
+        }
+        return name
+    }
+}

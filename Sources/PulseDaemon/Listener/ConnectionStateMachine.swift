@@ -1,0 +1,153 @@
+import PulseCore
+
+/// The daemon's side of one agent connection as a pure value: frames in, actions out. No sockets, so every
+/// protocol rule is tested directly.
+public struct ConnectionStateMachine: Sendable {
+    public enum State: Sendable, Hashable {
+        /// TLS not finished: we do not know who the peer is.
+        case awaitingTLS
+        /// TLS done; waiting for `HELLO` from the agent whose certificate names `certificateName`.
+        case awaitingHello(certificateName: String)
+        case ready(AgentIdentity)
+        case closed
+    }
+
+    public enum Action: Sendable, Hashable {
+        case none
+        case send(WireMessage)
+        /// Send an `ERROR` frame, then close.
+        case fail(ErrorFrame)
+        /// Hand the batch to the writer; acknowledge when it is stored.
+        case ingest(agent: AgentIdentity, batch: WireBatch, descriptors: [InterfaceDescriptor])
+        /// A peer-sent `ERROR` or similar: just close.
+        case close
+    }
+
+    public private(set) var state: State = .awaitingTLS
+    public let daemonName: String
+    public let limits: WireLimits
+    /// A connection may describe at most this many interfaces across its streams, so a hostile (but
+    /// certified) peer cannot grow the daemon's memory without bound.
+    public let maximumDescriptors: Int
+    private var described: [UInt64: [UInt32: InterfaceDescriptor]] = [:]
+    /// The last sample of each interface on this connection, which the agent's sections are coded against.
+    private var references: ReferenceTable? = ReferenceTable()
+    private var describedCount = 0
+
+    public init(daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384) {
+        self.daemonName = daemonName
+        self.limits = limits
+        self.maximumDescriptors = maximumDescriptors
+    }
+
+    /// The TLS handshake finished; `certificateName` is the common name of the verified client certificate.
+    public mutating func tlsEstablished(certificateName: String?) -> Action {
+        guard case .awaitingTLS = state else { return .none }
+        guard let certificateName, !certificateName.isEmpty else {
+            state = .closed
+            return .fail(ErrorFrame(.identityMismatch, "the client certificate has no common name"))
+        }
+        state = .awaitingHello(certificateName: certificateName)
+        return .none
+    }
+
+    /// A whole frame arrived (type byte and payload).
+    public mutating func frameReceived(_ bytes: [UInt8]) -> Action {
+        let message: WireMessage
+        do {
+            message = try WireCodec.decode(bytes, limits: limits, references: &references)
+        } catch {
+            return fail(error.isLimit ? .frameTooLarge : .malformedFrame, "\(error)")
+        }
+        switch (state, message) {
+        case (.awaitingTLS, _):
+            return fail(.unexpectedFrame, "frame before the TLS handshake completed")
+        case (.awaitingHello(let certificateName), .hello(let hello)):
+            guard hello.agentID == certificateName else {
+                return fail(
+                    .identityMismatch,
+                    "agent id '\(hello.agentID)' does not match its certificate's name '\(certificateName)'; set [agent] id to the certificate name or issue a certificate for '\(hello.agentID)'")
+            }
+            let version = min(hello.maximumVersion, ProtocolVersion.maximum)
+            guard version >= max(hello.minimumVersion, ProtocolVersion.minimum) else {
+                return fail(
+                    .unsupportedVersion,
+                    "agent speaks versions \(hello.minimumVersion)…\(hello.maximumVersion), daemon \(ProtocolVersion.minimum)…\(ProtocolVersion.maximum)")
+            }
+            let identity = AgentIdentity(name: hello.agentID, hostname: hello.hostname, version: hello.agentVersion)
+            state = .ready(identity)
+            return .send(
+                .welcome(
+                    Welcome(
+                        version: version, daemonName: daemonName, capabilities: hello.capabilities.intersection(.all),
+                        limits: limits)))
+        case (.awaitingHello, _):
+            return fail(.unexpectedFrame, "the first frame must be HELLO")
+        case (.ready, .describe(let describe)):
+            var table = described[describe.stream] ?? [:]
+            for interface in describe.interfaces where table[interface.id] != interface {
+                if table[interface.id] == nil { describedCount += 1 }
+                table[interface.id] = interface
+            }
+            guard describedCount <= maximumDescriptors else {
+                return fail(.frameTooLarge, "more than \(maximumDescriptors) interfaces described on one connection")
+            }
+            described[describe.stream] = table
+            return .none
+        case (.ready(let agent), .batch(let batch)):
+            let table = described[batch.stream] ?? [:]
+            var descriptors = [InterfaceDescriptor]()
+            descriptors.reserveCapacity(batch.sections.count)
+            for section in batch.sections {
+                guard let descriptor = table[section.descriptorID] else {
+                    return fail(
+                        .unknownInterface,
+                        "batch \(batch.sequence) uses interface \(section.descriptorID) of stream \(Hex.string(batch.stream, width: 16)), which was not described on this connection")
+                }
+                descriptors.append(descriptor)
+            }
+            for record in batch.linkStates where table[record.descriptorID] == nil {
+                return fail(.unknownInterface, "link state for undescribed interface \(record.descriptorID)")
+            }
+            return .ingest(agent: agent, batch: batch, descriptors: descriptors)
+        case (.ready, .keepalive):
+            return .none
+        case (_, .error):
+            state = .closed
+            return .close
+        case (.ready, _):
+            return fail(.unexpectedFrame, "agents send only DESCRIBE, BATCH, KEEPALIVE and ERROR")
+        case (.closed, _):
+            return .none
+        }
+    }
+
+    /// The frame decoder rejected the byte stream (for example a length above the limit).
+    public mutating func framingFailed(_ error: WireError) -> Action {
+        fail(error.isLimit ? .frameTooLarge : .malformedFrame, "\(error)")
+    }
+
+    /// The handshake or idle timer fired.
+    public mutating func timedOut(_ what: String) -> Action {
+        fail(.timeout, what)
+    }
+
+    private mutating func fail(_ code: ErrorCode, _ message: String) -> Action {
+        state = .closed
+        return .fail(ErrorFrame(code, message))
+    }
+
+    public var agent: AgentIdentity? {
+        if case .ready(let agent) = state { return agent }
+        return nil
+    }
+
+    public var isReady: Bool { agent != nil }
+}
+
+extension WireError {
+    var isLimit: Bool {
+        if case .limitExceeded = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,65 @@
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PulseCore
+
+/// The TLS listener: accepts agents, enforces the connection limit and the timeouts, and gives each connection
+/// its ``ConnectionHandler``.
+public struct Listener: Sendable {
+    let config: DaemonConfig
+    let tlsContext: NIOSSLContext
+    let writer: IngestWriter
+    let registry: ConnectionRegistry
+    let logger: Logger
+
+    public init(
+        config: DaemonConfig, tlsContext: NIOSSLContext, writer: IngestWriter, registry: ConnectionRegistry,
+        logger: Logger
+    ) {
+        self.config = config
+        self.tlsContext = tlsContext
+        self.writer = writer
+        self.registry = registry
+        self.logger = logger
+    }
+
+    /// Binds the listening socket.
+    ///
+    /// - Parameter boundSocket: an already bound and listening socket (from systemd socket activation) to use
+    ///   instead of binding ``DaemonConfig/listen``.
+    public func bind(group: any EventLoopGroup, boundSocket: NIOBSDSocket.Handle? = nil) async throws -> any Channel {
+        let config = self.config
+        let tlsContext = self.tlsContext
+        let writer = self.writer
+        let registry = self.registry
+        let logger = self.logger
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                guard registry.reserve(limit: config.maximumConnections) else {
+                    logger.warning("refusing a connection: \(config.maximumConnections) connections already open")
+                    return channel.close()
+                }
+                channel.closeFuture.whenComplete { _ in registry.release() }
+                return channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(NIOSSLServerHandler(context: tlsContext))
+                    try pipeline.addHandler(IdleStateHandler(readTimeout: .milliseconds(config.idleTimeout)))
+                    try pipeline.addHandler(
+                        ByteToMessageHandler(FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
+                    try pipeline.addHandler(
+                        ConnectionHandler(
+                            machine: ConnectionStateMachine(daemonName: config.name), writer: writer,
+                            registry: registry, logger: logger,
+                            handshakeTimeout: .milliseconds(config.handshakeTimeout)))
+                }
+            }
+        if let boundSocket {
+            return try await bootstrap.withBoundSocket(boundSocket).get()
+        }
+        return try await bootstrap.bind(host: config.listen.host, port: config.listen.port).get()
+    }
+}

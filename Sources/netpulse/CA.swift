@@ -1,0 +1,89 @@
+import ArgumentParser
+import PulseCertificates
+import PulseCore
+
+struct CA: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ca",
+        abstract: "Make a fleet CA and certificates for the daemon and agents.",
+        subcommands: [Init.self, Issue.self])
+
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a CA: ca.pem (give it to every host) and ca-key.pem (keep it secret).")
+
+        @Option(name: .long, help: "Directory for ca.pem and ca-key.pem.")
+        var dir = "/etc/netpulse/ca"
+
+        @Option(name: .long, help: "The CA's common name.")
+        var name = CertificateAuthority.defaultCommonName
+
+        @Option(name: .long, help: "Validity in days.")
+        var days = CertificateAuthority.defaultCAValidityDays
+
+        func run() throws {
+            do {
+                let ca = try CertificateAuthority.create(directory: dir, commonName: name, validityDays: days)
+                print("created CA '\(ca.commonName)' in \(dir)")
+                print("  certificate: \(ca.certificatePath)  (copy to every daemon and agent)")
+                print("  private key: \(ca.privateKeyPath)  (keep secret; needed only to issue certificates)")
+                print("  fingerprint: \(ca.fingerprint)")
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+
+    struct Issue: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue a certificate for an agent (client) or the daemon (server), signed by the CA.")
+
+        @Option(name: .long, help: "The CA directory (from `netpulse ca init`).")
+        var dir = "/etc/netpulse/ca"
+
+        @Option(name: .long, help: "Issue an agent certificate; NAME must equal the agent's [agent] id.")
+        var agent: String?
+
+        @Option(name: .long, help: "Issue a daemon certificate; agents set [daemon] server_name to NAME.")
+        var daemon: String?
+
+        @Option(name: .long, help: "Extra DNS name for a daemon certificate (repeatable).")
+        var dns: [String] = []
+
+        @Option(name: .long, help: "IP address for a daemon certificate (repeatable).")
+        var ip: [String] = []
+
+        @Option(name: .long, help: "Where to write NAME.pem and NAME-key.pem (default: the CA directory).")
+        var out: String?
+
+        @Option(name: .long, help: "Validity in days.")
+        var days = CertificateAuthority.defaultLeafValidityDays
+
+        @Flag(name: .long, help: "Replace an existing certificate and key of the same name.")
+        var overwrite = false
+
+        func validate() throws {
+            guard (agent == nil) != (daemon == nil) else {
+                throw ValidationError("give exactly one of --agent NAME or --daemon NAME")
+            }
+            if agent != nil, !dns.isEmpty || !ip.isEmpty {
+                throw ValidationError("--dns and --ip apply to daemon certificates only")
+            }
+        }
+
+        func run() throws {
+            do {
+                let ca = try CertificateAuthority.load(directory: dir)
+                for warning in ca.warnings { printError("netpulse: warning: \(warning)") }
+                let issued = try ca.issue(
+                    role: agent != nil ? .agent : .daemon, name: agent ?? daemon ?? "", dnsNames: dns,
+                    ipAddresses: ip, validityDays: days, outputDirectory: out ?? dir, overwrite: overwrite)
+                print("issued \(issued.role.rawValue) certificate '\(issued.name)'")
+                print("  certificate: \(issued.certificatePath)")
+                print("  private key: \(issued.keyPath)")
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+}

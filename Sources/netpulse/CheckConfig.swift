@@ -1,0 +1,50 @@
+import ArgumentParser
+import PulseAgent
+import PulseCore
+import PulseDaemon
+
+struct CheckConfig: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Check an agent or daemon config file: syntax, known keys, values and referenced files.")
+
+    @Argument(help: "The config file.")
+    var file: String
+
+    @Option(name: .long, help: "agent or daemon (default: guessed from the tables in the file).")
+    var kind: String?
+
+    func run() throws {
+        let document: ConfigDocument
+        do {
+            document = try ConfigDocument(contentsOf: file)
+        } catch {
+            throw fail(error, code: 2)
+        }
+        let isDaemon: Bool
+        switch kind {
+        case "daemon": isDaemon = true
+        case "agent": isDaemon = false
+        case nil:
+            let daemonTables: Set<String> = ["listen", "store", "tls", "ingest"]
+            isDaemon = document.tables.keys.contains { daemonTables.contains($0) }
+        default:
+            throw ValidationError("--kind must be agent or daemon")
+        }
+        do {
+            let tls: TLSFiles
+            if isDaemon {
+                let config = try DaemonConfig.parse(document)
+                tls = config.tls
+                _ = try TLSSetup.server(tls)
+            } else {
+                let config = try AgentConfig.parse(document)
+                tls = config.tls
+                _ = try TLSSetup.client(tls)
+            }
+            print("\(file): OK (\(isDaemon ? "daemon" : "agent") config; certificates load)")
+        } catch {
+            throw fail(error, code: 2)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Logging
+import PulseCore
+import PulseDaemon
+import ServiceLifecycle
+
+@main
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "netpulsed",
+        abstract: "Accept Netpulse agents over mutual TLS and store their points durably.",
+        version: NetpulseVersion.string)
+
+    @Option(name: .shortAndLong, help: "The daemon config file.")
+    var config: String = "/etc/netpulse/netpulsed.toml"
+
+    @Flag(name: .long, help: "Check the config file and exit.")
+    var check = false
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        let loaded: DaemonConfig
+        do {
+            loaded = try DaemonConfig.load(path: config)
+        } catch {
+            printError("netpulsed: \(error)")
+            throw ExitCode(2)
+        }
+        if check {
+            print("\(config): OK")
+            return
+        }
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "netpulsed")
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: DaemonService(config: loaded, logger: logger))],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            printError("netpulsed: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import PulseCore
+import Testing
+
+@testable import PulseAgent
+
+/// A fresh directory under /tmp for one test.
+func temporaryDirectory(_ name: String = #function) -> String {
+    var template = Array("/tmp/netpulse-test-XXXXXX".utf8CString)
+    let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    return path
+}
+
+@Suite struct BatcherTests {
+    let boot = BootID(high: 3, low: 4)
+
+    func sample(_ name: String, ifindex: UInt32, rx: UInt64) -> InterfaceSample {
+        var counters = CounterValues()
+        counters[.rxBytes] = rx
+        counters[.txPackets] = rx / 10
+        return InterfaceSample(
+            name: InterfaceName(name), epoch: CounterEpoch(bootID: boot, ifindex: ifindex, width: .bits64),
+            counters: counters, linkState: LinkState(speedMbps: 1_000, operState: .up, carrier: true, mtu: 1_500))
+    }
+
+    @Test func batchesDecodeToTheSamplesThatWentIn() throws {
+        var batcher = Batcher(stream: 5)
+        batcher.add([(sample("eth0", ifindex: 2, rx: 100), 1_000), (sample("a<b&c", ifindex: 3, rx: 7), 1_000)])
+        batcher.add([(sample("eth0", ifindex: 2, rx: 300), 2_000)])
+        batcher.add([(sample("eth0", ifindex: 2, rx: 600), 3_000), (sample("a<b&c", ifindex: 3, rx: 9), 3_000)])
+        let recordFlushed = batcher.flush(droppedBefore: 4)
+        let record = try #require(recordFlushed)
+        #expect(record.sequence == 1)
+        let (describe, batch) = try Spool.decode(record.bytes)
+        #expect(describe.interfaces.map(\.name) == ["eth0", "a<b&c"])
+        #expect(batch.timestamps == [1_000, 2_000, 3_000])
+        #expect(batch.droppedBefore == 4)
+        #expect(batch.sections[0].ticks == [0, 1, 2])
+        #expect(batch.sections[1].ticks == [0, 2])
+        #expect((0..<3).map { batch.sections[0].sample($0)[.rxBytes] } == [100, 300, 600])
+        // Link facts are sent when they change, not on every tick.
+        #expect(batch.linkStates.count == 2)
+        let empty = batcher.flush(droppedBefore: 0)
+        #expect(empty == nil)
+    }
+
+    @Test func descriptorIdsAreStableAndNewEpochsGetNewIds() throws {
+        var batcher = Batcher(stream: 5)
+        batcher.add([(sample("eth0", ifindex: 2, rx: 1), 1_000)])
+        let firstFlushed = batcher.flush(droppedBefore: 0)
+        let first = try #require(firstFlushed)
+        batcher.add([(sample("eth0", ifindex: 2, rx: 2), 2_000)])
+        let secondFlushed = batcher.flush(droppedBefore: 0)
+        let second = try #require(secondFlushed)
+        batcher.add([(sample("eth0", ifindex: 8, rx: 0), 3_000)])
+        let thirdFlushed = batcher.flush(droppedBefore: 0)
+        let third = try #require(thirdFlushed)
+        #expect(first.describe.interfaces[0].id == second.describe.interfaces[0].id)
+        #expect(third.describe.interfaces[0].id != first.describe.interfaces[0].id)
+        #expect([first.sequence, second.sequence, third.sequence] == [1, 2, 3])
+    }
+}
+
+@Suite struct SpoolTests {
+    func record(_ sequence: UInt64, padding: Int = 0) -> SpoolRecord {
+        var values = CounterValues()
+        values.values[0] = UInt64(padding)
+        let descriptor = InterfaceDescriptor(
+            id: 0, name: InterfaceName(String(repeating: "x", count: 10)),
+            epoch: CounterEpoch(bootID: BootID(high: 1, low: 1), ifindex: 1, width: .bits64))
+        return SpoolRecord(
+            stream: 1, sequence: sequence, describe: Describe(stream: 1, interfaces: [descriptor]),
+            batch: WireBatch(
+                stream: 1, sequence: sequence, timestamps: [Int64(sequence) * 1_000],
+                sections: [BatchSection(descriptorID: 0, ticks: [0], values: values.values)]))
+    }
+
+    @Test func survivesReopenInOrderAndRemovesAcknowledged() throws {
+        let directory = temporaryDirectory()
+        var spool = try Spool(directory: directory, maximumBytes: 1 << 20)
+        for sequence in 1...5 { try spool.append(record(UInt64(sequence))) }
+        let removed = spool.remove(stream: 1, sequence: 2)
+        let removedAgain = spool.remove(stream: 1, sequence: 2)
+        #expect(removed && !removedAgain)
+        let reopened = try Spool(directory: directory, maximumBytes: 1 << 20)
+        #expect(reopened.entries.map(\.sequence) == [1, 3, 4, 5])
+        #expect(try Spool.decode(try reopened.read(reopened.entries[0])).batch == record(1).batch)
+        #expect(reopened.totalBytes == spool.totalBytes)
+    }
+
+    @Test func fullSpoolDropsTheOldestAndCountsThem() throws {
+        let directory = temporaryDirectory()
+        let size = record(1).bytes.count
+        var spool = try Spool(directory: directory, maximumBytes: Int64(size * 3))
+        var dropped = 0
+        for sequence in 1...10 { dropped += try spool.append(record(UInt64(sequence))) }
+        #expect(dropped == 7)
+        #expect(spool.entries.map(\.sequence) == [8, 9, 10])
+        #expect(try FileIO.listDirectory(directory).count == 3)
+    }
+
+    @Test func interruptedWritesAreRemovedAndGarbageIsQuarantined() throws {
+        let directory = temporaryDirectory()
+        var spool = try Spool(directory: directory, maximumBytes: 1 << 20)
+        try spool.append(record(1))
+        try FileIO.writeAtomically("\(directory)/00000000000000000002.npb", [1, 2, 3])
+        try FileIO.writeAtomically("\(directory)/00000000000000000003.npb.tmp-99", [1, 2, 3])
+        let reopened = try Spool(directory: directory, maximumBytes: 1 << 20)
+        #expect(reopened.entries.map(\.sequence) == [1])
+        #expect(reopened.quarantined == ["00000000000000000002.npb"])
+        #expect(FileIO.exists("\(directory)/corrupt/00000000000000000002.npb"))
+        #expect(!FileIO.exists("\(directory)/00000000000000000003.npb.tmp-99"))
+        // New entries continue after the highest ordinal seen, so replay order holds.
+        var next = reopened
+        try next.append(record(9))
+        #expect(next.entries.last!.ordinal == 2)
+    }
+}
+
+@Suite struct AgentConfigTests {
+    @Test func defaultsAndExampleFile() throws {
+        let config = try AgentConfig.parse(ConfigDocument(text: "[agent]\nid = \"web-01\"\n", file: "a.toml"))
+        #expect(config.sampleInterval == 1_000)
+        #expect(config.batchInterval == 10_000)
+        #expect(config.filter == .standard)
+        #expect(config.endpoints == [Endpoint(host: "127.0.0.1", port: 7420)])
+        let example = try AgentConfig.load(path: "\(repositoryRoot)/config/agent.toml")
+        #expect(example.uploadBudget == 256 << 10)
+    }
+
+    @Test func errorsNameFileLineAndKey() {
+        #expect(throws: ConfigError(file: "a.toml", line: 3, key: "daemon.endpoints", "has \"nowhere\", which is not host:port (for IPv6: [::1]:7420)")) {
+            try AgentConfig.parse(ConfigDocument(text: "[agent]\n[daemon]\nendpoints = [\"nowhere\"]\n", file: "a.toml"))
+        }
+        #expect(throws: ConfigError(file: "a.toml", line: 2, key: "sampling.interval", "is 10ms; it must be between 100ms and 1h")) {
+            try AgentConfig.parse(ConfigDocument(text: "[sampling]\ninterval = \"10ms\"\n", file: "a.toml"))
+        }
+    }
+}
+
+let repositoryRoot: String = {
+    var path = #filePath
+    for _ in 0..<3 { path = FileIO.parentDirectory(path) }
+    return path
+}()

@@ -1,0 +1,64 @@
+import PulseCore
+import Testing
+
+@testable import PulseAgent
+
+@Suite struct ProcNetDevTests {
+    static let sample = """
+        Inter-|   Receive                                                |  Transmit
+         face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+            lo:  123456     789    0    0    0     0          0         0   123456     789    0    0    0     0       0          0
+          eth0: 18446744073709551615 42 1 2 3 4 5 6 9876543210 43 7 8 9 10 11 12
+         a<b&c:       1       2    3    4    5     6          7         8        9       10   11   12   13    14      15         16
+          p"q>: 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+        veryveryverylongname: 5 4 3 2 1 0 0 0 0 0 0 0 0 0 0 1
+
+        """
+
+    @Test func parsesEveryCounterAndOddNames() throws {
+        let rows = try ProcNetDev.parse(Array(Self.sample.utf8))
+        #expect(rows.map(\.name.description) == ["lo", "eth0", "a<b&c", "p\"q>", "veryveryverylongname"])
+        #expect(rows[1].counters[.rxBytes] == UInt64.max)
+        #expect(rows[1].counters[.txBytes] == 9_876_543_210)
+        #expect(rows[1].counters[.txCompressed] == 12)
+        #expect(rows[2].counters.values == Array(1...16).map(UInt64.init))
+        #expect(rows[3].counters == CounterValues())
+    }
+
+    @Test func rejectsShortAndOverflowingLines() {
+        let short = "h1\nh2\n eth0: 1 2 3\n"
+        #expect(throws: ProcNetDev.ParseError.self) { try ProcNetDev.parse(Array(short.utf8)) }
+        let overflow = "h1\nh2\n eth0: 18446744073709551616 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+        #expect(throws: ProcNetDev.ParseError.self) { try ProcNetDev.parse(Array(overflow.utf8)) }
+        let noName = "h1\nh2\n 1 2 3\n"
+        #expect(throws: ProcNetDev.ParseError.self) { try ProcNetDev.parse(Array(noName.utf8)) }
+    }
+
+    @Test func parsesThisMachine() throws {
+        let rows = try ProcNetDev.parse(try FileIO.readBytes(ProcNetDev.path))
+        #expect(rows.contains { $0.name == "lo" })
+    }
+
+    @Test func samplerAttachesEpochsAndFilters() throws {
+        var sampler = Sampler(
+            filter: InterfaceFilter(include: ["*"], exclude: []), bootID: try SysfsLink.bootID())
+        let tick = try sampler.sample(at: 1_000, readLinkState: true)
+        let loopback = try #require(tick.interfaces.first { $0.name == "lo" })
+        #expect(loopback.epoch.ifindex == 1)
+        #expect(loopback.linkState?.mtu == 65_536)
+        #expect(loopback.epoch.width == .bits64)
+    }
+}
+
+@Suite struct InterfaceFilterTests {
+    @Test func globsIncludeAndExclude() {
+        let filter = InterfaceFilter(include: ["eth*", "wl?0", "a<b&c"], exclude: ["eth9"])
+        #expect(filter.accepts("eth0"))
+        #expect(!filter.accepts("eth9"))
+        #expect(filter.accepts("wlp0"))
+        #expect(!filter.accepts("wlan0"))
+        #expect(filter.accepts("a<b&c"))
+        #expect(!InterfaceFilter.standard.accepts("lo"))
+        #expect(InterfaceFilter.standard.accepts("p\"q>"))
+    }
+}

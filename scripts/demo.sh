@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine and shows Netpulse working: builds, makes a throwaway CA and certificates,
+# starts netpulsed and netpulse-agent on 127.0.0.1, makes some traffic to watch, and shows what arrived.
+#   scripts/demo.sh            about 30 seconds of traffic
+#   DEMO_SECONDS=120 scripts/demo.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/common.sh
+ensure_packages
+
+SECONDS_TO_RUN=${DEMO_SECONDS:-30}
+DEMO=${DEMO_DIR:-/tmp/netpulse-demo}
+PORT=${DEMO_PORT:-17420}
+BIN=.build/debug
+NS=netpulse-demo
+
+echo "==> building"
+swift build 2>&1 | { grep -Ev '^\[[0-9]+/[0-9]+\] (Compiling|Emitting|Write|Wrapping|Linking|Applying)' || true; }
+
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    if [ "$(id -u)" -eq 0 ]; then
+        ip netns del "$NS" 2>/dev/null || true
+        ip link del np-demo0 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+
+rm -rf "$DEMO"
+mkdir -p "$DEMO"
+echo "==> a throwaway CA and certificates in $DEMO/ca"
+$BIN/netpulse ca init --dir "$DEMO/ca" >/dev/null
+$BIN/netpulse ca issue --dir "$DEMO/ca" --daemon netpulsed --ip 127.0.0.1 >/dev/null
+$BIN/netpulse ca issue --dir "$DEMO/ca" --agent demo-agent >/dev/null
+
+# Traffic: as root, a veth pair to a network namespace of our own carrying a steady TCP stream; otherwise the
+# stream runs over loopback, which the agent then watches too.
+if [ "$(id -u)" -eq 0 ]; then
+    ip netns del "$NS" 2>/dev/null || true
+    ip link del np-demo0 2>/dev/null || true
+    ip netns add "$NS"
+    ip link add np-demo0 type veth peer name np-demo1
+    ip link set np-demo1 netns "$NS"
+    ip addr add 10.253.0.1/30 dev np-demo0
+    ip link set np-demo0 up
+    ip -n "$NS" addr add 10.253.0.2/30 dev np-demo1
+    ip -n "$NS" link set np-demo1 up
+    ip -n "$NS" link set lo up
+    TARGET=10.253.0.2
+    EXCLUDE='["lo"]'
+else
+    TARGET=127.0.0.1
+    EXCLUDE='[]'
+fi
+
+cat > "$DEMO/netpulsed.toml" <<CONF
+[daemon]
+state_directory = "$DEMO/netpulsed"
+[listen]
+address = "127.0.0.1:$PORT"
+[tls]
+ca = "$DEMO/ca/ca.pem"
+certificate = "$DEMO/ca/netpulsed.pem"
+key = "$DEMO/ca/netpulsed-key.pem"
+CONF
+cat > "$DEMO/agent.toml" <<CONF
+[agent]
+id = "demo-agent"
+state_directory = "$DEMO/agent"
+[sampling]
+interval = "1s"
+exclude = $EXCLUDE
+[batch]
+interval = "2s"
+[daemon]
+endpoints = ["127.0.0.1:$PORT"]
+ca = "$DEMO/ca/ca.pem"
+certificate = "$DEMO/ca/demo-agent.pem"
+key = "$DEMO/ca/demo-agent-key.pem"
+CONF
+
+echo "==> starting netpulsed and netpulse-agent (logs in $DEMO/*.log)"
+$BIN/netpulsed --config "$DEMO/netpulsed.toml" >"$DEMO/netpulsed.log" 2>&1 &
+pids+=($!)
+sleep 1
+$BIN/netpulse-agent --config "$DEMO/agent.toml" >"$DEMO/agent.log" 2>&1 &
+pids+=($!)
+
+echo "==> $SECONDS_TO_RUN seconds of traffic to $TARGET (about 40 Mbit/s, varying)"
+SINK="import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$TARGET', 17421)); s.listen(1); c, _ = s.accept()
+while c.recv(1 << 16): pass"
+SOURCE="import socket, time, math
+c = socket.create_connection(('$TARGET', 17421)); chunk = b'x' * 65536; start = time.time()
+while time.time() - start < $SECONDS_TO_RUN:
+    rate = 5e6 * (1 + 0.5 * math.sin((time.time() - start) / 4))
+    c.sendall(chunk); time.sleep(len(chunk) / rate)"
+if [ "$TARGET" = 127.0.0.1 ]; then
+    python3 -c "$SINK" & pids+=($!)
+else
+    ip netns exec "$NS" python3 -c "$SINK" & pids+=($!)
+fi
+sleep 0.5
+python3 -c "$SOURCE"
+sleep 3
+
+echo
+echo "==> what arrived at netpulsed: netpulse rates --store $DEMO/netpulsed/netpulse.db"
+$BIN/netpulse rates --store "$DEMO/netpulsed/netpulse.db"
+echo
+echo "==> agent log"
+cat "$DEMO/agent.log"

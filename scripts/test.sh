@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine and runs every test: unit tests, and end-to-end tests that start the real
+# netpulsed and netpulse-agent with real certificates (as root they also use network namespaces).
+#   scripts/test.sh                 everything
+#   scripts/test.sh --filter NAME   only tests whose name matches NAME (passed to `swift test`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/common.sh
+ensure_packages
+
+echo "==> building (debug) with $(swift --version 2>/dev/null | head -n 1)"
+# Progress lines are hidden; with pipefail the build's own status decides.
+swift build --build-tests 2>&1 | { grep -Ev '^\[[0-9]+/[0-9]+\] (Compiling|Emitting|Write|Wrapping|Linking|Applying)' || true; }
+
+echo "==> testing"
+swift test --skip-build "$@"
