@@ -94,6 +94,16 @@ let package = Package(
         .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent"]),
         .testTarget(name: "PulseDaemonTests", dependencies: ["PulseDaemon", "PulseCertificates"]),
         .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "PulseCore", "PulseDaemon",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
             name: "PulseCertificatesTests",
             dependencies: [
                 "PulseCertificates",

@@ -132,9 +132,7 @@ public struct Sender: Sendable {
                     }
                     switch message {
                     case .ack(let ack):
-                        if await pipeline.acknowledge(ack, at: WallClock.milliseconds()) {
-                            logger.notice("replay done: the spool is empty")
-                        }
+                        await pipeline.acknowledge(ack, at: WallClock.milliseconds())
                     case .pace(let pace):
                         await pipeline.setPace(pace)
                         if pace == .normal {

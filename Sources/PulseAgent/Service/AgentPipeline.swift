@@ -16,6 +16,8 @@ public actor AgentPipeline {
     public private(set) var acknowledged: UInt64 = 0
     public private(set) var connectedTo: String?
     public private(set) var lastAckAt: Int64?
+    /// Set when a connection starts with a backlog; cleared (and logged) when the backlog is delivered.
+    private var replaying: (started: Int64, batches: Int)?
     private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiter = 0
 
@@ -65,6 +67,7 @@ public actor AgentPipeline {
     public func sessionStarted(_ daemon: String) {
         connectedTo = daemon
         inFlight = 0
+        replaying = spool.entries.count > 1 ? (WallClock.milliseconds(), spool.entries.count) : nil
         wakeAll()
     }
 
@@ -76,14 +79,18 @@ public actor AgentPipeline {
 
     public func sent() { inFlight += 1 }
 
-    /// Removes an acknowledged batch from the spool; returns true when that emptied a backlog.
-    public func acknowledge(_ ack: Ack, at timestamp: Int64) -> Bool {
+    /// Removes an acknowledged batch from the spool, and says once when a backlog has been delivered (at most
+    /// the newest batch, still being written, left).
+    public func acknowledge(_ ack: Ack, at timestamp: Int64) {
         inFlight = max(0, inFlight - 1)
-        let hadBacklog = spool.entries.count > 1
         if spool.remove(stream: ack.stream, sequence: ack.sequence) { acknowledged += 1 }
         lastAckAt = timestamp
+        if let backlog = replaying, spool.entries.count <= 1 {
+            replaying = nil
+            logger.notice(
+                "replay done: \(backlog.batches) spooled batches delivered in \(Units.formatDuration(timestamp - backlog.started))")
+        }
         wakeAll()
-        return hadBacklog && spool.entries.isEmpty
     }
 
     public func setPace(_ pace: Pace) {

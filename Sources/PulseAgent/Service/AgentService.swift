@@ -44,7 +44,9 @@ public struct AgentService: Service {
                 }
             }
             tasks.addTask {
-                await sender.run()
+                // On SIGTERM the sampling loop closes its batch into the spool; the sender just stops, and the
+                // spool keeps whatever is unacknowledged for the next start.
+                try? await cancelWhenGracefulShutdown { await sender.run() }
             }
         }
         let spooled = await pipeline.spooledBatches

@@ -99,26 +99,11 @@ public struct Spool: Sendable {
 
     /// Splits a spool file back into its frames.
     public static func decode(_ bytes: [UInt8]) throws -> (describe: Describe, batch: WireBatch) {
-        let frames = try frames(bytes)
+        let frames = try WireCodec.frames(in: bytes)
         guard frames.count == 2, case .describe(let describe) = try WireCodec.decode(frames[0]),
             case .batch(let batch) = try WireCodec.decode(frames[1])
         else { throw WireError.malformed("spool file is not DESCRIBE + BATCH") }
         return (describe, batch)
-    }
-
-    /// The frames (type and payload, without length prefix) in a byte string of whole frames.
-    public static func frames(_ bytes: [UInt8]) throws(WireError) -> [[UInt8]] {
-        var frames = [[UInt8]]()
-        var index = 0
-        while index < bytes.count {
-            guard index + WireCodec.lengthPrefixBytes <= bytes.count else { throw .truncated }
-            let length = bytes[index..<index + 4].reduce(0) { $0 << 8 | Int($1) }
-            index += WireCodec.lengthPrefixBytes
-            guard length >= 1, index + length <= bytes.count else { throw .truncated }
-            frames.append(Array(bytes[index..<index + length]))
-            index += length
-        }
-        return frames
     }
 }
 

@@ -122,6 +122,21 @@ public enum WireCodec {
 
     // MARK: Decoding
 
+    /// Splits bytes holding whole frames (as a spool file does) into the frames' type-and-payload bytes.
+    public static func frames(in bytes: [UInt8]) throws(WireError) -> [[UInt8]] {
+        var frames = [[UInt8]]()
+        var index = 0
+        while index < bytes.count {
+            guard index + lengthPrefixBytes <= bytes.count else { throw .truncated }
+            let length = bytes[index..<index + lengthPrefixBytes].reduce(0) { $0 << 8 | Int($1) }
+            index += lengthPrefixBytes
+            guard length >= 1, index + length <= bytes.count else { throw .truncated }
+            frames.append(Array(bytes[index..<index + length]))
+            index += length
+        }
+        return frames
+    }
+
     /// Decodes one frame's type byte and payload, enforcing `limits` before any allocation.
     ///
     /// - Throws: ``WireError`` naming the first problem; the caller answers with an `ERROR` frame and closes.

@@ -1,0 +1,137 @@
+import Foundation
+import PulseCore
+
+@testable import PulseDaemon
+
+/// A throwaway deployment: a CA and certificates made with the real `netpulse ca`, configs, and the real
+/// `netpulsed` and `netpulse-agent` processes, optionally inside a network namespace.
+final class Fleet: @unchecked Sendable {
+    let directory: String
+    let port: Int
+    let netns: String?
+    var daemon: Daemonized?
+    var agents: [String: Daemonized] = [:]
+
+    init(netns: String? = nil, agents: [String] = ["agent-1"]) throws {
+        directory = NSTemporaryDirectory() + "netpulse-e2e-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        self.netns = netns
+        port = try freePort()
+        try run([Build.cli, "ca", "init", "--dir", "\(directory)/ca"])
+        try run([Build.cli, "ca", "issue", "--dir", "\(directory)/ca", "--daemon", "netpulsed", "--ip", "127.0.0.1"])
+        for agent in agents { try issueAgent(agent) }
+        try """
+        [daemon]
+        state_directory = "\(directory)/netpulsed"
+        [listen]
+        address = "127.0.0.1:\(port)"
+        handshake_timeout = "3s"
+        [tls]
+        ca = "\(directory)/ca/ca.pem"
+        certificate = "\(directory)/ca/netpulsed.pem"
+        key = "\(directory)/ca/netpulsed-key.pem"
+        """.write(toFile: "\(directory)/netpulsed.toml", atomically: true, encoding: .utf8)
+    }
+
+    func issueAgent(_ name: String) throws {
+        try run([Build.cli, "ca", "issue", "--dir", "\(directory)/ca", "--agent", name])
+    }
+
+    var storePath: String { "\(directory)/netpulsed/netpulse.db" }
+
+    /// Writes an agent config; `extra` is appended verbatim (TOML tables).
+    func writeAgentConfig(
+        _ name: String, interval: String = "200ms", batch: String = "600ms", heartbeat: String = "0s",
+        include: String = #"["*"]"#, exclude: String = "[]", certificate: String? = nil, ca: String? = nil,
+        extra: String = ""
+    ) throws -> String {
+        let path = "\(directory)/\(name).toml"
+        try """
+        [agent]
+        id = "\(name)"
+        state_directory = "\(directory)/\(name)"
+        [sampling]
+        interval = "\(interval)"
+        link_state_interval = "2s"
+        include = \(include)
+        exclude = \(exclude)
+        [throttle]
+        idle_heartbeat = "\(heartbeat)"
+        upload_budget = 0
+        [batch]
+        interval = "\(batch)"
+        jitter = 0.1
+        [daemon]
+        endpoints = ["127.0.0.1:\(port)"]
+        ca = "\(ca ?? "\(directory)/ca/ca.pem")"
+        certificate = "\(directory)/ca/\(certificate ?? name).pem"
+        key = "\(directory)/ca/\(certificate ?? name)-key.pem"
+        backoff_initial = "100ms"
+        backoff_max = "1s"
+        \(extra)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Starts `netpulsed` and waits until it listens.
+    func startDaemon() throws {
+        let process = try Daemonized(
+            [Build.netpulsed, "--config", "\(directory)/netpulsed.toml"], log: "\(directory)/netpulsed.log", netns: netns)
+        daemon = process
+        let logSize = process.output.count
+        try eventually("netpulsed listening") {
+            guard process.isRunning else { throw CommandFailure(description: "netpulsed exited:\n\(process.output)") }
+            return process.output.dropFirst(logSize).contains("listening on")
+        }
+    }
+
+    /// Starts an agent with a config written by ``writeAgentConfig``.
+    @discardableResult
+    func startAgent(_ name: String, config: String) throws -> Daemonized {
+        let process = try Daemonized(
+            [Build.agent, "--config", config], log: "\(directory)/\(name).log", netns: netns)
+        agents[name] = process
+        return process
+    }
+
+    func store() throws -> Store { try Store(path: storePath, readOnly: true) }
+
+    /// Samples of one interface, as stored.
+    func samples(_ agent: String, _ interface: String) throws -> [StoredSample] {
+        guard FileManager.default.fileExists(atPath: storePath) else { return [] }
+        return try store().samples(agent: agent, interface: InterfaceName(interface))
+    }
+
+    /// Every stored chunk's (series, timestamps) and every batch record: for duplicate checks.
+    func storedRows() throws -> (chunks: [(series: Int64, timestamps: [Int64])], batches: Int) {
+        try store().pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT series_id, data FROM chunk ORDER BY id")
+            let chunks = try rows.map { row -> (series: Int64, timestamps: [Int64]) in
+                let data: Data = row[1]
+                return (row[0], try SeriesChunk.decode(Array(data)).timestamps)
+            }
+            return (chunks, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM batch") ?? 0)
+        }
+    }
+
+    /// Names of the agents the store knows.
+    func agentNames() throws -> [String] {
+        try store().pool.read { db in try String.fetchAll(db, sql: "SELECT name FROM agent ORDER BY name") }
+    }
+
+    func spooledFiles(_ agent: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "\(directory)/\(agent)/spool")) ?? []).filter { $0.hasSuffix(".npb") }
+    }
+
+    func shutdown() {
+        for agent in agents.values { agent.stop() }
+        daemon?.stop()
+    }
+
+    deinit {
+        shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+import GRDB

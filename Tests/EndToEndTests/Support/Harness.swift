@@ -1,0 +1,121 @@
+import Foundation
+import PulseCore
+
+/// Paths of the repository and the freshly built binaries.
+enum Build {
+    static let root: String = {
+        var path = #filePath
+        for _ in 0..<4 { path = (path as NSString).deletingLastPathComponent }
+        return path
+    }()
+    static let binaries = root + "/.build/debug"
+    static let netpulsed = binaries + "/netpulsed"
+    static let agent = binaries + "/netpulse-agent"
+    static let cli = binaries + "/netpulse"
+}
+
+/// True when the tests run as root, which network namespaces need (CI does).
+let isRoot = getuid() == 0
+
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Runs a command to completion and returns its standard output.
+@discardableResult
+func run(_ arguments: [String], allowFailure: Bool = false) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    if process.terminationStatus != 0 && !allowFailure {
+        throw CommandFailure(
+            description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+/// A long-running process whose output goes to a log file.
+final class Daemonized: @unchecked Sendable {
+    let process = Process()
+    let log: String
+
+    init(_ arguments: [String], log: String, netns: String? = nil) throws {
+        self.log = log
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        handle.seekToEndOfFile()
+        process.executableURL = URL(fileURLWithPath: netns == nil ? arguments[0] : "/usr/sbin/ip")
+        process.arguments = netns.map { ["netns", "exec", $0] + arguments } ?? Array(arguments.dropFirst())
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+
+    func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Sends SIGTERM and waits for the exit status.
+    @discardableResult
+    func stop(timeout: Double = 15) -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        signal(SIGTERM)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            signal(SIGKILL)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    func killHard() {
+        signal(SIGKILL)
+        process.waitUntilExit()
+    }
+
+    var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    deinit { if process.isRunning { killHard() } }
+}
+
+/// Polls `condition` until it holds or `timeout` seconds pass.
+func eventually(
+    _ what: String, timeout: Double = 20, interval: Double = 0.1, _ condition: () throws -> Bool
+) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if (try? condition()) == true { return }
+        Thread.sleep(forTimeInterval: interval)
+    }
+    if try condition() { return }
+    throw CommandFailure(description: "timed out after \(timeout)s waiting for: \(what)")
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released, so a later bind normally succeeds).
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    guard bound == 0 else { throw CommandFailure(description: "bind failed: \(errno)") }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

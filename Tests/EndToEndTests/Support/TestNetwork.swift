@@ -1,0 +1,67 @@
+import Foundation
+
+/// Two network namespaces joined by a veth pair, created and destroyed by the test: `host` runs netpulsed and the
+/// agent (with two more interfaces named `a<b&c` and `p"q>`, which Linux allows), `peer` sends traffic to it.
+/// IPv6 is off in both so that no background packets move the counters while they are compared.
+final class TestNetwork: @unchecked Sendable {
+    let host: String
+    let peer: String
+    let hostAddress = "10.254.0.1"
+    let peerAddress = "10.254.0.2"
+    static let oddNames = ["a<b&c", "p\"q>"]
+
+    init() throws {
+        let suffix = UUID().uuidString.prefix(6).lowercased()
+        host = "np-h-\(suffix)"
+        peer = "np-p-\(suffix)"
+        for namespace in [host, peer] {
+            try run(["ip", "netns", "add", namespace])
+            try run(["ip", "netns", "exec", namespace, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+            try run(["ip", "netns", "exec", namespace, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"])
+            try run(["ip", "-n", namespace, "link", "set", "lo", "up"])
+        }
+        try run(["ip", "-n", host, "link", "add", "npv0", "type", "veth", "peer", "name", "npv1", "netns", peer])
+        try run(["ip", "-n", host, "addr", "add", "\(hostAddress)/30", "dev", "npv0"])
+        try run(["ip", "-n", peer, "addr", "add", "\(peerAddress)/30", "dev", "npv1"])
+        try run(["ip", "-n", host, "link", "set", "npv0", "up"])
+        try run(["ip", "-n", peer, "link", "set", "npv1", "up"])
+        // This kernel has no dummy driver; a veth pair gives two idle interfaces just as well.
+        try run(["ip", "-n", host, "link", "add", Self.oddNames[0], "type", "veth", "peer", "name", Self.oddNames[1]])
+        for name in Self.oddNames { try run(["ip", "-n", host, "link", "set", name, "up"]) }
+    }
+
+    /// Sends `bytes` over TCP from the peer namespace to the host namespace.
+    func sendTraffic(bytes: Int) throws {
+        let sink = Process()
+        sink.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        sink.arguments = [
+            "netns", "exec", host, "python3", "-c",
+            "import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('\(hostAddress)', 9100)); s.listen(1); c,_=s.accept()\nwhile c.recv(65536): pass",
+        ]
+        try sink.run()
+        defer { if sink.isRunning { sink.terminate() } }
+        Thread.sleep(forTimeInterval: 0.5)
+        try run([
+            "ip", "netns", "exec", peer, "python3", "-c",
+            "import socket\nc=socket.create_connection(('\(hostAddress)', 9100)); c.sendall(b'x' * \(bytes)); c.close()",
+        ])
+        sink.waitUntilExit()
+    }
+
+    /// The kernel's counters in the host namespace, parsed independently of the agent's parser.
+    func kernelCounters() throws -> [String: [UInt64]] {
+        let text = try run(["ip", "netns", "exec", host, "cat", "/proc/net/dev"])
+        var result = [String: [UInt64]]()
+        for line in text.split(separator: "\n").dropFirst(2) {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            result[name] = line[line.index(after: colon)...].split(separator: " ").compactMap { UInt64($0) }
+        }
+        return result
+    }
+
+    deinit {
+        _ = try? run(["ip", "netns", "del", host], allowFailure: true)
+        _ = try? run(["ip", "netns", "del", peer], allowFailure: true)
+    }
+}
