@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "netpulse-agent", targets: ["netpulse-agent"]),
         .executable(name: "netpulsed", targets: ["netpulsed"]),
         .executable(name: "netpulse", targets: ["netpulse"]),
+        .library(name: "PulseCharts", targets: ["PulseCharts"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -65,12 +66,15 @@ let package = Package(
             ]
         ),
 
+        // Charts: a chart grammar that renders SVG, with no dependencies at all.
+        .target(name: "PulseCharts"),
+
         // MARK: Executables (thin: parse arguments, load config, run services)
         .executableTarget(
             name: "netpulse-agent",
             dependencies: [
                 "PulseAgent",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -89,10 +93,29 @@ let package = Package(
         ),
 
 
+        // MARK: Benchmarks (release builds, run by scripts/bench.sh, not by the tests)
+        .executableTarget(
+            name: "netpulse-bench",
+            dependencies: [
+                "PulseCore", "PulseDaemon", "PulseCertificates",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Benchmarks/netpulse-bench"
+        ),
+
+        .executableTarget(
+            name: "pulsecharts-bench",
+            dependencies: ["PulseCharts"],
+            path: "Benchmarks/pulsecharts-bench"
+        ),
+
         // MARK: Tests
         .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore"]),
         .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent"]),
         .testTarget(name: "PulseDaemonTests", dependencies: ["PulseDaemon", "PulseCertificates"]),
+        .testTarget(name: "PulseChartsTests", dependencies: ["PulseCharts"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

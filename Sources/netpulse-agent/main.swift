@@ -1,55 +1,85 @@
-import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Logging
 import PulseAgent
 import PulseCore
 import ServiceLifecycle
 
-@main
-struct AgentCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "netpulse-agent",
-        abstract: "Sample this host's network interface counters and push them to netpulsed over mutual TLS.",
-        version: NetpulseVersion.string)
+// The agent parses its few options by hand: swift-argument-parser brings FoundationEssentials and the regex
+// libraries, several MiB of code that would be mapped into every host's agent for five flags.
+let usage = """
+    USAGE: netpulse-agent [--config <path>] [--check] [--log-level <level>]
 
-    @Option(name: .shortAndLong, help: "The agent config file.")
-    var config: String = "/etc/netpulse/agent.toml"
+    Sample this host's network interface counters and push them to netpulsed over mutual TLS.
 
-    @Flag(name: .long, help: "Check the config file and exit.")
-    var check = false
+    OPTIONS:
+      -c, --config <path>     The agent config file. (default: /etc/netpulse/agent.toml)
+      --check                 Check the config file and exit.
+      --log-level <level>     trace, debug, info, notice, warning, error or critical. (default: info)
+      --version               Show the version.
+      -h, --help              Show help information.
+    """
 
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .info
-
-    func run() async throws {
-        let loaded: AgentConfig
-        do {
-            loaded = try AgentConfig.load(path: config)
-        } catch {
-            printError("netpulse-agent: \(error)")
-            throw ExitCode(2)
+var configPath = "/etc/netpulse/agent.toml"
+var checkOnly = false
+var logLevel = Logger.Level.info
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "-c", "--config":
+        guard let value = arguments.popFirst() else {
+            printError("netpulse-agent: error: missing value for '\(argument)'\n\(usage)")
+            exit(64)
         }
-        if check {
-            print("\(config): OK")
-            return
+        configPath = value
+    case "--check":
+        checkOnly = true
+    case "--log-level":
+        guard let value = arguments.popFirst(), let level = Logger.Level(rawValue: value) else {
+            printError("netpulse-agent: error: --log-level needs one of trace, debug, info, notice, warning, error, critical")
+            exit(64)
         }
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "netpulse-agent")
-        let service = AgentService(config: loaded, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        do {
-            try await group.run()
-        } catch {
-            printError("netpulse-agent: \(error)")
-            throw ExitCode(1)
-        }
+        logLevel = level
+    case "--version":
+        print(NetpulseVersion.string)
+        exit(0)
+    case "-h", "--help":
+        print(usage)
+        exit(0)
+    default:
+        printError("netpulse-agent: error: unknown argument '\(argument)'\n\(usage)")
+        exit(64)
     }
 }
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
+let config: AgentConfig
+do {
+    config = try AgentConfig.load(path: configPath)
+} catch {
+    printError("netpulse-agent: \(error)")
+    exit(2)
+}
+if checkOnly {
+    print("\(configPath): OK")
+    exit(0)
+}
+let level = logLevel
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = level
+    return handler
+}
+let logger = Logger(label: "netpulse-agent")
+let group = ServiceGroup(
+    configuration: .init(
+        services: [.init(service: AgentService(config: config, logger: logger))],
+        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+do {
+    try await group.run()
+} catch {
+    printError("netpulse-agent: \(error)")
+    exit(1)
+}

@@ -67,7 +67,7 @@ public struct AgentConfig: Sendable, Hashable {
             batchInterval: try reader.duration("batch", "interval", default: 10_000, range: 100...3_600_000),
             batchMaximumSamples: Int(try reader.integer("batch", "max_samples", default: 16_384, range: 1...65_536)),
             batchJitter: try reader.number("batch", "jitter", default: 0.1, range: 0...0.5),
-            spoolMaximumBytes: try reader.byteSize("spool", "max_size", default: 64 << 20, range: 65_536...(1 << 40)),
+            spoolMaximumBytes: try reader.byteSize("spool", "max_size", default: 64 << 20, range: 4_096...(1 << 40)),
             endpoints: try reader.endpoints("daemon", "endpoints", default: [Endpoint(host: "127.0.0.1", port: 7420)]),
             serverName: try reader.string("daemon", "server_name", default: "netpulsed"),
             tls: TLSFiles(

@@ -19,22 +19,56 @@ public struct AgentIdentity: Sendable, Hashable {
     }
 }
 
-/// A decoded batch waiting for its durable write.
+/// A batch waiting for its durable write, already in its stored form.
+///
+/// Made on the connection's event loop: the chunks are encoded there (in parallel across connections), so the
+/// single writer thread only inserts rows, and a queued batch holds its compact chunks (about the size of the
+/// frame) rather than the decoded values (eight bytes each).
 public struct IngestItem: Sendable {
+    /// One interface's samples of the batch, encoded as a ``SeriesChunk``.
+    public struct Chunk: Sendable {
+        public var descriptor: InterfaceDescriptor
+        public var firstTimestamp: Int64
+        public var lastTimestamp: Int64
+        public var sampleCount: Int
+        public var data: [UInt8]
+    }
+
+    public struct LinkChange: Sendable {
+        public var descriptorID: UInt32
+        public var timestamp: Int64
+        public var state: LinkState
+    }
+
     public var agent: AgentIdentity
-    public var batch: WireBatch
-    /// The descriptor of each of `batch.sections`, in the same order.
-    public var descriptors: [InterfaceDescriptor]
+    public var stream: UInt64
+    public var sequence: UInt64
+    public var droppedBefore: UInt64
+    public var valueCount: Int
+    public var chunks: [Chunk]
+    public var linkChanges: [LinkChange]
     /// Called on the writer thread after the commit (or its failure): only then may the batch be acknowledged.
     public var completion: @Sendable (Result<IngestOutcome, any Error>) -> Void
 
+    /// Prepares a decoded batch whose sections are described by `descriptors` (same order).
     public init(
         agent: AgentIdentity, batch: WireBatch, descriptors: [InterfaceDescriptor],
         completion: @escaping @Sendable (Result<IngestOutcome, any Error>) -> Void
     ) {
         self.agent = agent
-        self.batch = batch
-        self.descriptors = descriptors
+        stream = batch.stream
+        sequence = batch.sequence
+        droppedBefore = batch.droppedBefore
+        valueCount = batch.valueCount
+        chunks = zip(batch.sections, descriptors).map { section, descriptor in
+            let timestamps = section.ticks.map { batch.timestamps[$0] }
+            return Chunk(
+                descriptor: descriptor, firstTimestamp: timestamps[0], lastTimestamp: timestamps[timestamps.count - 1],
+                sampleCount: timestamps.count, data: SeriesChunk.encode(timestamps: timestamps, values: section.values))
+        }
+        linkChanges = batch.linkStates.map {
+            LinkChange(descriptorID: $0.descriptorID, timestamp: batch.timestamps[$0.tick], state: $0.state)
+        }
         self.completion = completion
     }
 }
@@ -124,13 +158,15 @@ public final class IngestWriter: Sendable {
             }
             if !items.isEmpty {
                 commit(items, cache: &cache)
-                // Backpressure: ask agents to batch more when transactions keep growing, lift it when calm.
+                // Backpressure: ask agents to batch less often when one commit gathers `paceThreshold` batches
+                // (the writer is behind); lift it after ten commits in a row under half of that (hysteresis, so
+                // the pace does not flap).
                 if items.count >= paceThreshold && !pressured {
                     pressured = true
                     calmCycles = 0
                     logger.warning("ingest is behind (\(items.count) batches in one commit): asking agents to slow down")
                     onPace(Pace(sampleFactor: 1, batchFactor: 4))
-                } else if pressured && items.count < paceThreshold / 4 {
+                } else if pressured && items.count < paceThreshold / 2 {
                     calmCycles += 1
                     if calmCycles >= 10 {
                         pressured = false
@@ -167,7 +203,7 @@ public final class IngestWriter: Sendable {
         var stored: Int64 = 0
         for (item, outcome) in zip(items, outcomes) {
             if outcome == .stored {
-                values += Int64(item.batch.valueCount)
+                values += Int64(item.valueCount)
                 stored += 1
             }
             item.completion(.success(outcome))
@@ -196,40 +232,40 @@ struct WriterCache {
 
     mutating func store(_ item: IngestItem, at now: Int64, in db: Database) throws -> IngestOutcome {
         let agent = try agentID(item.agent, at: now, in: db)
-        let streamKey = StreamKey(agent: agent, stream: item.batch.stream)
+        let streamKey = StreamKey(agent: agent, stream: item.stream)
         let stream: Int64
         if let known = streams[streamKey] {
             stream = known
         } else {
             try db.execute(
                 sql: "INSERT INTO stream (agent_id, stream) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                arguments: [agent, Int64(bitPattern: item.batch.stream)])
+                arguments: [agent, Int64(bitPattern: item.stream)])
             stream = try Int64.fetchOne(
                 db, sql: "SELECT id FROM stream WHERE agent_id = ? AND stream = ?",
-                arguments: [agent, Int64(bitPattern: item.batch.stream)])!
+                arguments: [agent, Int64(bitPattern: item.stream)])!
             streams[streamKey] = stream
         }
         try db.cachedStatement(
             sql: "INSERT INTO batch (stream_id, sequence, received, value_count) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
-        ).execute(arguments: [stream, Int64(bitPattern: item.batch.sequence), now, item.batch.valueCount])
+        ).execute(arguments: [stream, Int64(bitPattern: item.sequence), now, item.valueCount])
         guard db.changesCount == 1 else { return .duplicate }
-        if item.batch.droppedBefore > 0 {
+        if item.droppedBefore > 0 {
             try db.execute(
                 sql: "UPDATE stream SET dropped = dropped + ? WHERE id = ?",
-                arguments: [Int64(clamping: item.batch.droppedBefore), stream])
+                arguments: [Int64(clamping: item.droppedBefore), stream])
         }
 
         let insertChunk = try db.cachedStatement(
             sql: "INSERT INTO chunk (series_id, first_ts, last_ts, sample_count, data) VALUES (?, ?, ?, ?, ?)")
         var seriesOfDescriptor = [UInt32: Int64]()
-        for (section, descriptor) in zip(item.batch.sections, item.descriptors) {
-            let series = try seriesID(agent: agent, descriptor, at: now, in: db)
-            seriesOfDescriptor[descriptor.id] = series
-            let timestamps = section.ticks.map { item.batch.timestamps[$0] }
-            let data = SeriesChunk.encode(timestamps: timestamps, values: section.values)
-            try insertChunk.execute(arguments: [series, timestamps.first!, timestamps.last!, timestamps.count, Data(data)])
+        for chunk in item.chunks {
+            let series = try seriesID(agent: agent, chunk.descriptor, at: now, in: db)
+            seriesOfDescriptor[chunk.descriptor.id] = series
+            try insertChunk.execute(arguments: [
+                series, chunk.firstTimestamp, chunk.lastTimestamp, chunk.sampleCount, Data(chunk.data),
+            ])
         }
-        for record in item.batch.linkStates {
+        for record in item.linkChanges {
             guard let series = seriesOfDescriptor[record.descriptorID] else { continue }
             try db.execute(
                 sql: """
@@ -237,7 +273,7 @@ struct WriterCache {
                     ON CONFLICT DO NOTHING
                     """,
                 arguments: [
-                    series, item.batch.timestamps[record.tick], record.state.speedMbps.map { Int64($0) },
+                    series, record.timestamp, record.state.speedMbps.map { Int64($0) },
                     record.state.operState.name, record.state.carrier, Int64(record.state.mtu),
                 ])
         }

@@ -19,6 +19,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var logger: Logger
     private let handshakeTimeout: TimeAmount
     private var handshakeTimer: Scheduled<Void>?
+    private var tlsEstablished = false
 
     init(
         machine: ConnectionStateMachine, writer: IngestWriter, registry: ConnectionRegistry, logger: Logger,
@@ -54,6 +55,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case TLSUserEvent.handshakeCompleted(_):
+            tlsEstablished = true
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self).peerCertificate
             perform(machine.tlsEstablished(certificateName: certificate.flatMap(Self.commonName)), context: context)
         case IdleStateHandler.IdleStateEvent.read:
@@ -96,6 +98,10 @@ final class ConnectionHandler: ChannelInboundHandler {
             if case .welcome = message, let pace = registry.currentPace, pace != .normal {
                 context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: WireCodec.encode(.pace(pace)))), promise: nil)
             }
+        case .fail(let error) where !tlsEstablished:
+            // No TLS session to carry an ERROR frame: just close.
+            logger.notice("closing connection: \(error)")
+            context.close(promise: nil)
         case .fail(let error):
             logger.warning("closing connection: \(error)")
             let channel = context.channel

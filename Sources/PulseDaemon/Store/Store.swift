@@ -98,6 +98,11 @@ public final class Store: Sendable {
         (FileIO.size(path) ?? 0) + (FileIO.size(path + "-wal") ?? 0)
     }
 
+    /// Counter values in the batches the store holds (what was acknowledged, less what retention removed).
+    public func storedValueCount() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(value_count), 0) FROM batch") ?? 0 }
+    }
+
     /// Deletes raw chunks and batch records whose newest sample is older than `cutoff` (ms since the epoch).
     @discardableResult
     public func deleteRaw(olderThan cutoff: Int64) throws -> Int {

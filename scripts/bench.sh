@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Benchmarks behind docs/benchmarks.md, on release builds. Not part of the tests.
+#   scripts/bench.sh            everything (the agent's cost needs root for its network namespaces)
+#   scripts/bench.sh wire       only the wire size
+#   scripts/bench.sh ingest     only the daemon's ingest throughput
+#   scripts/bench.sh agent      only the agent's CPU and memory
+#   scripts/bench.sh charts     only the chart rendering (scripts/bench-charts.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/common.sh
+ensure_packages prometheus-node-exporter curl
+WHAT=${1:-all}
+R=.build/release
+
+echo "==> building release binaries"
+swift build -c release --product netpulsed >/dev/null
+swift build -c release --product netpulse >/dev/null
+swift build -c release --product netpulse-bench >/dev/null
+# The agent as it is meant to ship: the Swift runtime linked in, which saves ~2 MiB of RSS.
+swift build -c release --static-swift-stdlib --product netpulse-agent >/dev/null
+
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r)"
+echo "date:    $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+
+if [ "$WHAT" = all ] || [ "$WHAT" = wire ]; then
+    $R/netpulse-bench wire
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = ingest ]; then
+    $R/netpulse-bench ingest "$R/netpulsed" "${BENCH_AGENTS:-200}" "${BENCH_SECONDS:-20}"
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = agent ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "agent cost: skipped (needs root for network namespaces)"
+    else
+        SECONDS_TO_MEASURE=${BENCH_AGENT_SECONDS:-120}
+        DIR=$(mktemp -d /tmp/netpulse-bench-agent.XXXXXX)
+        A=npb-a-$$
+        B=npb-b-$$
+        cleanup() {
+            kill $(jobs -p) 2>/dev/null || true
+            wait 2>/dev/null || true
+            ip netns del "$A" 2>/dev/null || true
+            ip netns del "$B" 2>/dev/null || true
+            rm -rf "$DIR"
+        }
+        trap cleanup EXIT
+        ip netns add "$A"
+        ip netns add "$B"
+        ip -n "$A" link set lo up
+        ip -n "$B" link set lo up
+        # 16 interfaces with a little traffic each, as on a busy host.
+        for i in $(seq 0 15); do
+            ip -n "$A" link add "veth$i" type veth peer name "peer$i" netns "$B"
+            ip -n "$A" addr add "10.200.$i.1/30" dev "veth$i"
+            ip -n "$B" addr add "10.200.$i.2/30" dev "peer$i"
+            ip -n "$A" link set "veth$i" up
+            ip -n "$B" link set "peer$i" up
+        done
+        $R/netpulse ca init --dir "$DIR/ca" >/dev/null
+        $R/netpulse ca issue --dir "$DIR/ca" --daemon netpulsed >/dev/null
+        $R/netpulse ca issue --dir "$DIR/ca" --agent bench >/dev/null
+        printf '[daemon]\nstate_directory = "%s/d"\n[listen]\naddress = "127.0.0.1:7420"\n[tls]\nca = "%s/ca/ca.pem"\ncertificate = "%s/ca/netpulsed.pem"\nkey = "%s/ca/netpulsed-key.pem"\n' \
+            "$DIR" "$DIR" "$DIR" "$DIR" >"$DIR/d.toml"
+        printf '[agent]\nid = "bench"\nstate_directory = "%s/a"\n[daemon]\nca = "%s/ca/ca.pem"\ncertificate = "%s/ca/bench.pem"\nkey = "%s/ca/bench-key.pem"\n' \
+            "$DIR" "$DIR" "$DIR" "$DIR" >"$DIR/a.toml"
+        ip netns exec "$A" $R/netpulsed --config "$DIR/d.toml" 2>"$DIR/d.log" &
+        sleep 1
+        ip netns exec "$A" python3 -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+while True:
+    for i in range(16): s.sendto(b'x' * 200, ('10.200.%d.2' % i, 9))
+    time.sleep(0.1)" &
+        ip netns exec "$A" $R/netpulse-agent --config "$DIR/a.toml" 2>"$DIR/a.log" &
+        AGENT=$!
+        # node_exporter, the usual peer, scraped once a second like the agent samples.
+        ip netns exec "$A" prometheus-node-exporter --web.listen-address=127.0.0.1:9100 --log.level=error 2>/dev/null &
+        NODE=$!
+        ip netns exec "$A" bash -c 'while true; do curl -s -o /dev/null http://127.0.0.1:9100/metrics; sleep 1; done' &
+        sleep 10
+        AGENT_PID=$(pgrep -f "netpulse-agent --config $DIR/a.toml" | head -n 1)
+        NODE_PID=$(pgrep -f "prometheus-node-exporter --web.listen-address=127.0.0.1:9100" | head -n 1)
+        echo "agent at 1 Hz with 16 interfaces (release, static Swift runtime), over ${SECONDS_TO_MEASURE} s:"
+        $R/netpulse-bench usage "$AGENT_PID" "$SECONDS_TO_MEASURE" 1 &
+        U1=$!
+        ( $R/netpulse-bench usage "$NODE_PID" "$SECONDS_TO_MEASURE" 1 | sed 's/^/ node_exporter:/' >"$DIR/node.txt" ) &
+        wait $U1
+        sleep 1
+        echo "prometheus-node-exporter $(dpkg-query -W -f='${Version}' prometheus-node-exporter), scraped every second, same run:"
+        sed 's/ node_exporter://' "$DIR/node.txt"
+        grep -c "connected to" "$DIR/a.log" >/dev/null || { echo "agent did not connect:"; cat "$DIR/a.log"; }
+        echo "agent binary: $(stat -c %s $R/netpulse-agent | numfmt --to=iec-i)B; links: $(ldd $R/netpulse-agent | awk '{print $1}' | tr '\n' ' ')"
+        echo
+    fi
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = charts ]; then
+    if [ -x scripts/bench-charts.sh ]; then scripts/bench-charts.sh; fi
+fi
