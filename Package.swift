@@ -32,21 +32,27 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libsystemd (apt: libsystemd-dev): readiness, status, watchdog, socket activation, journal.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(
+            name: "PulseSystemd",
+            dependencies: ["CSystemd", "PulseCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // No swift-service-lifecycle here: see SignalEvents for why the agent handles its signals itself.
         .target(
             name: "PulseAgent",
             dependencies: [
-                "PulseCore",
+                "PulseCore", "PulseSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
             name: "PulseDaemon",
             dependencies: [
-                "PulseCore",
+                "PulseCore", "PulseSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -72,15 +78,12 @@ let package = Package(
         // MARK: Executables (thin: parse arguments, load config, run services)
         .executableTarget(
             name: "netpulse-agent",
-            dependencies: [
-                "PulseAgent",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            dependencies: ["PulseAgent", "PulseSystemd", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "netpulsed",
             dependencies: [
-                "PulseDaemon",
+                "PulseDaemon", "PulseSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -114,6 +117,10 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore"]),
         .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent"]),
+        .testTarget(
+            name: "PulseSystemdTests",
+            dependencies: ["PulseSystemd", "PulseCore", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "PulseDaemonTests", dependencies: ["PulseDaemon", "PulseCertificates"]),
         .testTarget(name: "PulseChartsTests", dependencies: ["PulseCharts"], exclude: ["Golden"]),
         .testTarget(

@@ -13,11 +13,8 @@ WHAT=${1:-all}
 R=.build/release
 
 echo "==> building release binaries"
-swift build -c release --product netpulsed >/dev/null
-swift build -c release --product netpulse >/dev/null
+build_release
 swift build -c release --product netpulse-bench >/dev/null
-# The agent as it is meant to ship: the Swift runtime linked in, which saves ~2 MiB of RSS.
-swift build -c release --static-swift-stdlib --product netpulse-agent >/dev/null
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r)"
 echo "date:    $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -76,7 +73,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 while True:
     for i in range(16): s.sendto(b'x' * 200, ('10.200.%d.2' % i, 9))
     time.sleep(0.1)" &
-        ip netns exec "$A" $R/netpulse-agent --config "$DIR/a.toml" 2>"$DIR/a.log" &
+        ip netns exec "$A" $AGENT_RELEASE --config "$DIR/a.toml" 2>"$DIR/a.log" &
         AGENT=$!
         # node_exporter, the usual peer, scraped once a second like the agent samples.
         ip netns exec "$A" prometheus-node-exporter --web.listen-address=127.0.0.1:9100 --log.level=error 2>/dev/null &
@@ -85,7 +82,7 @@ while True:
         sleep 10
         AGENT_PID=$(pgrep -f "netpulse-agent --config $DIR/a.toml" | head -n 1)
         NODE_PID=$(pgrep -f "prometheus-node-exporter --web.listen-address=127.0.0.1:9100" | head -n 1)
-        echo "agent at 1 Hz with 16 interfaces (release, static Swift runtime), over ${SECONDS_TO_MEASURE} s:"
+        echo "agent at 1 Hz with 16 interfaces (release build as shipped, see build_release), over ${SECONDS_TO_MEASURE} s:"
         $R/netpulse-bench usage "$AGENT_PID" "$SECONDS_TO_MEASURE" 1 &
         U1=$!
         ( $R/netpulse-bench usage "$NODE_PID" "$SECONDS_TO_MEASURE" 1 | sed 's/^/ node_exporter:/' >"$DIR/node.txt" ) &
@@ -94,7 +91,7 @@ while True:
         echo "prometheus-node-exporter $(dpkg-query -W -f='${Version}' prometheus-node-exporter), scraped every second, same run:"
         sed 's/ node_exporter://' "$DIR/node.txt"
         grep -c "connected to" "$DIR/a.log" >/dev/null || { echo "agent did not connect:"; cat "$DIR/a.log"; }
-        echo "agent binary: $(stat -c %s $R/netpulse-agent | numfmt --to=iec-i)B; links: $(ldd $R/netpulse-agent | awk '{print $1}' | tr '\n' ' ')"
+        echo "agent binary: $(stat -c %s $AGENT_RELEASE | numfmt --to=iec-i)B; links: $(ldd $AGENT_RELEASE | awk '{print $1}' | tr '\n' ' ')"
         echo
     fi
 fi

@@ -68,12 +68,13 @@ enum IngestBench {
         for (index, name) in names.enumerated() {
             var configuration = TLSConfiguration.makeClientConfiguration()
             configuration.trustRoots = .file(directory + "/ca/ca.pem")
-            configuration.certificateChain = [.file(directory + "/ca/\(name).pem")]
-            configuration.privateKey = .file(directory + "/ca/\(name)-key.pem")
+            configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(directory + "/ca/\(name).pem")
+                .map { .certificate($0) }
+            configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: directory + "/ca/\(name)-key.pem", format: .pem))
             let context = try NIOSSLContext(configuration: configuration)
             let agentFrames = frames[index]
             _ = try ClientBootstrap(group: group)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))

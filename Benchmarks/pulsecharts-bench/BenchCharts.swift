@@ -14,11 +14,9 @@ enum BenchCharts {
         var rates: [Double]
     }
 
-    static func lineSeries(_ values: [String: [Double]]) -> [Series] {
-        let times = (0..<BenchData.lineCount).map { ChartDate(secondsSinceEpoch: Double(BenchData.lineStart + $0 + 1)) }
-        return BenchData.interfaces.compactMap { name in
-            values[name].map { Series(name: name, times: times, rates: $0) }
-        }
+    /// One series per interface, all over the table's instants.
+    static func lineSeries(_ table: BenchTable) -> [Series] {
+        table.series.map { Series(name: $0.name, times: table.times, rates: $0.values) }
     }
 
     static func lineSamples(_ series: [Series]) -> [Sample] {
@@ -51,21 +49,28 @@ enum BenchCharts {
         .frame(width: 880, height: 360)
     }
 
-    /// (b) Twelve panels, each with download drawn up and upload drawn down.
-    static func dashboard(_ panels: [(name: String, received: [Double], sent: [Double])]) -> Dashboard {
-        let times = (0..<BenchData.panelCount).map {
-            ChartDate(secondsSinceEpoch: Double(BenchData.panelStart + ($0 + 1) * 60))
+    /// (b) Twelve panels, each with download (`rx`) drawn up and upload (`tx`) drawn down.
+    static func dashboard(_ panels: [(title: String, table: BenchTable)]) -> Dashboard {
+        Dashboard(
+            title: "Fleet traffic", columns: 3, cellWidth: panelWidth, cellHeight: panelHeight,
+            charts: panels.map { panel($0.title, $0.table) })
+    }
+
+    static let panelWidth = 400.0
+    static let panelHeight = 220.0
+
+    /// One panel of the dashboard; the dashboard sets its size.
+    static func panel(_ title: String, _ table: BenchTable) -> Chart {
+        let times = table.times
+        let received = table.series.first { $0.name == "rx" }?.values ?? []
+        let sent = table.series.first { $0.name == "tx" }?.values ?? []
+        return Chart {
+            AreaPlot(x: .value("Time", times), y: .value("Rate", received))
+                .foregroundStyle(by: .value("Direction", "Download"))
+            AreaPlot(x: .value("Time", times), y: .value("Rate", sent.map { -$0 }))
+                .foregroundStyle(by: .value("Direction", "Upload"))
         }
-        let charts = panels.map { panel -> Chart in
-            Chart {
-                AreaPlot(x: .value("Time", times), y: .value("Rate", panel.received))
-                    .foregroundStyle(by: .value("Direction", "Download"))
-                AreaPlot(x: .value("Time", times), y: .value("Rate", panel.sent.map { -$0 }))
-                    .foregroundStyle(by: .value("Direction", "Upload"))
-            }
-            .chartYAxis { AxisMarks(format: .bitsPerSecond) }
-            .chartTitle(panel.name)
-        }
-        return Dashboard(title: "Fleet traffic", columns: 3, cellWidth: 400, cellHeight: 220, charts: charts)
+        .chartYAxis { AxisMarks(format: .bitsPerSecond) }
+        .chartTitle(title)
     }
 }

@@ -43,20 +43,28 @@ enum BenchData {
         return values
     }
 
-    static func lineSeries() -> [String: [Double]] {
-        var series: [String: [Double]] = [:]
-        for (n, name) in interfaces.enumerated() {
-            series[name] = wave(count: lineCount, step: 1, scale: 4e7, phase: Double(n) * 1.6, seed: UInt64(n + 1))
-        }
-        return series
+    /// Chart (a): four interfaces, one sample a second for a day.
+    static func line() -> BenchTable {
+        BenchTable(
+            times: (0..<lineCount).map { ChartDate(secondsSinceEpoch: Double(lineStart + $0 + 1)) },
+            series: interfaces.enumerated().map { n, name in
+                (name, wave(count: lineCount, step: 1, scale: 4e7, phase: Double(n) * 1.6, seed: UInt64(n + 1)))
+            })
     }
 
-    static func panel(_ index: Int) -> (name: String, received: [Double], sent: [Double]) {
+    /// The title of dashboard panel `index`.
+    static func panelName(_ index: Int) -> String {
+        "host\(index / 2 + 1) eth\(index % 2)"
+    }
+
+    /// Dashboard panel `index` of chart (b): received (`rx`) and sent (`tx`) bits per second, one sample a minute.
+    static func panel(_ index: Int) -> BenchTable {
         let scale = 2e7 * Double(index % 4 + 1)
-        return (
-            "host\(index / 2 + 1) eth\(index % 2)",
-            wave(count: panelCount, step: 60, scale: scale, phase: Double(index), seed: UInt64(100 + index)),
-            wave(count: panelCount, step: 60, scale: scale * 0.4, phase: Double(index) + 1, seed: UInt64(200 + index))
-        )
+        let phase = Double(index)
+        let received = wave(count: panelCount, step: 60, scale: scale, phase: phase, seed: UInt64(100 + index))
+        let sent = wave(count: panelCount, step: 60, scale: scale * 0.4, phase: phase + 1, seed: UInt64(200 + index))
+        return BenchTable(
+            times: (0..<panelCount).map { ChartDate(secondsSinceEpoch: Double(panelStart + ($0 + 1) * 60)) },
+            series: [("rx", received), ("tx", sent)])
     }
 }

@@ -32,15 +32,27 @@ struct BenchError: Error, CustomStringConvertible {
 
 enum BenchIO {
     static func write(_ text: String, to path: String) throws {
+        var text = text
+        try text.withUTF8 { try write(UnsafeRawBufferPointer($0), to: path) }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        try bytes.withUnsafeBytes { try write($0, to: path) }
+    }
+
+    private static func write(_ bytes: UnsafeRawBufferPointer, to path: String) throws {
         guard let file = fopen(path, "w") else {
             throw BenchError(description: "cannot open \(path) for writing: \(String(cString: strerror(errno)))")
         }
-        defer { fclose(file) }
-        let written =
-            text.utf8.withContiguousStorageIfAvailable { fwrite($0.baseAddress, 1, $0.count, file) }
-            ?? Array(text.utf8).withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, file) }
-        guard written == text.utf8.count else {
-            throw BenchError(description: "short write to \(path)")
+        let written = bytes.isEmpty ? 0 : fwrite(bytes.baseAddress, 1, bytes.count, file)
+        guard fclose(file) == 0, written == bytes.count else {
+            throw BenchError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
     }
+}
+
+/// Writes a line to standard error.
+func printError(_ message: String) {
+    var line = message + "\n"
+    line.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Logging
 import PulseAgent
 import PulseCore
-import ServiceLifecycle
+import PulseSystemd
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 // The agent parses its few options by hand: swift-argument-parser brings FoundationEssentials and the regex
 // libraries, several MiB of code that would be mapped into every host's agent for five flags.
@@ -39,7 +40,8 @@ while let argument = arguments.popFirst() {
         checkOnly = true
     case "--log-level":
         guard let value = arguments.popFirst(), let level = Logger.Level(rawValue: value) else {
-            printError("netpulse-agent: error: --log-level needs one of trace, debug, info, notice, warning, error, critical")
+            printError(
+                "netpulse-agent: error: --log-level needs one of trace, debug, info, notice, warning, error, critical")
             exit(64)
         }
         logLevel = level
@@ -67,19 +69,18 @@ if checkOnly {
     exit(0)
 }
 let level = logLevel
+// Under systemd, log structured entries to the journal; on a terminal, plain lines.
+let toJournal = JournalLogHandler.standardErrorIsJournal
 LoggingSystem.bootstrap { label in
-    var handler = StreamLogHandler.standardError(label: label)
+    var handler: any LogHandler =
+        toJournal ? JournalLogHandler(identifier: "netpulse-agent") : StreamLogHandler.standardError(label: label)
     handler.logLevel = level
     return handler
 }
 let logger = Logger(label: "netpulse-agent")
-let group = ServiceGroup(
-    configuration: .init(
-        services: [.init(service: AgentService(config: config, logger: logger))],
-        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 do {
-    try await group.run()
+    try await AgentService(config: config, configPath: configPath, logger: logger).run()
 } catch {
-    printError("netpulse-agent: \(error)")
+    logger.critical("cannot start: \(error)")
     exit(1)
 }

@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import PulseCertificates
 import PulseCore
 
@@ -59,6 +62,9 @@ struct CA: ParsableCommand {
         @Option(name: .long, help: "Validity in days.")
         var days = CertificateAuthority.defaultLeafValidityDays
 
+        @Option(name: .long, help: "Give the files to this group, and let it read the key (for services: netpulse).")
+        var group: String?
+
         @Flag(name: .long, help: "Replace an existing certificate and key of the same name.")
         var overwrite = false
 
@@ -78,11 +84,30 @@ struct CA: ParsableCommand {
                 let issued = try ca.issue(
                     role: agent != nil ? .agent : .daemon, name: agent ?? daemon ?? "", dnsNames: dns,
                     ipAddresses: ip, validityDays: days, outputDirectory: out ?? dir, overwrite: overwrite)
+                if let group { try FileAccess.share([issued.certificatePath, issued.keyPath], withGroup: group) }
                 print("issued \(issued.role.rawValue) certificate '\(issued.name)'")
                 print("  certificate: \(issued.certificatePath)")
                 print("  private key: \(issued.keyPath)")
             } catch {
                 throw fail(error)
+            }
+        }
+    }
+}
+
+/// Lets a group (the services' `netpulse` group) read issued files, the key included, and nobody else.
+enum FileAccess {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func share(_ paths: [String], withGroup name: String) throws {
+        guard let entry = getgrnam(name) else {
+            throw Failure(description: "no group '\(name)' (scripts/install.sh creates 'netpulse'; or: groupadd --system \(name))")
+        }
+        for path in paths {
+            guard chown(path, uid_t.max, entry.pointee.gr_gid) == 0, chmod(path, 0o640) == 0 else {
+                throw Failure(description: "cannot give \(path) to group \(name): \(String(cString: strerror(errno)))")
             }
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import PulseCore
 import PulseDaemon
+import PulseSystemd
 import ServiceLifecycle
 
 @main
@@ -33,20 +34,23 @@ struct DaemonCommand: AsyncParsableCommand {
             return
         }
         let level = logLevel
+        // Under systemd, log structured entries to the journal; on a terminal, plain lines.
+        let toJournal = JournalLogHandler.standardErrorIsJournal
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler =
+                toJournal ? JournalLogHandler(identifier: "netpulsed") : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "netpulsed")
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: DaemonService(config: loaded, logger: logger))],
+                services: [.init(service: DaemonService(config: loaded, configPath: config, logger: logger))],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {
-            printError("netpulsed: \(error)")
+            logger.critical("cannot run: \(error)")
             throw ExitCode(1)
         }
     }

@@ -4,119 +4,135 @@ import Testing
 
 @testable import PulseDaemon
 
-/// Failover, backpressure, spool overflow, connection limits and config errors, with the real binaries.
-@Suite(.serialized) struct BehaviourTests {
-    @Test(.timeLimit(.minutes(2)))
-    func failsOverToTheNextEndpoint() throws {
-        let fleet = try Fleet()
-        try fleet.startDaemon()
-        let dead = try freePort()
-        let config = try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#)
-        // Put an endpoint where nothing listens first.
-        let text = try String(contentsOfFile: config, encoding: .utf8)
-            .replacingOccurrences(of: #"endpoints = ["127.0.0.1:\#(fleet.port)"]"#, with: #"endpoints = ["127.0.0.1:\#(dead)", "127.0.0.1:\#(fleet.port)"]"#)
-        try text.write(toFile: config, atomically: true, encoding: .utf8)
-        let agent = try fleet.startAgent("agent-1", config: config)
-        try eventually("connected to the second endpoint") { agent.output.contains("connected to netpulsed at 127.0.0.1:\(fleet.port)") }
-        #expect(agent.output.contains("cannot connect to 127.0.0.1:\(dead)"))
-        try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 3 }
-    }
-
-    /// A daemon that falls behind asks agents to batch less often; they do, and return to normal afterwards.
-    @Test(.timeLimit(.minutes(2)))
-    func agentsFollowTheDaemonsPace() throws {
-        let fleet = try Fleet(agents: ["agent-1", "agent-2"])
-        // Commits gather a second of batches; more than 16 in one commit counts as falling behind.
-        try (try String(contentsOfFile: fleet.directory + "/netpulsed.toml", encoding: .utf8)
-            + "\n[store]\ncommit_delay = \"1s\"\n[ingest]\npace_threshold = 16\n")
-            .write(toFile: fleet.directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
-        try fleet.startDaemon()
-        let agents = try ["agent-1", "agent-2"].map { name in
-            try fleet.startAgent(name, config: try fleet.writeAgentConfig(name, interval: "100ms", batch: "100ms", include: #"["lo"]"#))
+extension EndToEnd {
+    /// Failover, backpressure, spool overflow, connection limits and config errors, with the real binaries.
+    @Suite(.serialized) struct BehaviourTests {
+        @Test(.timeLimit(.minutes(2)))
+        func failsOverToTheNextEndpoint() throws {
+            let fleet = try Fleet()
+            try fleet.startDaemon()
+            let dead = try freePort()
+            let config = try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#)
+            // Put an endpoint where nothing listens first.
+            let text = try String(contentsOfFile: config, encoding: .utf8)
+                .replacingOccurrences(
+                    of: #"endpoints = ["127.0.0.1:\#(fleet.port)"]"#,
+                    with: #"endpoints = ["127.0.0.1:\#(dead)", "127.0.0.1:\#(fleet.port)"]"#)
+            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            let agent = try fleet.startAgent("agent-1", config: config)
+            try eventually("connected to the second endpoint") {
+                agent.output.contains("connected to netpulsed at 127.0.0.1:\(fleet.port)")
+            }
+            #expect(agent.output.contains("cannot connect to 127.0.0.1:\(dead)"))
+            try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 3 }
         }
-        try eventually("agents told to slow down", timeout: 30) {
-            agents.allSatisfy { $0.output.contains("daemon asks to slow down: sampling ×1, batching ×4") }
+
+        /// A daemon that falls behind asks agents to batch less often; they do, and return to normal afterwards.
+        @Test(.timeLimit(.minutes(2)))
+        func agentsFollowTheDaemonsPace() throws {
+            let fleet = try Fleet(agents: ["agent-1", "agent-2"])
+            // Commits gather a second of batches; more than 16 in one commit counts as falling behind.
+            try
+                (try String(contentsOfFile: fleet.directory + "/netpulsed.toml", encoding: .utf8)
+                + "\n[store]\ncommit_delay = \"1s\"\n[ingest]\npace_threshold = 16\n")
+                .write(toFile: fleet.directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
+            try fleet.startDaemon()
+            let agents = try ["agent-1", "agent-2"].map { name in
+                try fleet.startAgent(
+                    name,
+                    config: try fleet.writeAgentConfig(name, interval: "100ms", batch: "100ms", include: #"["lo"]"#))
+            }
+            try eventually("agents told to slow down", timeout: 30) {
+                agents.allSatisfy { $0.output.contains("daemon asks to slow down: sampling ×1, batching ×4") }
+            }
+            #expect(fleet.daemon!.output.contains("asking agents to slow down"))
+            // Slowed down, each batch holds several ticks instead of one or two.
+            try eventually("bigger batches", timeout: 30) {
+                try fleet.store().pool.read { db in
+                    try Int.fetchOne(db, sql: "SELECT MAX(value_count) FROM batch") ?? 0
+                } >= 3 * Counter.count
+            }
+            try eventually("back to normal", timeout: 60) {
+                agents.allSatisfy { $0.output.contains("back to normal pace") }
+            }
         }
-        #expect(fleet.daemon!.output.contains("asking agents to slow down"))
-        // Slowed down, each batch holds several ticks instead of one or two.
-        try eventually("bigger batches", timeout: 30) {
-            try fleet.store().pool.read { db in
-                try Int.fetchOne(db, sql: "SELECT MAX(value_count) FROM batch") ?? 0
-            } >= 3 * Counter.count
+
+        /// A full spool drops its oldest batches, counts them, and the daemon hears about it.
+        @Test(.timeLimit(.minutes(2)))
+        func fullSpoolDropsTheOldestAndReportsIt() throws {
+            let fleet = try Fleet()
+            let config = try fleet.writeAgentConfig(
+                "agent-1", interval: "100ms", batch: "100ms", include: #"["*"]"#, extra: "[spool]\nmax_size = 8192")
+            let agent = try fleet.startAgent("agent-1", config: config)
+            try eventually("spool full", timeout: 60) { agent.output.contains("spool full: dropped") }
+            try fleet.startDaemon()
+            try eventually("daemon told of the drops", timeout: 30) {
+                fleet.daemon!.output.contains("batch(es) dropped from its full spool")
+            }
+            try eventually("drops recorded in the store") {
+                try fleet.store().pool.read { db in try Int.fetchOne(db, sql: "SELECT SUM(dropped) FROM stream") ?? 0 }
+                    > 0
+            }
         }
-        try eventually("back to normal", timeout: 60) {
-            agents.allSatisfy { $0.output.contains("back to normal pace") }
+
+        /// Connections that never finish TLS are closed at the handshake timeout, and connections beyond the limit
+        /// are refused, while existing agents carry on.
+        @Test(.timeLimit(.minutes(2)))
+        func handshakeTimeoutAndConnectionLimit() async throws {
+            let fleet = try Fleet()
+            try
+                (try String(contentsOfFile: fleet.directory + "/netpulsed.toml", encoding: .utf8)
+                .replacingOccurrences(of: "[listen]\n", with: "[listen]\nmax_connections = 2\n")
+                .replacingOccurrences(of: "handshake_timeout = \"10s\"", with: "handshake_timeout = \"3s\""))
+                .write(toFile: fleet.directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
+            try fleet.startDaemon()
+            try fleet.startAgent("agent-1", config: try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#))
+            try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 2 }
+
+            // A plain TCP client that says nothing: closed after the 3 s handshake timeout.
+            let silent = try TCPProbe(port: fleet.port)
+            let start = Date()
+            #expect(silent.waitForClose(timeout: 10))
+            let waited = Date().timeIntervalSince(start)
+            #expect(waited > 2 && waited < 8, "closed after \(waited) s")
+
+            // The limit is two connections: the agent and one more.
+            let second = try TCPProbe(port: fleet.port)
+            let third = try TCPProbe(port: fleet.port)
+            #expect(third.waitForClose(timeout: 2))
+            #expect(!second.waitForClose(timeout: 0.5))
+            try eventually("daemon logs the refusal") { fleet.daemon!.output.contains("refusing a connection") }
+            let before = try fleet.samples("agent-1", "lo").count
+            try eventually("the agent goes on") { try fleet.samples("agent-1", "lo").count > before }
         }
-    }
 
-    /// A full spool drops its oldest batches, counts them, and the daemon hears about it.
-    @Test(.timeLimit(.minutes(2)))
-    func fullSpoolDropsTheOldestAndReportsIt() throws {
-        let fleet = try Fleet()
-        let config = try fleet.writeAgentConfig(
-            "agent-1", interval: "100ms", batch: "100ms", include: #"["*"]"#, extra: "[spool]\nmax_size = 8192")
-        let agent = try fleet.startAgent("agent-1", config: config)
-        try eventually("spool full", timeout: 60) { agent.output.contains("spool full: dropped") }
-        try fleet.startDaemon()
-        try eventually("daemon told of the drops", timeout: 30) {
-            fleet.daemon!.output.contains("batch(es) dropped from its full spool")
+        @Test func badConfigsNameFileLineAndKeyAndExitNonZero() throws {
+            let fleet = try Fleet()
+            let path = fleet.directory + "/bad.toml"
+            try "[listen]\naddress = \"127.0.0.1:7420\"\nmax_connections = \"many\"\n".write(
+                toFile: path, atomically: true, encoding: .utf8)
+            let daemon = try Daemonized([Build.netpulsed, "--config", path], log: fleet.directory + "/bad.log")
+            daemon.process.waitUntilExit()
+            #expect(daemon.process.terminationStatus == 2)
+            #expect(daemon.output.contains("\(path):3: 'listen.max_connections' must be a whole number, not a string"))
+
+            let agentPath = fleet.directory + "/bad-agent.toml"
+            try "[sampling]\ninterval = \"1s\"\nexclude = \"lo\"\n".write(
+                toFile: agentPath, atomically: true, encoding: .utf8)
+            let agent = try Daemonized([Build.agent, "--config", agentPath], log: fleet.directory + "/bad-agent.log")
+            agent.process.waitUntilExit()
+            #expect(agent.process.terminationStatus == 2)
+            #expect(
+                agent.output.contains(
+                    "\(agentPath):3: 'sampling.exclude' must be an array of strings such as [\"a\", \"b\"]"))
+
+            // Missing certificate files are named too, and nothing starts.
+            let config = try fleet.writeAgentConfig("agent-1", ca: "/nonexistent/ca.pem")
+            let check = try Daemonized([Build.cli, "check-config", config], log: fleet.directory + "/check.log")
+            check.process.waitUntilExit()
+            #expect(check.process.terminationStatus == 2)
+            #expect(check.output.contains("/nonexistent/ca.pem: cannot read the CA certificate"))
         }
-        try eventually("drops recorded in the store") {
-            try fleet.store().pool.read { db in try Int.fetchOne(db, sql: "SELECT SUM(dropped) FROM stream") ?? 0 } > 0
-        }
-    }
-
-    /// Connections that never finish TLS are closed at the handshake timeout, and connections beyond the limit
-    /// are refused, while existing agents carry on.
-    @Test(.timeLimit(.minutes(2)))
-    func handshakeTimeoutAndConnectionLimit() async throws {
-        let fleet = try Fleet()
-        try (try String(contentsOfFile: fleet.directory + "/netpulsed.toml", encoding: .utf8)
-            .replacingOccurrences(of: "[listen]\n", with: "[listen]\nmax_connections = 2\n"))
-            .write(toFile: fleet.directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
-        try fleet.startDaemon()
-        try fleet.startAgent("agent-1", config: try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#))
-        try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 2 }
-
-        // A plain TCP client that says nothing: closed after the 3 s handshake timeout.
-        let silent = try TCPProbe(port: fleet.port)
-        let start = Date()
-        #expect(silent.waitForClose(timeout: 10))
-        let waited = Date().timeIntervalSince(start)
-        #expect(waited > 2 && waited < 8, "closed after \(waited) s")
-
-        // The limit is two connections: the agent and one more.
-        let second = try TCPProbe(port: fleet.port)
-        let third = try TCPProbe(port: fleet.port)
-        #expect(third.waitForClose(timeout: 2))
-        #expect(!second.waitForClose(timeout: 0.5))
-        try eventually("daemon logs the refusal") { fleet.daemon!.output.contains("refusing a connection") }
-        let before = try fleet.samples("agent-1", "lo").count
-        try eventually("the agent goes on") { try fleet.samples("agent-1", "lo").count > before }
-    }
-
-    @Test func badConfigsNameFileLineAndKeyAndExitNonZero() throws {
-        let fleet = try Fleet()
-        let path = fleet.directory + "/bad.toml"
-        try "[listen]\naddress = \"127.0.0.1:7420\"\nmax_connections = \"many\"\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let daemon = try Daemonized([Build.netpulsed, "--config", path], log: fleet.directory + "/bad.log")
-        daemon.process.waitUntilExit()
-        #expect(daemon.process.terminationStatus == 2)
-        #expect(daemon.output.contains("\(path):3: 'listen.max_connections' must be a whole number, not a string"))
-
-        let agentPath = fleet.directory + "/bad-agent.toml"
-        try "[sampling]\ninterval = \"1s\"\nexclude = \"lo\"\n".write(toFile: agentPath, atomically: true, encoding: .utf8)
-        let agent = try Daemonized([Build.agent, "--config", agentPath], log: fleet.directory + "/bad-agent.log")
-        agent.process.waitUntilExit()
-        #expect(agent.process.terminationStatus == 2)
-        #expect(agent.output.contains("\(agentPath):3: 'sampling.exclude' must be an array of strings such as [\"a\", \"b\"]"))
-
-        // Missing certificate files are named too, and nothing starts.
-        let config = try fleet.writeAgentConfig("agent-1", ca: "/nonexistent/ca.pem")
-        let check = try Daemonized([Build.cli, "check-config", config], log: fleet.directory + "/check.log")
-        check.process.waitUntilExit()
-        #expect(check.process.terminationStatus == 2)
-        #expect(check.output.contains("/nonexistent/ca.pem: cannot read the CA certificate"))
     }
 }
 
@@ -131,7 +147,9 @@ final class TCPProbe {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else { throw CommandFailure(description: "connect failed: \(errno)") }
     }

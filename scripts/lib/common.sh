@@ -4,9 +4,10 @@
 export PATH="/opt/swift/usr/bin:$PATH"
 export DEBIAN_FRONTEND=noninteractive
 
-# Packages for building (SQLite headers for GRDB), for the tests (iproute2 for network namespaces, openssl for
-# certificate checks, librsvg2-bin and libxml2-utils to render and parse chart SVGs) and for the demo.
-NETPULSE_PACKAGES=(libsqlite3-dev iproute2 openssl librsvg2-bin libxml2-utils procps python3 ca-certificates)
+# Packages for building (SQLite headers for GRDB; libsystemd for readiness, watchdog and the journal), for the
+# tests (iproute2 for network namespaces, openssl for certificate checks, systemd to boot in a sandbox for the
+# service tests, librsvg2-bin and libxml2-utils to render and parse chart SVGs) and for the demo.
+NETPULSE_PACKAGES=(libsqlite3-dev libsystemd-dev systemd iproute2 openssl librsvg2-bin libxml2-utils procps python3 ca-certificates)
 
 ensure_packages() {
     local missing=()
@@ -27,4 +28,16 @@ ensure_packages() {
         echo "error: swift not found; install Swift 6.3 at /opt/swift (see https://www.swift.org/install/linux/)" >&2
         exit 1
     fi
+}
+
+# Release builds of the three programs. The agent is built as it ships: size-optimised, the Swift runtime linked
+# in, position-dependent and without exported symbols. Its resident memory is mostly its own code mapped from
+# disk, so a smaller binary with fewer relocations is a smaller process (docs/benchmarks.md). It has its own build
+# directory because these flags apply to every module it links.
+AGENT_RELEASE=.build-agent/release/netpulse-agent
+build_release() {
+    swift build -c release --product netpulsed >/dev/null
+    swift build -c release --product netpulse >/dev/null
+    swift build -c release --scratch-path .build-agent --static-swift-stdlib --product netpulse-agent \
+        -Xswiftc -Osize -Xlinker --no-export-dynamic -Xlinker --no-pie -Xlinker --icf=all >/dev/null
 }

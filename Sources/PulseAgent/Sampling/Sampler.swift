@@ -21,7 +21,7 @@ public struct TickSample: Sendable, Hashable {
 /// `ifindex` comes from sysfs, which costs a file read per interface, so it is read when a name first appears,
 /// when any of its counters goes down (the interface may have been re-created), and whenever link facts are read.
 public struct Sampler: Sendable {
-    public let filter: InterfaceFilter
+    public var filter: InterfaceFilter
     public let bootID: BootID
     public let width: CounterWidth
     public let procPath: String

@@ -3,7 +3,6 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PulseCore
-import ServiceLifecycle
 import Synchronization
 
 /// Delivers spooled batches to the daemon: connects over mutual TLS (failing over between endpoints, backing off
@@ -11,50 +10,58 @@ import Synchronization
 /// within the upload budget. A batch leaves the spool only when the daemon acknowledges it; after any failure the
 /// next connection replays everything still spooled.
 public struct Sender: Sendable {
-    let config: AgentConfig
+    let settings: AgentSettings
     let pipeline: AgentPipeline
     let group: any EventLoopGroup
-    let tlsContext: NIOSSLContext
     let logger: Logger
-    let progress: ProgressMarker?
+    let heartbeat: LoopHeartbeat
     /// Keepalive when nothing was sent for this long; the daemon's idle timeout is longer.
     let keepaliveInterval: Duration = .seconds(20)
     let handshakeTimeout: Duration = .seconds(10)
+    /// How long one frame may take to go out before the sending loop counts as stalled.
+    static let writeAllowance: Int64 = 60_000
 
     public init(
-        config: AgentConfig, pipeline: AgentPipeline, group: any EventLoopGroup, tlsContext: NIOSSLContext,
-        logger: Logger, progress: ProgressMarker? = nil
+        settings: AgentSettings, pipeline: AgentPipeline, group: any EventLoopGroup, logger: Logger,
+        heartbeat: LoopHeartbeat = LoopHeartbeat("sending")
     ) {
-        self.config = config
+        self.settings = settings
         self.pipeline = pipeline
         self.group = group
-        self.tlsContext = tlsContext
         self.logger = logger
-        self.progress = progress
+        self.heartbeat = heartbeat
     }
 
-    /// Runs until cancelled or graceful shutdown.
+    /// Runs until its task is cancelled. Settings are read afresh for every connection attempt, so a reload
+    /// changes endpoints, certificates, budget and back-off for the next connection.
     public func run() async {
+        var config = settings.config
         var backoff = Backoff(
             initial: .milliseconds(config.backoffInitial), maximum: .milliseconds(config.backoffMaximum))
         let budget = UploadBudget(TokenBucket(rate: config.uploadBudget))
         var preferred = 0
         var lastFailure: String?
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+        while !Task.isCancelled {
             var established = false
+            let current = settings.current
+            if current.config != config {
+                config = current.config
+                backoff = Backoff(
+                    initial: .milliseconds(config.backoffInitial), maximum: .milliseconds(config.backoffMaximum))
+                budget.bucket.withLock { $0 = TokenBucket(rate: config.uploadBudget) }
+            }
             for offset in 0..<config.endpoints.count {
                 let index = (preferred + offset) % config.endpoints.count
                 let endpoint = config.endpoints[index]
                 do {
-                    try await session(endpoint, budget: budget) {
+                    try await session(endpoint, current, budget: budget) {
                         established = true
                         preferred = index
                         backoff.reset()
                         lastFailure = nil
                     }
-                } catch is CancellationError {
-                    return
                 } catch {
+                    if Task.isCancelled { break }
                     let reason = "\(error)"
                     if established {
                         logger.warning("disconnected from \(endpoint): \(reason)")
@@ -64,26 +71,35 @@ public struct Sender: Sendable {
                     lastFailure = reason
                 }
                 await pipeline.sessionEnded()
-                if established || Task.isCancelled || Task.isShuttingDownGracefully { break }
+                if established || Task.isCancelled { break }
             }
-            if Task.isCancelled || Task.isShuttingDownGracefully { return }
+            if Task.isCancelled { break }
             if !established {
                 let delay = backoff.next()
+                heartbeat.beat(within: Self.milliseconds(delay))
                 do {
-                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+                    try await Task.sleep(for: delay)
                 } catch {
-                    return
+                    break
                 }
             }
         }
+        heartbeat.finish()
     }
 
-    private func connect(_ endpoint: Endpoint) async throws -> NIOAsyncChannel<[UInt8], ByteBuffer> {
-        let context = tlsContext
-        let serverName = config.serverName
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    private func connect(_ endpoint: Endpoint, _ current: AgentSettings.Current) async throws -> NIOAsyncChannel<
+        [UInt8], ByteBuffer
+    > {
+        let context = current.tlsContext
+        let serverName = current.config.serverName
+        heartbeat.beat(within: current.config.connectTimeout + Self.milliseconds(handshakeTimeout))
         return try await ClientBootstrap(group: group)
-            .connectTimeout(.milliseconds(config.connectTimeout))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.milliseconds(current.config.connectTimeout))
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connect(host: endpoint.host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
@@ -96,8 +112,11 @@ public struct Sender: Sendable {
     }
 
     /// One connection from `HELLO` to failure. Calls `established` once the daemon has welcomed us.
-    private func session(_ endpoint: Endpoint, budget: UploadBudget, established: () -> Void) async throws {
-        let channel = try await connect(endpoint)
+    private func session(
+        _ endpoint: Endpoint, _ current: AgentSettings.Current, budget: UploadBudget, established: () -> Void
+    ) async throws {
+        let channel = try await connect(endpoint, current)
+        let config = current.config
         let welcomed = AtomicFlag()
         let handshakeTimeout = self.handshakeTimeout
         try await channel.executeThenClose { inbound, outbound in
@@ -168,7 +187,8 @@ public struct Sender: Sendable {
         var lastSend = ContinuousClock.now
         let window = max(1, min(limits.maximumInFlight, 256))
         while !Task.isCancelled {
-            progress?.mark()
+            heartbeat.beat(within: Self.milliseconds(keepaliveInterval) + Self.writeAllowance)
+            TestFault.stallIfRequested(.sending)
             guard await pipeline.inFlight < window, let entry = await pipeline.entry(after: cursor) else {
                 if ContinuousClock.now - lastSend >= keepaliveInterval {
                     try await outbound.write(ByteBuffer(bytes: WireCodec.encode(.keepalive)))

@@ -16,6 +16,8 @@ public actor AgentPipeline {
     public private(set) var acknowledged: UInt64 = 0
     public private(set) var connectedTo: String?
     public private(set) var lastAckAt: Int64?
+    public private(set) var interfaceCount = 0
+    public private(set) var lastSampleAt: Int64?
     /// Set when a connection starts with a backlog; cleared (and logged) when the backlog is delivered.
     private var replaying: (started: Int64, batches: Int)?
     private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -62,6 +64,24 @@ public actor AgentPipeline {
 
     public func read(_ entry: Spool.Entry) throws -> [UInt8] { try spool.read(entry) }
 
+    /// Records a tick, for the status line.
+    public func sampled(interfaces: Int, at timestamp: Int64) {
+        interfaceCount = interfaces
+        lastSampleAt = timestamp
+    }
+
+    /// One line for `systemctl status`: what is sampled, where it goes, what waits.
+    public func statusLine(now: Int64, interval: Int64) -> String {
+        var parts = ["\(interfaceCount) interface(s) every \(Units.formatDuration(interval))"]
+        parts.append(connectedTo.map { "connected to \($0)" } ?? "daemon unreachable")
+        parts.append("\(spool.entries.count) batch(es) spooled")
+        if let lastAckAt {
+            parts.append("last ack \(Units.formatDuration(max(0, now - lastAckAt) / 1_000 * 1_000)) ago")
+        }
+        if totalDropped > 0 { parts.append("\(totalDropped) dropped") }
+        return parts.joined(separator: "; ")
+    }
+
     // MARK: Session bookkeeping
 
     public func sessionStarted(_ daemon: String) {
@@ -88,7 +108,8 @@ public actor AgentPipeline {
         if let backlog = replaying, spool.entries.count <= 1 {
             replaying = nil
             logger.notice(
-                "replay done: \(backlog.batches) spooled batches delivered in \(Units.formatDuration(timestamp - backlog.started))")
+                "replay done: \(backlog.batches) spooled batches delivered in \(Units.formatDuration(timestamp - backlog.started))"
+            )
         }
         wakeAll()
     }

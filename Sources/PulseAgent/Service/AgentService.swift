@@ -1,28 +1,38 @@
 import Logging
 import NIOCore
 import NIOPosix
-import NIOSSL
 import PulseCore
-import ServiceLifecycle
+import PulseSystemd
 
-/// The whole agent as one `Service`: the sampling loop and the sender, sharing the spool.
-public struct AgentService: Service {
-    public let config: AgentConfig
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The whole agent: the sampling loop and the sender sharing the spool, the watchdog, status lines for systemd,
+/// and signal handling (SIGHUP reloads, SIGTERM and SIGINT stop cleanly).
+public struct AgentService: Sendable {
+    let configPath: String
+    let settings: AgentSettings
     let logger: Logger
 
-    public init(config: AgentConfig, logger: Logger) {
-        self.config = config
+    /// - Throws: when the certificates named in `config` cannot be loaded.
+    public init(config: AgentConfig, configPath: String, logger: Logger) throws {
+        self.configPath = configPath
+        settings = try AgentSettings(config: config)
         self.logger = logger
     }
 
-    /// Opens the spool, loads the certificates and samples once (so a broken setup fails at start), then runs
-    /// until graceful shutdown, when the open batch is closed into the spool.
+    /// Opens the spool and samples once (so a broken setup fails at start, before systemd is told the agent is
+    /// ready), then runs until SIGTERM or SIGINT, when the open batch is closed into the spool.
     public func run() async throws {
+        let config = settings.config
+        let signals = SignalEvents([SIGTERM, SIGINT, SIGHUP])
         let spool = try Spool(directory: config.spoolDirectory, maximumBytes: config.spoolMaximumBytes)
         for name in spool.quarantined {
             logger.error("spool file \(name) could not be decoded; moved to \(config.spoolDirectory)/corrupt/")
         }
-        let tlsContext = try NIOSSLContext(configuration: TLSSetup.client(config.tls))
         var sampler = Sampler(filter: config.filter, bootID: try SysfsLink.bootID())
         let first = try sampler.sample(at: WallClock.milliseconds(), readLinkState: false)
         let stream = UInt64.random(in: 1...UInt64.max)
@@ -31,26 +41,68 @@ public struct AgentService: Service {
             metadata: ["stream": "\(Hex.string(stream, width: 16))"])
 
         let pipeline = AgentPipeline(spool: spool, logger: logger)
+        await pipeline.sampled(interfaces: first.interfaces.count, at: first.timestamp)
+        // One event loop thread: the agent has one connection at a time.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let sampling = SamplingLoop(config: config, pipeline: pipeline, stream: stream, logger: logger)
+        let sampling = SamplingLoop(settings: settings, pipeline: pipeline, stream: stream, logger: logger)
+        let sender = Sender(settings: settings, pipeline: pipeline, group: group, logger: logger)
+        let watchdog = Watchdog(loops: [sampling.heartbeat, sender.heartbeat], logger: logger)
         let warmSampler = sampler
-        let sender = Sender(config: config, pipeline: pipeline, group: group, tlsContext: tlsContext, logger: logger)
+        SystemdNotifier.ready(
+            status: await pipeline.statusLine(now: WallClock.milliseconds(), interval: config.sampleInterval))
+
         await withTaskGroup(of: Void.self) { tasks in
-            tasks.addTask {
-                do {
-                    try await sampling.run(sampler: warmSampler)
-                } catch {
-                    logger.error("sampling stopped: \(error)")
+            tasks.addTask { await sampling.run(sampler: warmSampler) }
+            tasks.addTask { await sender.run() }
+            tasks.addTask { await watchdog.run() }
+            tasks.addTask { await reportStatus(pipeline, loops: watchdog.loops) }
+            for await signal in signals {
+                if signal == SIGHUP {
+                    await reload(pipeline)
+                    continue
                 }
+                logger.notice("stopping: closing the open batch into the spool")
+                SystemdNotifier.stopping(status: "stopping: closing the open batch into the spool")
+                break
             }
-            tasks.addTask {
-                // On SIGTERM the sampling loop closes its batch into the spool; the sender just stops, and the
-                // spool keeps whatever is unacknowledged for the next start.
-                try? await cancelWhenGracefulShutdown { await sender.run() }
-            }
+            tasks.cancelAll()
         }
         let spooled = await pipeline.spooledBatches
         logger.notice("stopped; \(spooled) batch(es) left in the spool for the next start")
         try await group.shutdownGracefully()
+    }
+
+    /// Re-reads the config file and certificates; on any error keeps running with the old ones.
+    private func reload(_ pipeline: AgentPipeline) async {
+        SystemdNotifier.reloading()
+        let status: String
+        do {
+            let config = try AgentConfig.load(path: configPath)
+            let needRestart = try settings.replace(with: config)
+            let restartNote =
+                needRestart.isEmpty ? "" : "; \(needRestart.joined(separator: ", ")) take effect after a restart"
+            logger.notice("reloaded \(configPath); new connections use the new settings and certificates\(restartNote)")
+            status = await pipeline.statusLine(now: WallClock.milliseconds(), interval: config.sampleInterval)
+        } catch {
+            logger.error("reload failed, keeping the running configuration: \(error)")
+            status = "reload failed, running the previous configuration: \(error)"
+        }
+        SystemdNotifier.ready(status: status)
+    }
+
+    /// Keeps `systemctl status` current.
+    private func reportStatus(_ pipeline: AgentPipeline, loops: [LoopHeartbeat]) async {
+        guard SystemdNotifier.isAvailable else { return }
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: .seconds(5))
+            } catch {
+                return
+            }
+            // A stalled loop's status line (from the watchdog) stays until systemd restarts the agent.
+            guard !loops.contains(where: { $0.isOverdue() }) else { continue }
+            SystemdNotifier.status(
+                await pipeline.statusLine(now: WallClock.milliseconds(), interval: settings.config.sampleInterval))
+        }
     }
 }

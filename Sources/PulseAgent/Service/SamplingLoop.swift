@@ -1,29 +1,31 @@
 import Logging
 import PulseCore
-import ServiceLifecycle
 
 /// Samples on wall-clock-aligned ticks, suppresses idle interfaces, batches, and stores closed batches in the
-/// spool. On graceful shutdown it closes the open batch into the spool, so nothing sampled is lost.
+/// spool. When its task is cancelled (the agent is stopping) it closes the open batch into the spool, so nothing
+/// sampled is lost.
 public struct SamplingLoop: Sendable {
-    let config: AgentConfig
+    let settings: AgentSettings
     let pipeline: AgentPipeline
     let logger: Logger
     let stream: UInt64
-    let progress: ProgressMarker?
+    let heartbeat: LoopHeartbeat
 
     public init(
-        config: AgentConfig, pipeline: AgentPipeline, stream: UInt64, logger: Logger, progress: ProgressMarker? = nil
+        settings: AgentSettings, pipeline: AgentPipeline, stream: UInt64, logger: Logger,
+        heartbeat: LoopHeartbeat = LoopHeartbeat("sampling")
     ) {
-        self.config = config
+        self.settings = settings
         self.pipeline = pipeline
         self.stream = stream
         self.logger = logger
-        self.progress = progress
+        self.heartbeat = heartbeat
     }
 
-    /// Runs until the task is cancelled or graceful shutdown begins.
-    public func run(sampler initial: Sampler) async throws {
+    /// Runs until its task is cancelled, then flushes.
+    public func run(sampler initial: Sampler) async {
         var sampler = initial
+        var config = settings.config
         var suppressor = IdleSuppressor(heartbeat: config.idleHeartbeat)
         var batcher = Batcher(stream: stream)
         var generator = SystemRandomNumberGenerator()
@@ -36,15 +38,20 @@ public struct SamplingLoop: Sendable {
         var reportedFailure = false
 
         while !Task.isCancelled {
+            config = settings.config
+            suppressor.heartbeat = config.idleHeartbeat
+            if sampler.filter != config.filter { sampler.filter = config.filter }
             let pace = await pipeline.pace
             let interval = config.sampleInterval * Int64(pace.sampleFactor)
             let now = WallClock.milliseconds()
-            let wait = Duration.milliseconds((now / interval + 1) * interval - now)
+            let wait = (now / interval + 1) * interval - now
+            heartbeat.beat(within: wait + interval)
             do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
+                try await Task.sleep(for: .milliseconds(wait))
             } catch {
                 break
             }
+            TestFault.stallIfRequested(.sampling)
 
             let timestamp = WallClock.milliseconds()
             if timestamp <= lastTick {
@@ -64,18 +71,19 @@ public struct SamplingLoop: Sendable {
                 reportedFailure = true
                 continue
             }
+            await pipeline.sampled(interfaces: tick.interfaces.count, at: timestamp)
             batcher.add(suppressor.filter(tick))
-            progress?.mark()
 
             if batcher.sampleCount >= config.batchMaximumSamples || timestamp >= batchDeadline {
                 await flush(&batcher)
-                let factor = Double(config.batchInterval * Int64(pace.batchFactor))
+                let base = Double(config.batchInterval * Int64(pace.batchFactor))
                 let jitter =
                     config.batchJitter > 0
                     ? Double.random(in: -config.batchJitter...config.batchJitter, using: &generator) : 0
-                batchDeadline = timestamp + Int64(factor * (1 + jitter))
+                batchDeadline = timestamp + Int64(base * (1 + jitter))
             }
         }
+        heartbeat.finish()
         await flush(&batcher)
     }
 

@@ -149,12 +149,11 @@ struct MarkTable: Sendable {
         records.append(record)
     }
 
-    /// Adds the rows of a vectorized plot whose columns are numbers or dates, already as numbers (NaN where a
-    /// value is missing). This is the path long time series take.
+    /// Adds the rows of a vectorized plot whose columns are numbers or dates. This is the path long time series
+    /// take when each point is a mark of its own (areas, points).
     @usableFromInline
     mutating func appendRows(
-        template: Int32, xs: [Double], xType: ValueType, ys: [Double], yType: ValueType, color: Int32, symbol: Int32,
-        series: Int32
+        template: Int32, xs: PlotColumn, ys: PlotColumn, color: Int32, symbol: Int32, series: Int32
     ) {
         let count = min(xs.count, ys.count)
         let needed = records.count + count
@@ -163,30 +162,35 @@ struct MarkTable: Sendable {
             // saves copying a large array as it grows; pages that are never written cost no memory.
             records.reserveCapacity(max(needed + 3 * count, records.capacity * 2))
         }
-        records.append(
-            contentsOf: (0..<count).lazy.map { i in
-                let x = xs[i]
-                let y = ys[i]
-                var record = MarkRecord(
-                    template: template, xType: x.isNaN ? .missing : xType, yType: y.isNaN ? .missing : yType, x0: x,
-                    x1: .nan, y0: y, y1: .nan)
-                record.color = color
-                record.symbol = symbol
-                record.series = series
-                return record
-            })
+        let xType = xs.type
+        let yType = ys.type
+        xs.withUnsafeBufferPointer { xs in
+            ys.withUnsafeBufferPointer { ys in
+                records.append(
+                    contentsOf: (0..<count).lazy.map { i in
+                        let x = xs[i]
+                        let y = ys[i]
+                        var record = MarkRecord(
+                            template: template, xType: x.isNaN ? .missing : xType, yType: y.isNaN ? .missing : yType,
+                            x0: x, x1: .nan, y0: y, y1: .nan)
+                        record.color = color
+                        record.symbol = symbol
+                        record.series = series
+                        return record
+                    })
+            }
+        }
     }
 
-    /// Adds a vectorized line whose columns are numbers or dates (NaN where a value is missing) as one segment.
+    /// Adds a vectorized line whose columns are numbers or dates as one segment.
     @usableFromInline
     mutating func appendSegment(
-        template: Int32, xs: [Double], xType: ValueType, ys: [Double], yType: ValueType, color: Int32, symbol: Int32,
-        series: Int32
+        template: Int32, xs: PlotColumn, ys: PlotColumn, color: Int32, symbol: Int32, series: Int32
     ) {
         segments.append(
             PlotSegment(
-                template: template, color: color, symbol: symbol, series: series, xs: xs, xType: xType, ys: ys,
-                yType: yType, position: records.count))
+                template: template, color: color, symbol: symbol, series: series, xs: xs, xType: xs.type, ys: ys,
+                yType: ys.type, position: records.count))
     }
 
     /// Adds one row of a vectorized band plot, from `y` to `yEnd`.

@@ -4,9 +4,9 @@ struct PlotSegment: Sendable {
     var color: Int32
     var symbol: Int32
     var series: Int32
-    var xs: [Double]
+    var xs: PlotColumn
     var xType: ValueType
-    var ys: [Double]
+    var ys: PlotColumn
     var yType: ValueType
     /// How many records came before it, so series keep their order of first appearance across both kinds.
     var position: Int

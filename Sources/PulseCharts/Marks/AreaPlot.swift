@@ -40,10 +40,9 @@ public struct AreaPlot<X: Plottable, Y: Plottable>: ChartMark {
                     template: template, x: x.values[i].primitivePlottable, y: y.values[i].primitivePlottable,
                     yEnd: yEnd.values[i].primitivePlottable, color: color, series: -1)
             }
-        } else if let xs = x.numbers, let ys = y.numbers {
+        } else if let xs = x.plotColumn, let ys = y.plotColumn {
             collector.table.appendRows(
-                template: template, xs: xs.values, xType: xs.type, ys: ys.values, yType: ys.type, color: color,
-                symbol: -1, series: -1)
+                template: template, xs: xs, ys: ys, color: color, symbol: -1, series: -1)
         } else {
             let count = min(x.values.count, y.values.count)
             for i in 0..<count {

@@ -36,10 +36,9 @@ public struct LinePlot<X: Plottable, Y: Plottable>: ChartMark {
         let color = collector.table.intern(key: _keys.color)
         let symbol = collector.table.intern(key: _keys.symbol)
         let series = collector.table.intern(key: self.series)
-        if let xs = x.numbers, let ys = y.numbers {
+        if let xs = x.plotColumn, let ys = y.plotColumn {
             collector.table.appendSegment(
-                template: template, xs: xs.values, xType: xs.type, ys: ys.values, yType: ys.type, color: color,
-                symbol: symbol, series: series)
+                template: template, xs: xs, ys: ys, color: color, symbol: symbol, series: series)
             return
         }
         let count = min(x.values.count, y.values.count)

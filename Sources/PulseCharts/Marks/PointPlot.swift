@@ -18,10 +18,9 @@ public struct PointPlot<X: Plottable, Y: Plottable>: ChartMark {
             style: MarkStyle())
         let color = collector.table.intern(key: _keys.color)
         let symbol = collector.table.intern(key: _keys.symbol)
-        if let xs = x.numbers, let ys = y.numbers {
+        if let xs = x.plotColumn, let ys = y.plotColumn {
             collector.table.appendRows(
-                template: template, xs: xs.values, xType: xs.type, ys: ys.values, yType: ys.type, color: color,
-                symbol: symbol, series: -1)
+                template: template, xs: xs, ys: ys, color: color, symbol: symbol, series: -1)
             return
         }
         let count = min(x.values.count, y.values.count)

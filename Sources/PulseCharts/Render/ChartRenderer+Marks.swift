@@ -37,7 +37,7 @@ extension ChartRenderer {
     }
 
     /// Pixel positions of a group's marks, sorted by x, the record each came from (-1 for rows of a plot
-    /// segment), and the unbroken runs between missing values.
+    /// segment; empty when the group has no records), and the unbroken runs between missing values.
     private func points(
         of group: SeriesGroup, valueEnd: Bool
     ) -> (xs: [Double], ys: [Double], baseline: [Double], order: [Int32], runs: [Range<Int>]) {
@@ -48,7 +48,8 @@ extension ChartRenderer {
         var xs = [Double](repeating: .nan, count: count)
         var ys = [Double](repeating: .nan, count: count)
         var baseline: [Double] = valueEnd ? [Double](repeating: .nan, count: count) : []
-        var order = [Int32](repeating: -1, count: count)
+        // Rows of plot segments have no record; a group made only of segments needs no list of -1s.
+        var order = group.runs.isEmpty ? [] : [Int32](repeating: -1, count: count)
         var filled = 0
         records.withUnsafeBufferPointer { buffer in
             for run in group.runs {
@@ -97,7 +98,7 @@ extension ChartRenderer {
             }
             xs = permutation.map { xs[$0] }
             ys = permutation.map { ys[$0] }
-            order = permutation.map { order[$0] }
+            if !order.isEmpty { order = permutation.map { order[$0] } }
             if valueEnd { baseline = permutation.map { baseline[$0] } }
         }
         if let (a, k) = xScale.linearMap {
@@ -153,22 +154,54 @@ extension ChartRenderer {
         return names.isEmpty ? template.yLabel : names.joined(separator: ", ")
     }
 
+    /// The points a line keeps, in pixels, per unbroken run: all of them, or as many as the reduction allows.
+    private func keptRuns<Points: ReduciblePoints>(
+        _ points: Points, runs: [Range<Int>]
+    ) -> [(xs: [Double], ys: [Double])] {
+        let kept =
+            reductionThreshold.map { LargestTriangleThreeBuckets.reduce(points, runs: runs, threshold: $0) }
+            ?? runs.map { Array($0) }
+        return kept.map { run in (run.map { points.x($0) }, run.map { points.y($0) }) }
+    }
+
+    /// The line of a group that is one plot segment, sorted by x, on linear or time scales: the common case of a
+    /// long series from `LinePlot`, which is reduced straight from its columns.
+    private func keptRunsOfSortedSegment(_ group: SeriesGroup) -> [(xs: [Double], ys: [Double])]? {
+        guard group.runs.isEmpty, group.segments.count == 1, let xMap = resolution.x.linearMap,
+            let yMap = resolution.y.linearMap
+        else { return nil }
+        let segment = resolution.table.segments[group.segments[0]]
+        return segment.xs.withUnsafeBufferPointer { xs in
+            segment.ys.withUnsafeBufferPointer { ys in
+                let points = MappedPoints(xs: xs, ys: ys, xMap: xMap, yMap: yMap)
+                return points.finiteRunsIfSorted.map { keptRuns(points, runs: $0) }
+            }
+        }
+    }
+
     mutating func drawLine(_ group: SeriesGroup) {
         let template = resolution.table.templates[group.template]
-        let (xs, ys, _, order, runs) = points(of: group, valueEnd: false)
-        let kept =
-            reductionThreshold.map { LargestTriangleThreeBuckets.reduce(xs: xs, ys: ys, runs: runs, threshold: $0) }
-            ?? runs.map { Array($0) }
-        var path = PathBuilder(capacity: kept.reduce(0) { $0 + $1.count } * 14 + 16)
+        var xs: [Double] = []
+        var ys: [Double] = []
+        var order: [Int32] = []
+        let kept: [(xs: [Double], ys: [Double])]
+        if let runs = keptRunsOfSortedSegment(group) {
+            kept = runs
+        } else {
+            let runs: [Range<Int>]
+            (xs, ys, _, order, runs) = points(of: group, valueEnd: false)
+            kept = xs.withUnsafeBufferPointer { xp in
+                ys.withUnsafeBufferPointer { yp in keptRuns(PixelPoints(xs: xp, ys: yp), runs: runs) }
+            }
+        }
+        var path = PathBuilder(capacity: kept.reduce(0) { $0 + $1.xs.count } * 14 + 16)
         let method = template.style.interpolation ?? .linear
         var keptXs: [Double] = []
         var keptYs: [Double] = []
         for run in kept {
-            let runXs = run.map { xs[$0] }
-            let runYs = run.map { ys[$0] }
-            CurvePath.append(xs: runXs, ys: runYs, method: method, connect: false, to: &path)
-            keptXs += runXs
-            keptYs += runYs
+            CurvePath.append(xs: run.xs, ys: run.ys, method: method, connect: false, to: &path)
+            keptXs += run.xs
+            keptYs += run.ys
         }
         guard !path.isEmpty else { return }
         let paint = markColor(colorKey: group.color, template: template)

@@ -56,10 +56,13 @@ struct ChartResolution: Sendable {
         for i in table.segments.indices {
             let template = templates[Int(table.segments[i].template)]
             if let unit = template.xUnit, table.segments[i].xType == .date {
-                table.segments[i].xs = table.segments[i].xs.map { x in
-                    let (start, end) = ChartResolution.period(x, unit: unit, calendar: calendar)
-                    return (start + end) / 2
+                let middles = table.segments[i].xs.withUnsafeBufferPointer { xs in
+                    xs.map { x in
+                        let (start, end) = ChartResolution.period(x, unit: unit, calendar: calendar)
+                        return (start + end) / 2
+                    }
                 }
+                table.segments[i].xs = PlotColumn(.numbers(middles), type: table.segments[i].xs.type)
             }
         }
         for i in records.indices {

@@ -4,7 +4,12 @@
 enum LargestTriangleThreeBuckets {
     /// Indexes into `xs`/`ys` (same length, x ascending) of the points to keep; first and last are always kept.
     static func select(xs: UnsafeBufferPointer<Double>, ys: UnsafeBufferPointer<Double>, threshold: Int) -> [Int] {
-        let n = xs.count
+        select(PixelPoints(xs: xs, ys: ys), threshold: threshold)
+    }
+
+    /// Indexes of the points to keep, x ascending; first and last are always kept.
+    static func select<Points: ReduciblePoints>(_ points: Points, threshold: Int) -> [Int] {
+        let n = points.count
         guard threshold >= 3, n > threshold else { return Array(0..<n) }
         var kept: [Int] = []
         kept.reserveCapacity(threshold)
@@ -20,19 +25,19 @@ enum LargestTriangleThreeBuckets {
             var avgY = 0.0
             let nextCount = max(nextEnd - nextStart, 1)
             for j in nextStart..<max(nextEnd, nextStart + 1) where j < n {
-                avgX += xs[j]
-                avgY += ys[j]
+                avgX += points.x(j)
+                avgY += points.y(j)
             }
             avgX /= Double(nextCount)
             avgY /= Double(nextCount)
-            let ax = xs[a]
-            let ay = ys[a]
+            let ax = points.x(a)
+            let ay = points.y(a)
             var best = start
             var bestArea = -1.0
             var j = start
             while j < end {
                 // Twice the triangle's area; the factor does not change which point wins.
-                let area = abs((ax - avgX) * (ys[j] - ay) - (ax - xs[j]) * (avgY - ay))
+                let area = abs((ax - avgX) * (points.y(j) - ay) - (ax - points.x(j)) * (avgY - ay))
                 if area > bestArea {
                     bestArea = area
                     best = j
@@ -51,18 +56,98 @@ enum LargestTriangleThreeBuckets {
     static func reduce(
         xs: [Double], ys: [Double], runs: [Range<Int>], threshold: Int
     ) -> [[Int]] {
-        let total = runs.reduce(0) { $0 + $1.count }
-        guard total > threshold, threshold > 0 else { return runs.map { Array($0) } }
-        return xs.withUnsafeBufferPointer { xp in
+        xs.withUnsafeBufferPointer { xp in
             ys.withUnsafeBufferPointer { yp in
-                runs.map { run in
-                    let share = max(3, Int((Double(threshold) * Double(run.count) / Double(total)).rounded()))
-                    guard run.count > share else { return Array(run) }
-                    let sx = UnsafeBufferPointer(rebasing: xp[run])
-                    let sy = UnsafeBufferPointer(rebasing: yp[run])
-                    return select(xs: sx, ys: sy, threshold: share).map { $0 + run.lowerBound }
-                }
+                reduce(PixelPoints(xs: xp, ys: yp), runs: runs, threshold: threshold)
             }
         }
+    }
+
+    /// Reduces a series with gaps: each unbroken run gets a share of `threshold` proportional to its length.
+    /// `runs` are half-open index ranges into `points`; returns the kept indexes per run.
+    static func reduce<Points: ReduciblePoints>(_ points: Points, runs: [Range<Int>], threshold: Int) -> [[Int]] {
+        let total = runs.reduce(0) { $0 + $1.count }
+        guard total > threshold, threshold > 0 else { return runs.map { Array($0) } }
+        return runs.map { run in
+            let share = max(3, Int((Double(threshold) * Double(run.count) / Double(total)).rounded()))
+            guard run.count > share else { return Array(run) }
+            return select(points.slice(run), threshold: share).map { $0 + run.lowerBound }
+        }
+    }
+}
+
+/// The points a line is reduced from, by index.
+protocol ReduciblePoints {
+    var count: Int { get }
+    func x(_ index: Int) -> Double
+    func y(_ index: Int) -> Double
+    /// The points in `range`, numbered from 0.
+    func slice(_ range: Range<Int>) -> Self
+}
+
+/// Points already in pixels.
+struct PixelPoints: ReduciblePoints {
+    var xs: UnsafeBufferPointer<Double>
+    var ys: UnsafeBufferPointer<Double>
+
+    var count: Int { xs.count }
+    @inline(__always) func x(_ index: Int) -> Double { xs[index] }
+    @inline(__always) func y(_ index: Int) -> Double { ys[index] }
+
+    func slice(_ range: Range<Int>) -> PixelPoints {
+        PixelPoints(xs: UnsafeBufferPointer(rebasing: xs[range]), ys: UnsafeBufferPointer(rebasing: ys[range]))
+    }
+}
+
+/// A plot's columns in data units, put into pixels by linear maps as each point is read: a long series is reduced
+/// without first writing out every point in pixels. Each point comes out exactly as `offset + value * factor`,
+/// as the renderer computes it for points it does write out.
+struct MappedPoints: ReduciblePoints {
+    var xs: UnsafeBufferPointer<Double>
+    var ys: UnsafeBufferPointer<Double>
+    var xMap: (offset: Double, factor: Double)
+    var yMap: (offset: Double, factor: Double)
+
+    var count: Int { min(xs.count, ys.count) }
+    @inline(__always) func x(_ index: Int) -> Double { xMap.offset + xs[index] * xMap.factor }
+    @inline(__always) func y(_ index: Int) -> Double { yMap.offset + ys[index] * yMap.factor }
+
+    func slice(_ range: Range<Int>) -> MappedPoints {
+        MappedPoints(
+            xs: UnsafeBufferPointer(rebasing: xs[range]), ys: UnsafeBufferPointer(rebasing: ys[range]), xMap: xMap,
+            yMap: yMap)
+    }
+
+    /// The unbroken runs between points that do not map to finite pixels, or nil if the finite x values are not
+    /// in ascending order (a line joins its points in order of x, so they would need sorting first).
+    var finiteRunsIfSorted: [Range<Int>]? {
+        // Usually every point maps to finite pixels and x ascends throughout: one pass without branches confirms it
+        // (as in `PlotColumn.allFinite`, p * 0 is NaN only for a p that is not finite).
+        guard count > 0 else { return [] }
+        var bits = (x(0) * 0).bitPattern | (y(0) * 0).bitPattern
+        var descents: UInt64 = 0
+        for i in 1..<count {
+            bits |= (x(i) * 0).bitPattern | (y(i) * 0).bitPattern
+            descents |= xs[i] < xs[i - 1] ? 1 : 0
+        }
+        if bits & PlotColumn.exponentBits != PlotColumn.exponentBits && descents == 0 { return [0..<count] }
+        var runs: [Range<Int>] = []
+        var start = -1
+        var previous = -Double.infinity
+        for i in 0..<count {
+            let value = xs[i]
+            if value.isFinite {
+                if value < previous { return nil }
+                previous = value
+            }
+            if x(i).isFinite && y(i).isFinite {
+                if start < 0 { start = i }
+            } else if start >= 0 {
+                runs.append(start..<i)
+                start = -1
+            }
+        }
+        if start >= 0 { runs.append(start..<count) }
+        return runs
     }
 }

@@ -77,6 +77,12 @@ struct MarkStatistics: Sendable {
     /// Rows of plot segments, which are marks too as far as the reader is concerned.
     var markCount = 0
 
+    /// A column's storage, valid as a key while the segments that hold the column are alive.
+    private struct ColumnKey: Equatable {
+        var address: UInt
+        var count: Int
+    }
+
     private struct GroupKey: Hashable {
         var template: Int32
         var color: Int32
@@ -108,11 +114,12 @@ struct MarkStatistics: Sendable {
         var lastGroup = -1
         var nextSegment = 0
         var lastSegmentColor: Int32 = -1
+        var xExtremes: (column: ColumnKey, low: Double, high: Double)?
         for (index, record) in records.enumerated() {
             while nextSegment < segments.count && segments[nextSegment].position <= index {
                 add(
                     segment: segments[nextSegment], index: nextSegment, groupIndex: &groupIndex,
-                    seenColor: &seenColor, seenSymbol: &seenSymbol)
+                    seenColor: &seenColor, seenSymbol: &seenSymbol, xExtremes: &xExtremes)
                 lastSegmentColor = segments[nextSegment].color
                 nextSegment += 1
             }
@@ -195,7 +202,7 @@ struct MarkStatistics: Sendable {
         while nextSegment < segments.count {
             add(
                 segment: segments[nextSegment], index: nextSegment, groupIndex: &groupIndex, seenColor: &seenColor,
-                seenSymbol: &seenSymbol)
+                seenSymbol: &seenSymbol, xExtremes: &xExtremes)
             nextSegment += 1
         }
     }
@@ -203,7 +210,7 @@ struct MarkStatistics: Sendable {
     /// Adds a whole plot segment: its extremes come from its columns in one tight loop each.
     private mutating func add(
         segment: PlotSegment, index: Int, groupIndex: inout [GroupKey: Int], seenColor: inout [Bool],
-        seenSymbol: inout [Bool]
+        seenSymbol: inout [Bool], xExtremes: inout (column: ColumnKey, low: Double, high: Double)?
     ) {
         let t = Int(segment.template)
         let count = segment.count
@@ -215,18 +222,31 @@ struct MarkStatistics: Sendable {
         var xHigh = -Double.infinity
         segment.xs.withUnsafeBufferPointer { xs in
             segment.ys.withUnsafeBufferPointer { ys in
+                var first = 0
+                while first < count && !(xs[first].isFinite && ys[first].isFinite) { first += 1 }
+                anyPair = first < count
+                // Plots over the same instants share their x column: its extremes are found once.
+                let column = ColumnKey(address: UInt(bitPattern: xs.baseAddress), count: count)
+                if let known = xExtremes, known.column == column {
+                    (xLow, xHigh) = (known.low, known.high)
+                } else {
+                    for i in 0..<count {
+                        let xv = xs[i]
+                        if xv < xLow { xLow = xv }
+                        if xv > xHigh { xHigh = xv }
+                    }
+                    xExtremes = (column, xLow, xHigh)
+                }
+                var highIndex = -1
                 for i in 0..<count {
-                    let xv = xs[i]
                     let yv = ys[i]
-                    if xv < xLow { xLow = xv }
-                    if xv > xHigh { xHigh = xv }
                     if yv < low { low = yv }
                     if yv > high {
                         high = yv
-                        highAt = xv
+                        highIndex = i
                     }
-                    if !anyPair && xv.isFinite && yv.isFinite { anyPair = true }
                 }
+                if highIndex >= 0 { highAt = xs[highIndex] }
             }
         }
         if anyPair { hasData = true }

@@ -51,6 +51,25 @@ extension PlottableColumn {
     }
 }
 
+extension PlottableColumn {
+    /// The column as a plot stores it, or nil when it holds categories. Finite numbers and finite dates are kept
+    /// as the caller's array, without a copy; other columns are converted as by `numbers`.
+    @inlinable
+    var plotColumn: PlotColumn? {
+        // The casts below change nothing: each is made only when `Value` is that very type.
+        if Value.self == Double.self {
+            let doubles = unsafeBitCast(values, to: [Double].self)
+            let column = PlotColumn(.numbers(doubles), type: doubles.isEmpty ? .missing : .number)
+            if column.withUnsafeBufferPointer(PlotColumn.allFinite) { return column }
+        } else if Value.self == ChartDate.self && PlotColumn.datesReadAsNumbers {
+            let dates = unsafeBitCast(values, to: [ChartDate].self)
+            let column = PlotColumn(.dates(dates), type: dates.isEmpty ? .missing : .date)
+            if column.withUnsafeBufferPointer(PlotColumn.allFinite) { return column }
+        }
+        return numbers.map { PlotColumn(.numbers($0.values), type: $0.type) }
+    }
+}
+
 extension PlottableColumn where Value == ChartDate {
     /// A column of dates, each standing for the calendar period that contains it.
     @inlinable

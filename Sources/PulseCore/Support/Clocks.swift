@@ -15,19 +15,43 @@ public enum WallClock {
     }
 }
 
-/// A loop's heartbeat: the loop marks progress, a watchdog checks that it did recently.
-public final class ProgressMarker: Sendable {
-    private let last = Atomic<Int64>(0)
-
-    public init() {}
-
-    public func mark() { last.store(WallClock.milliseconds(), ordering: .relaxed) }
-
-    /// Milliseconds since the last mark, or `nil` before the first.
-    public func age(now: Int64 = WallClock.milliseconds()) -> Int64? {
-        let value = last.load(ordering: .relaxed)
-        return value == 0 ? nil : now - value
+/// Milliseconds of a clock that never jumps (CLOCK_MONOTONIC), for deadlines.
+public enum MonotonicMilliseconds {
+    public static func now() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000
     }
+}
+
+/// The liveness of one long-running loop, for the watchdog.
+///
+/// Before anything that may take a while (a sleep, a wait, a connection attempt) the loop calls
+/// ``beat(within:)`` with how long that may legitimately take; the loop is *overdue* when that deadline passes
+/// without another beat. A loop stuck in a syscall, a deadlock or an endless computation therefore stops the
+/// watchdog pings, while a loop that is merely waiting does not.
+public final class LoopHeartbeat: Sendable {
+    public let name: String
+    private let deadline = Atomic<Int64>(.max)
+
+    public init(_ name: String) {
+        self.name = name
+    }
+
+    /// The loop is alive and will beat again within `milliseconds` (plus a grace of a few seconds).
+    public func beat(within milliseconds: Int64) {
+        deadline.store(MonotonicMilliseconds.now() + milliseconds + Self.grace, ordering: .relaxed)
+    }
+
+    /// The loop finished on purpose (shutdown): never overdue.
+    public func finish() { deadline.store(.max, ordering: .relaxed) }
+
+    public func isOverdue(now: Int64 = MonotonicMilliseconds.now()) -> Bool {
+        now > deadline.load(ordering: .relaxed)
+    }
+
+    /// Slack for scheduling delays on a loaded machine.
+    public static let grace: Int64 = 5_000
 }
 
 /// A boolean shared between tasks.

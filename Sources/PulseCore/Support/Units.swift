@@ -50,6 +50,11 @@ public enum Units {
         scaled(bytesPerSecond * 8, base: 1000, units: ["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s", "Pbit/s"])
     }
 
+    /// A count with SI prefixes: `950`, `3.40k`, `14.3M`.
+    public static func formatCount(_ value: Double) -> String {
+        scaled(value, base: 1000, units: ["", "k", "M", "G", "T"]).replacingAll(" ", with: "")
+    }
+
     /// A plain count per second with SI prefixes: `3.40k/s`.
     public static func formatRate(_ perSecond: Double) -> String {
         scaled(perSecond, base: 1000, units: ["/s", "k/s", "M/s", "G/s", "T/s"]).replacingAll(" ", with: "")

@@ -70,7 +70,8 @@ public struct DaemonConfig: Sendable, Hashable {
         config.name = try reader.string("daemon", "name", default: "netpulsed")
         config.maximumConnections = Int(
             try reader.integer("listen", "max_connections", default: 10_000, range: 1...1_000_000))
-        config.handshakeTimeout = try reader.duration("listen", "handshake_timeout", default: 10_000, range: 100...600_000)
+        config.handshakeTimeout = try reader.duration(
+            "listen", "handshake_timeout", default: 10_000, range: 100...600_000)
         config.idleTimeout = try reader.duration("listen", "idle_timeout", default: 120_000, range: 1_000...86_400_000)
         let path = try reader.string("store", "path", default: "netpulse.db")
         config.storePath = path.hasPrefix("/") ? path : "\(stateDirectory)/\(path)"
@@ -82,7 +83,8 @@ public struct DaemonConfig: Sendable, Hashable {
         config.rawRetention = try reader.duration(
             "store", "raw_retention", default: 7 * 86_400_000, range: 3_600_000...(3_650 * 86_400_000))
         config.commitDelay = try reader.duration("store", "commit_delay", default: 0, range: 0...1_000)
-        config.paceThreshold = Int(try reader.integer("ingest", "pace_threshold", default: 4_096, range: 16...1_000_000))
+        config.paceThreshold = Int(
+            try reader.integer("ingest", "pace_threshold", default: 4_096, range: 16...1_000_000))
         try reader.rejectUnknown()
         return config
     }

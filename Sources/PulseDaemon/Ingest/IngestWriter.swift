@@ -103,11 +103,14 @@ public final class IngestWriter: Sendable {
         var stopping = false
     }
 
+    private let heartbeat: LoopHeartbeat
+
     public init(
         store: Store, logger: Logger, commitDelay: Int64 = 0, paceThreshold: Int = 4_096,
-        onPace: @escaping @Sendable (Pace) -> Void = { _ in }
+        heartbeat: LoopHeartbeat = LoopHeartbeat("ingest"), onPace: @escaping @Sendable (Pace) -> Void = { _ in }
     ) {
         self.store = store
+        self.heartbeat = heartbeat
         self.logger = logger
         self.commitDelay = commitDelay
         self.paceThreshold = paceThreshold
@@ -149,8 +152,12 @@ public final class IngestWriter: Sendable {
         var pressured = false
         var calmCycles = 0
         while true {
-            condition.lock(whenValue: 1)
+            // Wake at least every few seconds, to beat for the watchdog even when idle; allow a slow disk 20 s per
+            // commit. A commit that hangs (a stuck disk) stops the beats.
+            heartbeat.beat(within: 20_000)
+            guard condition.lock(whenValue: 1, timeoutSeconds: 2) else { continue }
             condition.unlock(withValue: 0)
+            TestFault.stallIfRequested(.ingest)
             if commitDelay > 0 { Thread.sleep(forTimeInterval: Double(commitDelay) / 1000) }
             let (items, stopping) = queue.withLockedValue { queue in
                 defer { queue.items.removeAll(keepingCapacity: true) }
@@ -164,7 +171,8 @@ public final class IngestWriter: Sendable {
                 if items.count >= paceThreshold && !pressured {
                     pressured = true
                     calmCycles = 0
-                    logger.warning("ingest is behind (\(items.count) batches in one commit): asking agents to slow down")
+                    logger.warning(
+                        "ingest is behind (\(items.count) batches in one commit): asking agents to slow down")
                     onPace(Pace(sampleFactor: 1, batchFactor: 4))
                 } else if pressured && items.count < paceThreshold / 2 {
                     calmCycles += 1
@@ -177,6 +185,7 @@ public final class IngestWriter: Sendable {
             }
             if stopping && pending == 0 { break }
         }
+        heartbeat.finish()
         stopped.lock()
         stopped.unlock(withValue: 1)
     }
@@ -196,7 +205,9 @@ public final class IngestWriter: Sendable {
         } catch {
             cache = WriterCache()
             logger.error("cannot store \(items.count) batch(es), none acknowledged: \(error)")
-            for item in items { item.completion(.failure(ErrorFrame(.storageFailure, "the daemon cannot store: \(error)"))) }
+            for item in items {
+                item.completion(.failure(ErrorFrame(.storageFailure, "the daemon cannot store: \(error)")))
+            }
             return
         }
         var values: Int64 = 0
@@ -246,7 +257,8 @@ struct WriterCache {
             streams[streamKey] = stream
         }
         try db.cachedStatement(
-            sql: "INSERT INTO batch (stream_id, sequence, received, value_count) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+            sql:
+                "INSERT INTO batch (stream_id, sequence, received, value_count) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
         ).execute(arguments: [stream, Int64(bitPattern: item.sequence), now, item.valueCount])
         guard db.changesCount == 1 else { return .duplicate }
         if item.droppedBefore > 0 {
@@ -314,7 +326,8 @@ struct WriterCache {
             arguments: arguments + [now])
         let id = try Int64.fetchOne(
             db,
-            sql: "SELECT id FROM series WHERE agent_id = ? AND interface = ? AND boot_id = ? AND ifindex = ? AND width = ?",
+            sql:
+                "SELECT id FROM series WHERE agent_id = ? AND interface = ? AND boot_id = ? AND ifindex = ? AND width = ?",
             arguments: arguments)!
         series[key] = id
         return id

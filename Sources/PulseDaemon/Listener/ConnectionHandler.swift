@@ -40,7 +40,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         handshakeTimer = context.eventLoop.scheduleTask(in: handshakeTimeout) {
             let handler = loopBound.value
             guard !handler.machine.isReady, channel.isActive else { return }
-            handler.perform(handler.machine.timedOut("no TLS handshake and HELLO within \(handler.handshakeTimeout)"), context: contextBound.value)
+            handler.perform(
+                handler.machine.timedOut("no TLS handshake and HELLO within \(handler.handshakeTimeout)"),
+                context: contextBound.value)
         }
     }
 
@@ -56,7 +58,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         switch event {
         case TLSUserEvent.handshakeCompleted(_):
             tlsEstablished = true
-            let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self).peerCertificate
+            let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
+                .peerCertificate
             perform(machine.tlsEstablished(certificateName: certificate.flatMap(Self.commonName)), context: context)
         case IdleStateHandler.IdleStateEvent.read:
             perform(machine.timedOut("no frame for longer than the idle timeout"), context: context)
@@ -105,7 +108,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .fail(let error):
             logger.warning("closing connection: \(error)")
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: WireCodec.encode(.error(error))))).whenComplete { _ in
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: WireCodec.encode(.error(error))))).whenComplete {
+                _ in
                 channel.close(promise: nil)
             }
         case .close:
@@ -116,7 +120,8 @@ final class ConnectionHandler: ChannelInboundHandler {
             let stream = batch.stream
             let sequence = batch.sequence
             if batch.droppedBefore > 0 {
-                logger.warning("agent \(agent.name) reports \(batch.droppedBefore) batch(es) dropped from its full spool")
+                logger.warning(
+                    "agent \(agent.name) reports \(batch.droppedBefore) batch(es) dropped from its full spool")
             }
             writer.submit(
                 IngestItem(agent: agent, batch: batch, descriptors: descriptors) { result in
@@ -137,7 +142,9 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// The last common name of a certificate's subject.
     static func commonName(_ certificate: NIOSSLCertificate) -> String? {
-        guard let der = try? certificate.toDERBytes(), let parsed = try? Certificate(derEncoded: der) else { return nil }
+        guard let der = try? certificate.toDERBytes(), let parsed = try? Certificate(derEncoded: der) else {
+            return nil
+        }
         var name: String?
         for rdn in parsed.subject {
             for attribute in rdn where attribute.type == .RDNAttributeType.commonName {

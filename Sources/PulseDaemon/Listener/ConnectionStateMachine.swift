@@ -66,13 +66,15 @@ public struct ConnectionStateMachine: Sendable {
             guard hello.agentID == certificateName else {
                 return fail(
                     .identityMismatch,
-                    "agent id '\(hello.agentID)' does not match its certificate's name '\(certificateName)'; set [agent] id to the certificate name or issue a certificate for '\(hello.agentID)'")
+                    "agent id '\(hello.agentID)' does not match its certificate's name '\(certificateName)'; set [agent] id to the certificate name or issue a certificate for '\(hello.agentID)'"
+                )
             }
             let version = min(hello.maximumVersion, ProtocolVersion.maximum)
             guard version >= max(hello.minimumVersion, ProtocolVersion.minimum) else {
                 return fail(
                     .unsupportedVersion,
-                    "agent speaks versions \(hello.minimumVersion)…\(hello.maximumVersion), daemon \(ProtocolVersion.minimum)…\(ProtocolVersion.maximum)")
+                    "agent speaks versions \(hello.minimumVersion)…\(hello.maximumVersion), daemon \(ProtocolVersion.minimum)…\(ProtocolVersion.maximum)"
+                )
             }
             let identity = AgentIdentity(name: hello.agentID, hostname: hello.hostname, version: hello.agentVersion)
             state = .ready(identity)
@@ -102,7 +104,8 @@ public struct ConnectionStateMachine: Sendable {
                 guard let descriptor = table[section.descriptorID] else {
                     return fail(
                         .unknownInterface,
-                        "batch \(batch.sequence) uses interface \(section.descriptorID) of stream \(Hex.string(batch.stream, width: 16)), which was not described on this connection")
+                        "batch \(batch.sequence) uses interface \(section.descriptorID) of stream \(Hex.string(batch.stream, width: 16)), which was not described on this connection"
+                    )
                 }
                 descriptors.append(descriptor)
             }

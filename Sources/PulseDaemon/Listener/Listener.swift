@@ -3,22 +3,23 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PulseCore
+import Synchronization
 
 /// The TLS listener: accepts agents, enforces the connection limit and the timeouts, and gives each connection
 /// its ``ConnectionHandler``.
 public struct Listener: Sendable {
     let config: DaemonConfig
-    let tlsContext: NIOSSLContext
+    let tls: TLSContextBox
     let writer: IngestWriter
     let registry: ConnectionRegistry
     let logger: Logger
 
     public init(
-        config: DaemonConfig, tlsContext: NIOSSLContext, writer: IngestWriter, registry: ConnectionRegistry,
+        config: DaemonConfig, tls: TLSContextBox, writer: IngestWriter, registry: ConnectionRegistry,
         logger: Logger
     ) {
         self.config = config
-        self.tlsContext = tlsContext
+        self.tls = tls
         self.writer = writer
         self.registry = registry
         self.logger = logger
@@ -30,14 +31,14 @@ public struct Listener: Sendable {
     ///   instead of binding ``DaemonConfig/listen``.
     public func bind(group: any EventLoopGroup, boundSocket: NIOBSDSocket.Handle? = nil) async throws -> any Channel {
         let config = self.config
-        let tlsContext = self.tlsContext
+        let tls = self.tls
         let writer = self.writer
         let registry = self.registry
         let logger = self.logger
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 guard registry.reserve(limit: config.maximumConnections) else {
                     logger.warning("refusing a connection: \(config.maximumConnections) connections already open")
@@ -46,7 +47,7 @@ public struct Listener: Sendable {
                 channel.closeFuture.whenComplete { _ in registry.release() }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(NIOSSLServerHandler(context: tlsContext))
+                    try pipeline.addHandler(NIOSSLServerHandler(context: tls.current))
                     try pipeline.addHandler(IdleStateHandler(readTimeout: .milliseconds(config.idleTimeout)))
                     try pipeline.addHandler(
                         ByteToMessageHandler(FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
@@ -61,5 +62,23 @@ public struct Listener: Sendable {
             return try await bootstrap.withBoundSocket(boundSocket).get()
         }
         return try await bootstrap.bind(host: config.listen.host, port: config.listen.port).get()
+    }
+}
+
+/// The TLS context new connections get; replaced on reload, so renewed certificates apply to new connections while
+/// established ones carry on.
+public final class TLSContextBox: Sendable {
+    private let context: Mutex<NIOSSLContext>
+
+    public init(_ files: TLSFiles) throws {
+        context = Mutex(try NIOSSLContext(configuration: TLSSetup.server(files)))
+    }
+
+    public var current: NIOSSLContext { context.withLock { $0 } }
+
+    /// Loads the files again; on error the current context stays.
+    public func reload(_ files: TLSFiles) throws {
+        let fresh = try NIOSSLContext(configuration: TLSSetup.server(files))
+        context.withLock { $0 = fresh }
     }
 }

@@ -64,7 +64,8 @@ extension Store {
         samples.sort { $0.timestamp < $1.timestamp }
         var unique = [StoredSample]()
         unique.reserveCapacity(samples.count)
-        for sample in samples where unique.last.map({ $0.timestamp != sample.timestamp || $0.epoch != sample.epoch }) ?? true {
+        for sample in samples
+        where unique.last.map({ $0.timestamp != sample.timestamp || $0.epoch != sample.epoch }) ?? true {
             unique.append(sample)
         }
         return unique
@@ -73,7 +74,8 @@ extension Store {
     static func bootID(_ bytes: [UInt8]) -> BootID {
         guard bytes.count == 16 else { return BootID(high: 0, low: 0) }
         return BootID(
-            high: bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }, low: bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) })
+            high: bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }, low: bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+        )
     }
 
     /// A summary of every interface of every agent, ordered by agent and interface.

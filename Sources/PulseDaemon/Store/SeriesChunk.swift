@@ -17,7 +17,8 @@ public enum SeriesChunk {
     /// Decodes a chunk, checking it the way a frame is checked: a damaged database gives an error, not a trap.
     public static func decode(_ bytes: [UInt8]) throws(WireError) -> (timestamps: [Int64], values: [UInt64]) {
         var reader = WireReader(bytes)
-        let count = Int(try reader.readVarint(max: UInt64(WireLimits.standard.maximumTicksPerBatch * 4), "chunk samples"))
+        let count = Int(
+            try reader.readVarint(max: UInt64(WireLimits.standard.maximumTicksPerBatch * 4), "chunk samples"))
         guard count >= 1 else { throw .malformed("empty chunk") }
         let timestamps = try ColumnCodec.readTimestamps(count: count, from: &reader)
         var values = [UInt64]()

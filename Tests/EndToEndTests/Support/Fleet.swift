@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PulseCore
 
 @testable import PulseDaemon
@@ -25,7 +26,7 @@ final class Fleet: @unchecked Sendable {
         state_directory = "\(directory)/netpulsed"
         [listen]
         address = "127.0.0.1:\(port)"
-        handshake_timeout = "3s"
+        handshake_timeout = "10s"
         [tls]
         ca = "\(directory)/ca/ca.pem"
         certificate = "\(directory)/ca/netpulsed.pem"
@@ -76,7 +77,8 @@ final class Fleet: @unchecked Sendable {
     /// Starts `netpulsed` and waits until it listens.
     func startDaemon() throws {
         let process = try Daemonized(
-            [Build.netpulsed, "--config", "\(directory)/netpulsed.toml"], log: "\(directory)/netpulsed.log", netns: netns)
+            [Build.netpulsed, "--config", "\(directory)/netpulsed.toml"], log: "\(directory)/netpulsed.log",
+            netns: netns)
         daemon = process
         let logSize = process.output.count
         try eventually("netpulsed listening") {
@@ -120,7 +122,9 @@ final class Fleet: @unchecked Sendable {
     }
 
     func spooledFiles(_ agent: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "\(directory)/\(agent)/spool")) ?? []).filter { $0.hasSuffix(".npb") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: "\(directory)/\(agent)/spool")) ?? []).filter {
+            $0.hasSuffix(".npb")
+        }
     }
 
     func shutdown() {
@@ -133,5 +137,3 @@ final class Fleet: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
-
-import GRDB

@@ -37,7 +37,9 @@ func run(_ arguments: [String], allowFailure: Bool = false) throws -> String {
     process.waitUntilExit()
     if process.terminationStatus != 0 && !allowFailure {
         throw CommandFailure(
-            description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
+            description:
+                "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))"
+        )
     }
     return String(decoding: out, as: UTF8.self)
 }

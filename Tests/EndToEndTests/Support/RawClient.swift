@@ -20,7 +20,8 @@ enum RawClient {
     }
 
     static func exchange(
-        port: Int, ca: String, certificate: String?, key: String?, send chunks: [[UInt8]], timeout: Duration = .seconds(5)
+        port: Int, ca: String, certificate: String?, key: String?, send chunks: [[UInt8]],
+        timeout: Duration = .seconds(5)
     ) async throws -> Outcome {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.trustRoots = .file(ca)
@@ -33,7 +34,8 @@ enum RawClient {
         let group = MultiThreadedEventLoopGroup.singleton
         let channel = try await ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))
+                try channel.pipeline.syncOperations.addHandler(
+                    NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))
                 return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Netpulse as systemd services, under a real systemd booted in a sandbox (see scripts/systemd-sandbox.sh),
+    /// installed by scripts/install.sh.
+    @Suite(.serialized, .enabled(if: Sandbox.isAvailable, "needs root and /lib/systemd/systemd to boot a sandbox"))
+    struct SystemdTests {
+        @Test(.timeLimit(.minutes(2)))
+        func servicesBecomeReadyReportStatusAndDeliver() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            try sandbox.must("systemctl start netpulsed.service netpulse-agent.service")
+            #expect(try sandbox.property("netpulsed", "ActiveState") == "active")
+            #expect(try sandbox.property("netpulse-agent", "ActiveState") == "active")
+            try eventually("the agent's status line says it is connected", timeout: 20) {
+                try sandbox.property("netpulse-agent", "StatusText").contains(
+                    "connected to netpulsed; 0 batch(es) spooled; last ack")
+            }
+            #expect(try sandbox.property("netpulse-agent", "StatusText").hasPrefix("1 interface(s) every 1s"))
+            try eventually("the daemon's status line counts the agent and the ingest rate", timeout: 20) {
+                let status = try sandbox.property("netpulsed", "StatusText")
+                return status.hasPrefix("1 agent(s) connected;") && status.contains(" values/s; store ")
+            }
+            try eventually("points flow") { try sandbox.storedSamples() >= 3 }
+            // Structured journal entries: the daemon's lines about an agent carry its id as a field.
+            let entries = try sandbox.must("journalctl -u netpulsed AGENT_ID=sandbox-agent -o cat --no-pager")
+            #expect(entries.contains("agent sandbox-agent connected"))
+            let verbose = try sandbox.must("journalctl -u netpulsed AGENT_ID=sandbox-agent -o verbose --no-pager -n 1")
+            #expect(
+                verbose.contains("PEER=") && verbose.contains("CODE_FILE=") && verbose.contains("_TRANSPORT=journal"))
+
+            // A clean stop: the agent closes its open batch into the spool and says so.
+            try sandbox.must("systemctl stop netpulse-agent.service")
+            #expect(try sandbox.property("netpulse-agent", "Result") == "success")
+            #expect(
+                try sandbox.must("journalctl -u netpulse-agent -o cat --no-pager").contains(
+                    "stopping: closing the open batch into the spool"))
+        }
+
+        @Test(.timeLimit(.minutes(2)))
+        func reloadAppliesNewSettingsAndCertificatesWithoutDroppingAnything() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            try sandbox.must("systemctl start netpulsed.service netpulse-agent.service")
+            try eventually("points flow") { try sandbox.storedSamples() >= 2 }
+            let agentPID = try sandbox.property("netpulse-agent", "MainPID")
+            let daemonPID = try sandbox.property("netpulsed", "MainPID")
+
+            // New certificates for both and a new batch interval for the agent, then reload both.
+            try sandbox.must(
+                """
+                netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out /etc/netpulse --group netpulse --overwrite
+                netpulse ca issue --dir /etc/netpulse/ca --agent sandbox-agent --out /etc/netpulse --group netpulse --overwrite
+                """)
+            try sandbox.writeAgentConfig(batch: "3s")
+            try sandbox.must("systemctl reload netpulsed.service netpulse-agent.service")
+            #expect(try sandbox.property("netpulse-agent", "ActiveState") == "active")
+            #expect(try sandbox.property("netpulse-agent", "MainPID") == agentPID)
+            #expect(try sandbox.property("netpulsed", "MainPID") == daemonPID)
+            let journal = try sandbox.must("journalctl -u netpulse-agent -u netpulsed -o cat --no-pager")
+            #expect(
+                journal.contains(
+                    "reloaded /etc/netpulse/agent.toml; new connections use the new settings and certificates"))
+            #expect(journal.contains("reloaded: new connections use the certificates in /etc/netpulse/netpulsed.pem"))
+
+            // New connections use the new certificates: restart the daemon, the agent reconnects with its new ones.
+            let before = try sandbox.storedSamples()
+            try sandbox.must("systemctl restart netpulsed.service")
+            try eventually("points keep flowing after the reload", timeout: 30) {
+                try sandbox.storedSamples() >= before + 3
+            }
+
+            // A broken config on reload keeps the running one and says so.
+            try sandbox.must(
+                "echo 'interval = ' >> /etc/netpulse/agent.toml && systemctl reload netpulse-agent.service")
+            #expect(try sandbox.property("netpulse-agent", "ActiveState") == "active")
+            #expect(
+                try sandbox.property("netpulse-agent", "StatusText").hasPrefix(
+                    "reload failed, running the previous configuration"))
+        }
+
+        @Test(.timeLimit(.minutes(2)))
+        func watchdogRestartsAServiceWhoseLoopStalls() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            // Test-only fault: the sampling loop blocks after 4 s; the watchdog is shortened to 6 s.
+            try sandbox.must(
+                """
+                mkdir -p /etc/systemd/system/netpulse-agent.service.d
+                printf '[Service]\\nEnvironment=NETPULSE_TEST_FAULT=stall-sampling-after-4\\nWatchdogSec=6s\\n' \
+                    > /etc/systemd/system/netpulse-agent.service.d/stall.conf
+                systemctl daemon-reload
+                systemctl start netpulsed.service netpulse-agent.service
+                """)
+            try eventually("systemd restarts the stalled agent", timeout: 60) {
+                Int(try sandbox.property("netpulse-agent", "NRestarts")) ?? 0 >= 1
+            }
+            let journal = try sandbox.must("journalctl -o cat --no-pager")
+            #expect(
+                journal.contains("loop stalled: sampling; no more watchdog pings, systemd will restart the service"))
+            #expect(journal.contains("netpulse-agent.service: Watchdog timeout (limit 6s)!"))
+            // The daemon, whose loops are fine, was never restarted.
+            #expect(try sandbox.property("netpulsed", "NRestarts") == "0")
+        }
+
+        @Test(.timeLimit(.minutes(2)))
+        func socketActivationStartsTheDaemonOnTheFirstConnection() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install(socketActivation: true)
+            try sandbox.must("systemctl start netpulsed.socket")
+            #expect(try sandbox.property("netpulsed.service", "ActiveState") == "inactive")
+            try sandbox.must("systemctl start netpulse-agent.service")
+            try eventually("the first connection starts netpulsed", timeout: 30) {
+                try sandbox.property("netpulsed.service", "ActiveState") == "active"
+            }
+            try eventually("points flow through the activated socket") { try sandbox.storedSamples() >= 2 }
+            #expect(try sandbox.must("journalctl -u netpulsed -o cat --no-pager").contains("(socket from systemd)"))
+        }
+
+        @Test(.timeLimit(.minutes(2)))
+        func unitsVerifyAndRateWellForSecurity() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            for unit in ["netpulse-agent.service", "netpulsed.service", "netpulsed.socket"] {
+                let (status, output) = try sandbox.shell("systemd-analyze verify /etc/systemd/system/\(unit) 2>&1")
+                #expect(status == 0 && output.isEmpty, "\(unit): \(output)")
+            }
+            for unit in ["netpulse-agent.service", "netpulsed.service"] {
+                let report = try sandbox.must("systemd-analyze security \(unit) --no-pager")
+                let line = try #require(report.split(separator: "\n").first { $0.contains("Overall exposure level") })
+                let score = Double(line.split(separator: ":").last!.split(separator: " ").first!) ?? 99
+                #expect(score <= 2.0, "\(unit): \(line)")
+            }
+        }
+
+        @Test(.timeLimit(.minutes(2)))
+        func aBadConfigShowsInSystemctlStatus() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            try sandbox.must("printf '[listen]\\naddress = \"nowhere\"\\n' > /etc/netpulse/netpulsed.toml")
+            let (status, _) = try sandbox.shell("systemctl start netpulsed.service")
+            #expect(status != 0)
+            // Not restarted over and over: a config error (exit status 2) will not fix itself.
+            #expect(try sandbox.property("netpulsed", "ActiveState") == "failed")
+            let expected =
+                "/etc/netpulse/netpulsed.toml:2: 'listen.address' \"nowhere\" is not host:port (for IPv6: [::]:7420)"
+            try eventually("systemctl status shows the config error") {
+                try sandbox.shell("systemctl status netpulsed.service --no-pager -l").output.contains(expected)
+            }
+        }
+
+        @Test(.timeLimit(.minutes(2)))
+        func uninstallRemovesTheServicesAndKeepsTheData() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            try sandbox.must("systemctl start netpulsed.service netpulse-agent.service")
+            try eventually("points flow") { try sandbox.storedSamples() >= 1 }
+            try sandbox.must("cd \(Build.root) && scripts/uninstall.sh")
+            #expect(
+                try sandbox.shell("test -e /usr/local/bin/netpulsed || test -e /etc/systemd/system/netpulsed.service")
+                    .status != 0)
+            #expect(
+                try sandbox.shell(
+                    "test -e /etc/netpulse/netpulsed.toml && test -e /var/lib/private/netpulsed/netpulse.db"
+                ).status == 0)
+            try sandbox.must("cd \(Build.root) && scripts/uninstall.sh --purge")
+            #expect(try sandbox.shell("test -e /etc/netpulse || test -e /var/lib/private/netpulsed").status != 0)
+        }
+    }
+}
