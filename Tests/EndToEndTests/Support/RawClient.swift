@@ -28,7 +28,7 @@ enum RawClient {
         configuration.certificateVerification = .fullVerification
         if let certificate, let key {
             configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
-            configuration.privateKey = .file(key)
+            configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
         }
         let context = try NIOSSLContext(configuration: configuration)
         let group = MultiThreadedEventLoopGroup.singleton
