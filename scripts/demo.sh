@@ -104,11 +104,16 @@ else
     ip netns exec "$NS" python3 -c "$SINK" & pids+=($!)
 fi
 sleep 0.5
-python3 -c "$SOURCE"
-sleep 3
-
+python3 -c "$SOURCE" &
+SOURCE_PID=$!
+sleep $((SECONDS_TO_RUN / 2 + 3))
 echo
-echo "==> what arrived at netpulsed: netpulse rates --store $DEMO/netpulsed/netpulse.db"
+echo "==> while the traffic flows, what netpulsed stored: netpulse rates --store $DEMO/netpulsed/netpulse.db"
+$BIN/netpulse rates --store "$DEMO/netpulsed/netpulse.db"
+wait "$SOURCE_PID"
+sleep 3
+echo
+echo "==> after the traffic stopped"
 $BIN/netpulse rates --store "$DEMO/netpulsed/netpulse.db"
 echo
 echo "==> agent log"

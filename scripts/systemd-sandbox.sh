@@ -3,7 +3,9 @@
 # root with tmpfs on top: units can be installed, started, reloaded and watched without touching the host. It never
 # boots systemd on the host's own root (systemd-tmpfiles would clean the real /tmp). Needs root.
 #
-#   scripts/systemd-sandbox.sh start            boots one; prints the PID of its systemd (give it to the others)
+#   scripts/systemd-sandbox.sh start [DIR…]     boots one; prints the PID of its systemd (give it to the others);
+#                                               DIRs (for example the repository) are bound into it at the same
+#                                               path, which matters for those under /tmp or /run
 #   scripts/systemd-sandbox.sh run PID CMD…     runs CMD inside (its own /tmp, /run and loopback network)
 #   scripts/systemd-sandbox.sh stop PID         kills it; its namespaces and mounts go with it
 #
@@ -23,7 +25,10 @@ start)
         fd=${fd##*/}
         [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null || true
     done
-    unshare --pid --fork --mount --net --propagation private "$0" boot "$state" </dev/null >"$state/console.log" 2>&1 &
+    shift
+    binds=()
+    for dir in "$@"; do binds+=("$(realpath "$dir")"); done
+    unshare --pid --fork --mount --net --propagation private "$0" boot "$state" "${binds[@]}" </dev/null >"$state/console.log" 2>&1 &
     outer=$!
     pid=""
     for _ in $(seq 1 100); do
@@ -53,6 +58,11 @@ boot)
     mount --rbind /dev "$S/root/dev"
     mount -t tmpfs tmpfs "$S/root/run"
     mount -t tmpfs tmpfs "$S/root/tmp"
+    # Directories the caller asked for, bound at their own path (over the fresh /tmp and /run too).
+    for dir in "${@:3}"; do
+        mkdir -p "$S/root$dir"
+        mount --bind "$dir" "$S/root$dir"
+    done
     # Start nothing we did not ask for.
     rm -f "$S/root/etc/systemd/system/multi-user.target.wants/"* "$S/root/etc/systemd/system/timers.target.wants/"*
     ip link set lo up

@@ -10,7 +10,8 @@ final class Sandbox: @unchecked Sendable {
     let pid: String
 
     init() throws {
-        pid = try run([Self.script, "start"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        // The repository is bound in: a checkout under /tmp would be hidden by the sandbox's own /tmp.
+        pid = try run([Self.script, "start", Build.root]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Runs a shell command inside; returns its exit status and combined output.
