@@ -1,17 +1,5 @@
 import PulseCore
 
-/// Deterministic synthetic traffic for the benchmarks (SplitMix64, so every run measures the same bytes).
-struct BenchRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Counter series of one interface, one sample per second.
 enum TrafficModel: String, CaseIterable {
     /// About 200 Mbit/s in and 40 Mbit/s out, each second uniformly ±30%: close to the worst case for a codec.
@@ -22,7 +10,7 @@ enum TrafficModel: String, CaseIterable {
     case idle = "idle"
 
     func samples(_ count: Int, seed: UInt64) -> [CounterValues] {
-        var random = BenchRandom(state: seed)
+        var random = SplitMix64(seed: seed)
         var counters = CounterValues([
             8_123_456_789_012, 7_345_678_901, 12, 3_456, 0, 7, 0, 98_765, 1_234_567_890_123, 2_345_678_901, 0, 17, 0,
             0, 0, 0,
@@ -58,6 +46,6 @@ enum TrafficModel: String, CaseIterable {
 
 /// Millisecond timestamps of 1 Hz ticks read a few milliseconds late, as the agent's sampler does.
 func tickTimestamps(_ count: Int, start: Int64, seed: UInt64) -> [Int64] {
-    var random = BenchRandom(state: seed)
+    var random = SplitMix64(seed: seed)
     return (0..<count).map { start + Int64($0) * 1_000 + Int64.random(in: 0...3, using: &random) }
 }

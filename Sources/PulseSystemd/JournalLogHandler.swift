@@ -99,3 +99,17 @@ public struct JournalLogHandler: LogHandler {
         return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 }
+
+extension JournalLogHandler {
+    /// Sets up swift-log for a program: structured entries to the journal when running under systemd (standard
+    /// error is the journal), plain lines on standard error otherwise (a terminal, a pipe, a test).
+    public static func bootstrapLogging(identifier: String, level: Logger.Level) {
+        let toJournal = standardErrorIsJournal
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler =
+                toJournal ? JournalLogHandler(identifier: identifier) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}

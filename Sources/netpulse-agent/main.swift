@@ -68,15 +68,7 @@ if checkOnly {
     print("\(configPath): OK")
     exit(0)
 }
-let level = logLevel
-// Under systemd, log structured entries to the journal; on a terminal, plain lines.
-let toJournal = JournalLogHandler.standardErrorIsJournal
-LoggingSystem.bootstrap { label in
-    var handler: any LogHandler =
-        toJournal ? JournalLogHandler(identifier: "netpulse-agent") : StreamLogHandler.standardError(label: label)
-    handler.logLevel = level
-    return handler
-}
+JournalLogHandler.bootstrapLogging(identifier: "netpulse-agent", level: logLevel)
 let logger = Logger(label: "netpulse-agent")
 do {
     try await AgentService(config: config, configPath: configPath, logger: logger).run()

@@ -33,15 +33,7 @@ struct DaemonCommand: AsyncParsableCommand {
             print("\(config): OK")
             return
         }
-        let level = logLevel
-        // Under systemd, log structured entries to the journal; on a terminal, plain lines.
-        let toJournal = JournalLogHandler.standardErrorIsJournal
-        LoggingSystem.bootstrap { label in
-            var handler: any LogHandler =
-                toJournal ? JournalLogHandler(identifier: "netpulsed") : StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        JournalLogHandler.bootstrapLogging(identifier: "netpulsed", level: logLevel)
         let logger = Logger(label: "netpulsed")
         let group = ServiceGroup(
             configuration: .init(

@@ -88,7 +88,7 @@ import Testing
 
 @Suite struct BackoffTests {
     @Test func growsWithJitterToTheMaximumAndResets() {
-        var generator = SeededGenerator(seed: 5)
+        var generator = SplitMix64(seed: 5)
         var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(8))
         var ceilings: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(8)]
         for ceiling in ceilings {
@@ -98,17 +98,5 @@ import Testing
         backoff.reset()
         ceilings = [.milliseconds(500)]
         #expect(backoff.next(using: &generator) <= .milliseconds(500))
-    }
-}
-
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

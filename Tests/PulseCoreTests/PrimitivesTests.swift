@@ -34,7 +34,7 @@ import Testing
 
 @Suite struct RiceTests {
     @Test func roundTripsRandomValuesForEveryParameter() throws {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for k in [0, 1, 3, 8, 17, 31, 63] {
             var writer = WireWriter()
             var values = [UInt64]()

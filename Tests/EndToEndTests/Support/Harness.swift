@@ -51,7 +51,7 @@ final class Daemonized: @unchecked Sendable {
 
     init(_ arguments: [String], log: String, netns: String? = nil) throws {
         self.log = log
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         handle.seekToEndOfFile()
         process.executableURL = URL(fileURLWithPath: netns == nil ? arguments[0] : "/usr/sbin/ip")
