@@ -110,6 +110,28 @@ extension EndToEnd {
             try eventually("the agent goes on") { try fleet.samples("agent-1", "lo").count > before }
         }
 
+        /// An agent that says HELLO and then nothing is closed at the idle timeout, with an ERROR saying why.
+        @Test(.timeLimit(.minutes(2)))
+        func idleConnectionsAreClosed() async throws {
+            let fleet = try Fleet(agents: ["quiet"])
+            try
+                (try String(contentsOfFile: fleet.directory + "/netpulsed.toml", encoding: .utf8)
+                .replacingOccurrences(of: "[listen]\n", with: "[listen]\nidle_timeout = \"2s\"\n"))
+                .write(toFile: fleet.directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
+            try fleet.startDaemon()
+            let started = Date()
+            let outcome = try await RawClient.exchange(
+                port: fleet.port, ca: fleet.directory + "/ca/ca.pem", certificate: fleet.directory + "/ca/quiet.pem",
+                key: fleet.directory + "/ca/quiet-key.pem",
+                send: [WireCodec.encode(.hello(Hello(agentID: "quiet", hostname: "x", agentVersion: "0")))],
+                timeout: .seconds(10))
+            let waited = Date().timeIntervalSince(started)
+            #expect(outcome.closed)
+            #expect(waited > 1.5 && waited < 8, "closed after \(waited) s")
+            let codes = outcome.messages.compactMap { if case .error(let error) = $0 { error.code } else { nil } }
+            #expect(codes == [.timeout])
+        }
+
         @Test func badConfigsNameFileLineAndKeyAndExitNonZero() throws {
             let fleet = try Fleet()
             let path = fleet.directory + "/bad.toml"
