@@ -10,7 +10,6 @@
 #   --socket-activation   enable netpulsed.socket (netpulsed starts on the first connection) instead of the service
 #   --start               start what was enabled (do this once the certificates are in /etc/netpulse)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 PREFIX=/usr/local
 BINARIES=""
@@ -21,7 +20,7 @@ SOCKET=no
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) PREFIX=$2; shift 2 ;;
-        --binaries) BINARIES=$2; shift 2 ;;
+        --binaries) BINARIES=$(realpath "$2"); shift 2 ;;
         --no-enable) ENABLE=no; shift ;;
         --start) START=yes; shift ;;
         --only) ONLY=$2; shift 2 ;;
@@ -30,6 +29,7 @@ while [ $# -gt 0 ]; do
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
 done
+cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "install.sh: run as root (it writes $PREFIX/bin, /etc and the systemd units)" >&2; exit 1; }
 
 if [ -z "$BINARIES" ]; then
@@ -92,6 +92,8 @@ fi
 if [ "$ENABLE" = yes ]; then
     systemctl enable "${enabled[@]}"
 fi
+# An upgrade: services already running get the new binaries now.
+systemctl try-restart "${units[@]}" 2>/dev/null || true
 if [ "$START" = yes ]; then
     systemctl start "${enabled[@]}"
 fi

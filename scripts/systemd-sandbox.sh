@@ -78,8 +78,18 @@ run)
     exec nsenter -t "$pid" -m -p -n -- "$@"
     ;;
 stop)
+    # The state directory is one of the arguments of the `unshare` that started this sandbox's systemd.
+    outer=$(ps -o ppid= -p "$2" 2>/dev/null | tr -d ' ' || true)
+    state=""
+    if [ -n "$outer" ] && [ -r "/proc/$outer/cmdline" ]; then
+        state=$(tr '\0' '\n' <"/proc/$outer/cmdline" | grep '^/var/tmp/netpulse-sandbox\.' | head -n 1 || true)
+    fi
     kill -KILL "$2" 2>/dev/null || true
-    rmdir /var/tmp/netpulse-sandbox.* 2>/dev/null || true
+    for _ in $(seq 1 50); do
+        [ -n "$outer" ] && kill -0 "$outer" 2>/dev/null || break
+        sleep 0.05
+    done
+    if [ -n "$state" ]; then rm -rf "$state"; fi
     ;;
 *)
     sed -n '2,12p' "$0"

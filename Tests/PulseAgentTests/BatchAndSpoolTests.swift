@@ -63,6 +63,42 @@ func temporaryDirectory(_ name: String = #function) -> String {
     }
 }
 
+extension BatcherTests {
+    /// An interface re-created in the middle of a batch: both epochs' samples are kept, every link-state record
+    /// refers to a described interface, and the old epoch is forgotten once no batch needs it.
+    @Test func interfaceRecreatedMidBatchLosesNothing() throws {
+        var batcher = Batcher(stream: 5)
+        batcher.add([(sample("tun0", ifindex: 5, rx: 100), 1_000)])
+        batcher.add([(sample("tun0", ifindex: 5, rx: 900), 2_000)])
+        batcher.add([(sample("tun0", ifindex: 6, rx: 10), 3_000)])
+        let firstFlushed = batcher.flush(droppedBefore: 0)
+        let first = try #require(firstFlushed)
+        let (describe, batch) = try Spool.decode(first.bytes)
+        #expect(describe.interfaces.map(\.epoch.ifindex) == [5, 6])
+        #expect(batch.sections.map(\.sampleCount) == [2, 1])
+        let described = Set(describe.interfaces.map(\.id))
+        #expect(!batch.linkStates.isEmpty && batch.linkStates.allSatisfy { described.contains($0.descriptorID) })
+
+        batcher.add([(sample("tun0", ifindex: 6, rx: 20), 4_000)])
+        let secondFlushed = batcher.flush(droppedBefore: 0)
+        let second = try #require(secondFlushed)
+        #expect(second.describe.interfaces.map(\.epoch.ifindex) == [6])
+    }
+
+    @Test func batchesStayWithinTheProtocolLimits() {
+        var batcher = Batcher(stream: 1)
+        let limits = WireLimits(maximumTicksPerBatch: 4, maximumSectionsPerBatch: 3)
+        #expect(batcher.room(within: limits, maximumSamples: 100) == 3)
+        batcher.add([(sample("a", ifindex: 1, rx: 1), 1_000), (sample("b", ifindex: 2, rx: 1), 1_000)])
+        #expect(batcher.room(within: limits, maximumSamples: 100) == 1)
+        #expect(batcher.room(within: limits, maximumSamples: 2) == 0)
+        batcher.add([(sample("a", ifindex: 1, rx: 2), 2_000)])
+        batcher.add([(sample("a", ifindex: 1, rx: 3), 3_000)])
+        // A fourth tick could bring a fifth (an idle interface's quiet sample): no room.
+        #expect(batcher.room(within: limits, maximumSamples: 100) == 0)
+    }
+}
+
 @Suite struct SpoolTests {
     func record(_ sequence: UInt64, padding: Int = 0) -> SpoolRecord {
         var values = CounterValues()
@@ -95,7 +131,7 @@ func temporaryDirectory(_ name: String = #function) -> String {
         let size = record(1).bytes.count
         var spool = try Spool(directory: directory, maximumBytes: Int64(size * 3))
         var dropped = 0
-        for sequence in 1...10 { dropped += try spool.append(record(UInt64(sequence))) }
+        for sequence in 1...10 { dropped += try spool.append(record(UInt64(sequence))).dropped }
         #expect(dropped == 7)
         #expect(spool.entries.map(\.sequence) == [8, 9, 10])
         #expect(try FileIO.listDirectory(directory).count == 3)
@@ -133,6 +169,13 @@ func temporaryDirectory(_ name: String = #function) -> String {
     @Test func errorsNameFileLineAndKey() {
         #expect(throws: ConfigError(file: "a.toml", line: 3, key: "daemon.endpoints", "has \"nowhere\", which is not host:port (for IPv6: [::1]:7420)")) {
             try AgentConfig.parse(ConfigDocument(text: "[agent]\n[daemon]\nendpoints = [\"nowhere\"]\n", file: "a.toml"))
+        }
+        #expect(
+            throws: ConfigError(
+                file: "a.toml", line: 2, key: "daemon.server_name",
+                "is an IP address; TLS name verification needs the DNS name in the daemon's certificate (netpulse ca issue --daemon NAME)")
+        ) {
+            try AgentConfig.parse(ConfigDocument(text: "[daemon]\nserver_name = \"127.0.0.1\"\n", file: "a.toml"))
         }
         #expect(throws: ConfigError(file: "a.toml", line: 2, key: "sampling.interval", "is 10ms; it must be between 100ms and 1h")) {
             try AgentConfig.parse(ConfigDocument(text: "[sampling]\ninterval = \"10ms\"\n", file: "a.toml"))

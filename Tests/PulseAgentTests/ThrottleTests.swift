@@ -35,6 +35,22 @@ import Testing
         #expect(suppressor.filter(tick(11_000, 1_000)).map(\.timestamp) == [11_000])
     }
 
+    /// Link facts read every 30 s do not count as a change when they are the same as last time.
+    @Test func unchangedLinkFactsDoNotDefeatSuppression() {
+        var suppressor = IdleSuppressor(heartbeat: 60_000)
+        let state = LinkState(speedMbps: 1_000, operState: .up, carrier: true, mtu: 1_500)
+        var sent = [Int64]()
+        for second in 0..<150 {
+            var sample = tick(Int64(second) * 1_000, 500)
+            if second % 30 == 0 { sample.interfaces[0].linkState = state }
+            sent += suppressor.filter(sample).map(\.timestamp)
+        }
+        #expect(sent == [0, 60_000, 120_000])
+        var changed = tick(150_000, 500)
+        changed.interfaces[0].linkState = LinkState(speedMbps: 1_000, operState: .down, carrier: false, mtu: 1_500)
+        #expect(suppressor.filter(changed).count == 1)
+    }
+
     @Test func newEpochIsSentAtOnceAndZeroHeartbeatDisablesSuppression() {
         var suppressor = IdleSuppressor(heartbeat: 60_000)
         _ = suppressor.filter(tick(0, 500))

@@ -127,6 +127,21 @@ enum Traffic {
         }
     }
 
+    @Test func longErrorMessagesAreCutBetweenCharacters() throws {
+        let message = String(repeating: "é", count: 600)  // 1,200 bytes
+        let frame = Array(WireCodec.encode(.error(ErrorFrame(.malformedFrame, message))).dropFirst(4))
+        guard case .error(let error) = try WireCodec.decode(frame) else {
+            Issue.record("not an error frame")
+            return
+        }
+        #expect(error.message == String(repeating: "é", count: 512))
+        var invalid = WireWriter()
+        invalid.writeByte(FrameType.error.rawValue)
+        invalid.writeUInt16(1)
+        invalid.writeLengthPrefixed([0xC3])
+        #expect(throws: WireError.malformed("error message is not UTF-8")) { try WireCodec.decode(invalid.bytes) }
+    }
+
     @Test func trailingBytesAreRejected() {
         let body = Array(WireCodec.encode(.keepalive).dropFirst(4)) + [0]
         #expect(throws: WireError.self) { try WireCodec.decode(body) }

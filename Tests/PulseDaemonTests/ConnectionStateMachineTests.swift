@@ -94,6 +94,27 @@ import Testing
         #expect(anonymous.code == .identityMismatch)
     }
 
+    @Test func anAgentThatDoesNotWaitForAcknowledgementsIsStopped() {
+        var machine = ready()
+        _ = machine.frameReceived(body(.describe(Describe(stream: 7, interfaces: [descriptor]))))
+        for sequence in 1...UInt64(WireLimits.standard.maximumInFlight) {
+            guard case .ingest = machine.frameReceived(body(.batch(batch(sequence)))) else {
+                Issue.record("batch \(sequence) refused")
+                return
+            }
+        }
+        machine.batchCompleted()
+        guard case .ingest = machine.frameReceived(body(.batch(batch(100)))) else {
+            Issue.record("a batch within the window was refused")
+            return
+        }
+        guard case .fail(let error) = machine.frameReceived(body(.batch(batch(101)))) else {
+            Issue.record("accepted beyond the in-flight window")
+            return
+        }
+        #expect(error.code == .overloaded)
+    }
+
     @Test func describeFloodIsBounded() {
         var machine = ConnectionStateMachine(daemonName: "d", maximumDescriptors: 10)
         _ = machine.tlsEstablished(certificateName: "a")

@@ -102,8 +102,12 @@ func ingest(_ writer: IngestWriter, _ items: [(AgentIdentity, WireBatch, [Interf
         let writer = IngestWriter(store: store, logger: Logger(label: "test"))
         _ = await ingest(writer, [(agent, batch(1, start: 1_000, rx: [1, 2]), [descriptor(1, "eth0")]), (agent, batch(2, start: 100_000, rx: [3, 4]), [descriptor(1, "eth0")])])
         writer.drainAndStop()
-        #expect(try store.deleteRaw(olderThan: 50_000) == 1)
+        // In slices of one row, to cover the loop: the batch records go too (received long before the cutoff).
+        #expect(try store.deleteRaw(olderThan: 50_000, slice: 1) == 1)
+        #expect(try store.storedValueCount() > 0)
         #expect(try store.samples(agent: "web-01", interface: "eth0").map(\.timestamp) == [100_000, 101_000])
+        #expect(try store.deleteRaw(olderThan: WallClock.milliseconds() + 60_000, slice: 1) == 1)
+        #expect(try store.storedValueCount() == 0)
     }
 }
 

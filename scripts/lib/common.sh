@@ -20,7 +20,13 @@ ensure_packages() {
     if [ ${#missing[@]} -gt 0 ]; then
         echo "==> installing ${missing[*]}"
         local sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        if [ "$(id -u)" -ne 0 ]; then
+            command -v sudo >/dev/null || {
+                echo "error: missing Debian packages ${missing[*]}; run this as root (or install sudo)" >&2
+                exit 1
+            }
+            sudo="sudo"
+        fi
         $sudo apt-get update -qq
         $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi

@@ -14,7 +14,8 @@ public struct SpoolRecord: Sendable, Hashable {
 /// Collects the samples of successive ticks into batches for one stream.
 ///
 /// Interface descriptors get stream-local ids the first time a (name, epoch) is seen; a new epoch gets a new id,
-/// so an id never changes meaning and spooled batches stay decodable after a restart.
+/// so an id never changes meaning and spooled batches stay decodable after a restart. A batch never exceeds the
+/// protocol's limits: ``room(within:)`` says how many more samples fit.
 public struct Batcher: Sendable {
     public let stream: UInt64
     public private(set) var nextSequence: UInt64 = 1
@@ -27,6 +28,9 @@ public struct Batcher: Sendable {
     private var descriptors: [UInt32: InterfaceDescriptor] = [:]
     private var nextID: UInt32 = 0
     private var lastLinkState: [UInt32: LinkState] = [:]
+    /// The flush count at which each id was last used, to forget interfaces that are gone.
+    private var lastUsed: [UInt32: Int] = [:]
+    private var flushes = 0
 
     // The open batch: per descriptor id, samples in time order.
     private var samples: [UInt32: [(timestamp: Int64, counters: CounterValues)]] = [:]
@@ -35,16 +39,27 @@ public struct Batcher: Sendable {
     private var links: [(id: UInt32, timestamp: Int64, state: LinkState)] = []
     public private(set) var sampleCount = 0
 
+    /// Ids unused for this many batches are forgotten (a heartbeat uses an idle interface every minute or so).
+    static let forgetAfterFlushes = 360
+
     public init(stream: UInt64) {
         self.stream = stream
     }
 
     public var isEmpty: Bool { sampleCount == 0 }
     public var tickCount: Int { ticks.count }
-    /// The earliest timestamp in the open batch.
-    public var firstTimestamp: Int64? { ticks.min() }
+    public var sectionCount: Int { order.count }
 
-    /// Adds samples (as chosen by the ``IdleSuppressor``) to the open batch.
+    /// How many more samples (of one new tick) the open batch can take without passing `limits`, assuming each
+    /// may start a section of its own and may bring one earlier tick (an idle interface's last quiet sample).
+    public func room(within limits: WireLimits, maximumSamples: Int) -> Int {
+        guard tickCount + 2 <= limits.maximumTicksPerBatch else { return 0 }
+        let samplesLeft = min(maximumSamples, limits.maximumSamplesPerBatch) - sampleCount
+        let sectionsLeft = min(limits.maximumSectionsPerBatch, limits.maximumInterfacesPerDescribe) - sectionCount
+        return max(0, min(samplesLeft, sectionsLeft))
+    }
+
+    /// Adds samples (as chosen by the ``IdleSuppressor``) to the open batch; see ``room(within:maximumSamples:)``.
     public mutating func add(_ items: [(sample: InterfaceSample, timestamp: Int64)]) {
         for (sample, timestamp) in items {
             let key = Key(name: sample.name, epoch: sample.epoch)
@@ -54,12 +69,8 @@ public struct Batcher: Sendable {
             } else {
                 id = nextID
                 nextID &+= 1
-                // The name's previous epoch (if any) will not be used again.
-                for (oldKey, oldID) in ids where oldKey.name == sample.name {
-                    ids[oldKey] = nil
-                    descriptors[oldID] = nil
-                    lastLinkState[oldID] = nil
-                }
+                // The name's previous epoch gets no new samples; its descriptor stays until no batch uses it.
+                for (oldKey, _) in ids where oldKey.name == sample.name { ids[oldKey] = nil }
                 ids[key] = id
                 descriptors[id] = InterfaceDescriptor(id: id, name: sample.name, epoch: sample.epoch)
             }
@@ -79,6 +90,7 @@ public struct Batcher: Sendable {
     /// - Parameter droppedBefore: batches the spool dropped since the previous batch, reported to the daemon.
     public mutating func flush(droppedBefore: UInt64) -> SpoolRecord? {
         guard sampleCount > 0 else { return nil }
+        flushes += 1
         let timestamps = ticks.sorted()
         var tickIndex = [Int64: Int]()
         for (index, timestamp) in timestamps.enumerated() { tickIndex[timestamp] = index }
@@ -90,8 +102,9 @@ public struct Batcher: Sendable {
             values.reserveCapacity(series.count * Counter.count)
             for item in series { values.append(contentsOf: item.counters.values) }
             sections.append(
-                BatchSection(descriptorID: id, ticks: series.map { tickIndex[$0.timestamp]! }, values: values))
+                BatchSection(descriptorID: id, ticks: series.compactMap { tickIndex[$0.timestamp] }, values: values))
             used.append(descriptor)
+            lastUsed[id] = flushes
         }
         let linkStates = links.compactMap { link in
             tickIndex[link.timestamp].map { LinkStateRecord(descriptorID: link.id, tick: $0, state: link.state) }
@@ -105,8 +118,25 @@ public struct Batcher: Sendable {
         ticks.removeAll(keepingCapacity: true)
         links.removeAll(keepingCapacity: true)
         sampleCount = 0
+        forgetUnused()
         return SpoolRecord(
             stream: stream, sequence: batch.sequence, describe: Describe(stream: stream, interfaces: used), batch: batch
         )
+    }
+
+    /// Drops descriptors no batch will use again: superseded epochs, and interfaces gone for a long time (on a
+    /// container host names come and go by the thousand).
+    private mutating func forgetUnused() {
+        let current = Set(ids.values)
+        for id in Array(descriptors.keys) {
+            let idle = flushes - (lastUsed[id] ?? flushes)
+            guard !current.contains(id) || idle >= Self.forgetAfterFlushes else { continue }
+            if let descriptor = descriptors[id], ids[Key(name: descriptor.name, epoch: descriptor.epoch)] == id {
+                ids[Key(name: descriptor.name, epoch: descriptor.epoch)] = nil
+            }
+            descriptors[id] = nil
+            lastLinkState[id] = nil
+            lastUsed[id] = nil
+        }
     }
 }

@@ -25,7 +25,8 @@ public struct AgentConfig: Sendable, Hashable {
 
     /// A batch is closed after this long (ms, ± ``batchJitter``)…
     public var batchInterval: Int64
-    /// …or when it holds this many samples (interface × tick), whichever comes first.
+    /// …or when it holds this many samples (interface × tick), whichever comes first. At most 16,384, which keeps
+    /// a batch of real counters well inside the protocol's 1 MiB frame.
     public var batchMaximumSamples: Int
     /// Relative random spread of the batch interval, so a fleet does not flush in lockstep (0.1 = ±10%).
     public var batchJitter: Double
@@ -65,7 +66,7 @@ public struct AgentConfig: Sendable, Hashable {
             uploadBudget: try reader.byteSize("throttle", "upload_budget", default: 256 << 10, range: 0...(1 << 40)),
             idleHeartbeat: try reader.duration("throttle", "idle_heartbeat", default: 60_000, range: 0...86_400_000),
             batchInterval: try reader.duration("batch", "interval", default: 10_000, range: 100...3_600_000),
-            batchMaximumSamples: Int(try reader.integer("batch", "max_samples", default: 16_384, range: 1...65_536)),
+            batchMaximumSamples: Int(try reader.integer("batch", "max_samples", default: 16_384, range: 1...16_384)),
             batchJitter: try reader.number("batch", "jitter", default: 0.1, range: 0...0.5),
             spoolMaximumBytes: try reader.byteSize("spool", "max_size", default: 64 << 20, range: 4_096...(1 << 40)),
             endpoints: try reader.endpoints("daemon", "endpoints", default: [Endpoint(host: "127.0.0.1", port: 7420)]),
@@ -78,6 +79,12 @@ public struct AgentConfig: Sendable, Hashable {
             backoffInitial: try reader.duration("daemon", "backoff_initial", default: 500, range: 10...600_000),
             backoffMaximum: try reader.duration("daemon", "backoff_max", default: 60_000, range: 10...3_600_000))
         try reader.rejectUnknown()
+        if isIPAddress(config.serverName) {
+            throw reader.invalid(
+                "daemon", "server_name",
+                "is an IP address; TLS name verification needs the DNS name in the daemon's certificate (netpulse ca issue --daemon NAME)"
+            )
+        }
         guard config.backoffMaximum >= config.backoffInitial else {
             throw reader.invalid("daemon", "backoff_max", "must not be smaller than backoff_initial")
         }
@@ -90,4 +97,11 @@ public struct AgentConfig: Sendable, Hashable {
         guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+}
+
+/// Whether `text` is an IPv4 or IPv6 address literal.
+func isIPAddress(_ text: String) -> Bool {
+    var v4 = in_addr()
+    var v6 = in6_addr()
+    return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
 }

@@ -50,14 +50,15 @@ public struct Sender: Sendable {
                     initial: .milliseconds(config.backoffInitial), maximum: .milliseconds(config.backoffMaximum))
                 budget.bucket.withLock { $0 = TokenBucket(rate: config.uploadBudget) }
             }
+            var progressed = false
             for offset in 0..<config.endpoints.count {
                 let index = (preferred + offset) % config.endpoints.count
                 let endpoint = config.endpoints[index]
+                let acknowledgedBefore = await pipeline.acknowledged
                 do {
                     try await session(endpoint, current, budget: budget) {
                         established = true
                         preferred = index
-                        backoff.reset()
                         lastFailure = nil
                     }
                 } catch {
@@ -71,10 +72,15 @@ public struct Sender: Sendable {
                     lastFailure = reason
                 }
                 await pipeline.sessionEnded()
+                // Only a session that got batches acknowledged resets the back-off: a daemon that welcomes and
+                // then refuses (a full disk, a batch it rejects) must not be redialled in a tight loop.
+                progressed = await pipeline.acknowledged > acknowledgedBefore
                 if established || Task.isCancelled { break }
             }
             if Task.isCancelled { break }
-            if !established {
+            if progressed {
+                backoff.reset()
+            } else {
                 let delay = backoff.next()
                 heartbeat.beat(within: Self.milliseconds(delay))
                 do {
@@ -86,6 +92,9 @@ public struct Sender: Sendable {
         }
         heartbeat.finish()
     }
+
+    /// TCP_USER_TIMEOUT (linux/tcp.h: 18), which NIO has no name for.
+    static let userTimeout = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: 18))
 
     static func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
@@ -100,6 +109,10 @@ public struct Sender: Sendable {
         return try await ClientBootstrap(group: group)
             .connectTimeout(.milliseconds(current.config.connectTimeout))
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            // A daemon host that vanishes without a reset is noticed within a minute, not after the kernel's
+            // 15 minutes of retransmissions: keepalives while idle, and TCP_USER_TIMEOUT for unacknowledged data.
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .channelOption(Self.userTimeout, value: 60_000)
             .connect(host: endpoint.host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(

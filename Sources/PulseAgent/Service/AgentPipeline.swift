@@ -20,7 +20,7 @@ public actor AgentPipeline {
     public private(set) var lastSampleAt: Int64?
     /// Set when a connection starts with a backlog; cleared (and logged) when the backlog is delivered.
     private var replaying: (started: Int64, batches: Int)?
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var waiters: [Int: (continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)] = [:]
     private var nextWaiter = 0
 
     public init(spool: Spool, logger: Logger) {
@@ -37,11 +37,17 @@ public actor AgentPipeline {
         return unreportedDrops
     }
 
+    /// Gives back a count taken by ``takeUnreportedDrops()`` whose batch never reached the spool.
+    public func restoreUnreportedDrops(_ count: UInt64) {
+        unreportedDrops += count
+    }
+
     /// Stores a closed batch durably, dropping the oldest if the spool is full.
     public func store(_ record: SpoolRecord) throws {
-        let dropped = try spool.append(record)
+        let (dropped, theirDrops) = try spool.append(record)
         if dropped > 0 {
-            unreportedDrops += UInt64(dropped)
+            // The dropped batches' own reports of earlier drops are lost with them: carry those forward too.
+            unreportedDrops += UInt64(dropped) + theirDrops
             totalDropped += UInt64(dropped)
             logger.warning(
                 "spool full: dropped the \(dropped) oldest batch(es) to stay under \(Units.formatBytes(Double(spool.maximumBytes)))",
@@ -87,6 +93,8 @@ public actor AgentPipeline {
     public func sessionStarted(_ daemon: String) {
         connectedTo = daemon
         inFlight = 0
+        // A daemon asks for a slower pace on every connection while it needs one; a new one starts normal.
+        pace = .normal
         replaying = spool.entries.count > 1 ? (WallClock.milliseconds(), spool.entries.count) : nil
         wakeAll()
     }
@@ -127,11 +135,11 @@ public actor AgentPipeline {
         nextWaiter += 1
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                waiters[id] = continuation
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
+                let timer = Task { [weak self] in
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
                     await self?.wake(id)
                 }
+                waiters[id] = (continuation, timer)
             }
         } onCancel: {
             Task { [weak self] in await self?.wake(id) }
@@ -139,12 +147,17 @@ public actor AgentPipeline {
     }
 
     private func wake(_ id: Int) {
-        waiters.removeValue(forKey: id)?.resume()
+        guard let waiter = waiters.removeValue(forKey: id) else { return }
+        waiter.timer.cancel()
+        waiter.continuation.resume()
     }
 
     private func wakeAll() {
         let pending = waiters
         waiters.removeAll()
-        for continuation in pending.values { continuation.resume() }
+        for waiter in pending.values {
+            waiter.timer.cancel()
+            waiter.continuation.resume()
+        }
     }
 }

@@ -72,7 +72,18 @@ public struct SamplingLoop: Sendable {
                 continue
             }
             await pipeline.sampled(interfaces: tick.interfaces.count, at: timestamp)
-            batcher.add(suppressor.filter(tick))
+            // Never past the protocol's limits: a tick that does not fit closes the batch, and a host with more
+            // interfaces than one batch may carry spreads its tick over several.
+            var items = suppressor.filter(tick)[...]
+            while !items.isEmpty {
+                let room = batcher.room(within: .standard, maximumSamples: config.batchMaximumSamples)
+                guard room > 0 else {
+                    await flush(&batcher)
+                    continue
+                }
+                batcher.add(Array(items.prefix(room)))
+                items = items.dropFirst(room)
+            }
 
             if batcher.sampleCount >= config.batchMaximumSamples || timestamp >= batchDeadline {
                 await flush(&batcher)
@@ -88,11 +99,17 @@ public struct SamplingLoop: Sendable {
     }
 
     private func flush(_ batcher: inout Batcher) async {
-        guard let record = batcher.flush(droppedBefore: await pipeline.takeUnreportedDrops()) else { return }
+        let drops = await pipeline.takeUnreportedDrops()
+        guard let record = batcher.flush(droppedBefore: drops) else {
+            await pipeline.restoreUnreportedDrops(drops)
+            return
+        }
         do {
             try await pipeline.store(record)
         } catch {
             logger.error("cannot write batch \(record.sequence) to the spool: \(error)")
+            // The batch is lost; the count it carried goes in the next one, with this batch added to it.
+            await pipeline.restoreUnreportedDrops(drops + 1)
         }
     }
 }

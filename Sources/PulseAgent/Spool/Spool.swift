@@ -12,6 +12,8 @@ public struct Spool: Sendable {
         public var stream: UInt64
         public var sequence: UInt64
         public var bytes: Int
+        /// The drops of earlier batches this batch reports (lost with it if it is dropped in turn).
+        public var droppedBefore: UInt64
     }
 
     public let directory: String
@@ -44,7 +46,7 @@ public struct Spool: Sendable {
                 found.append(
                     Entry(
                         ordinal: ordinal, stream: record.batch.stream, sequence: record.batch.sequence,
-                        bytes: bytes.count))
+                        bytes: bytes.count, droppedBefore: record.batch.droppedBefore))
             } catch {
                 try? FileIO.createDirectory("\(directory)/corrupt", mode: 0o750)
                 _ = rename(path, "\(directory)/corrupt/\(name)")
@@ -61,23 +63,29 @@ public struct Spool: Sendable {
         return "\(directory)/\(String(repeating: "0", count: max(0, 20 - digits.count)))\(digits)\(Self.suffix)"
     }
 
-    /// Stores a record durably and returns how many old batches were dropped to stay within the bound.
+    /// Stores a record durably and returns how many old batches were dropped to stay within the bound, and the
+    /// earlier drops those batches were carrying to the daemon.
     @discardableResult
-    public mutating func append(_ record: SpoolRecord) throws -> Int {
+    public mutating func append(_ record: SpoolRecord) throws -> (dropped: Int, theirDrops: UInt64) {
         let bytes = record.bytes
         let ordinal = nextOrdinal
         try FileIO.writeAtomically(path(ordinal), bytes, mode: 0o640)
         nextOrdinal += 1
-        entries.append(Entry(ordinal: ordinal, stream: record.stream, sequence: record.sequence, bytes: bytes.count))
+        entries.append(
+            Entry(
+                ordinal: ordinal, stream: record.stream, sequence: record.sequence, bytes: bytes.count,
+                droppedBefore: record.batch.droppedBefore))
         totalBytes += Int64(bytes.count)
         var dropped = 0
+        var theirDrops: UInt64 = 0
         while totalBytes > maximumBytes, entries.count > 1 {
             let oldest = entries.removeFirst()
             totalBytes -= Int64(oldest.bytes)
             try? FileIO.remove(path(oldest.ordinal))
             dropped += 1
+            theirDrops += oldest.droppedBefore
         }
-        return dropped
+        return (dropped, theirDrops)
     }
 
     /// The stored bytes of an entry.

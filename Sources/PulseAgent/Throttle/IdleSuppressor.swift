@@ -14,6 +14,7 @@ public struct IdleSuppressor: Sendable {
         var timestamp: Int64
         var sent: Bool
         var lastSentAt: Int64
+        var linkState: LinkState?
     }
     private var last: [InterfaceName: Last] = [:]
 
@@ -31,24 +32,31 @@ public struct IdleSuppressor: Sendable {
             guard heartbeat > 0, var previous = last[sample.name], previous.sample.epoch == sample.epoch else {
                 out.append((sample, tick.timestamp))
                 last[sample.name] = Last(
-                    sample: sample, timestamp: tick.timestamp, sent: true, lastSentAt: tick.timestamp)
+                    sample: sample, timestamp: tick.timestamp, sent: true, lastSentAt: tick.timestamp,
+                    linkState: sample.linkState)
                 continue
             }
             let changed = previous.sample.counters != sample.counters
             if changed {
                 if !previous.sent { out.append((previous.sample, previous.timestamp)) }
                 out.append((sample, tick.timestamp))
-                previous = Last(sample: sample, timestamp: tick.timestamp, sent: true, lastSentAt: tick.timestamp)
+                previous = Last(
+                    sample: sample, timestamp: tick.timestamp, sent: true, lastSentAt: tick.timestamp,
+                    linkState: previous.linkState)
             } else if tick.timestamp - previous.lastSentAt >= heartbeat
-                || sample.linkState != nil && sample.linkState != previous.sample.linkState
+                || sample.linkState != nil && sample.linkState != previous.linkState
             {
                 out.append((sample, tick.timestamp))
-                previous = Last(sample: sample, timestamp: tick.timestamp, sent: true, lastSentAt: tick.timestamp)
+                previous = Last(
+                    sample: sample, timestamp: tick.timestamp, sent: true, lastSentAt: tick.timestamp,
+                    linkState: previous.linkState)
             } else {
                 previous.sample = sample
                 previous.timestamp = tick.timestamp
                 previous.sent = false
             }
+            // Link facts are read only every so often; compare with the last ones read, not the last sample's.
+            if let state = sample.linkState { previous.linkState = state }
             last[sample.name] = previous
         }
         for name in last.keys where !present.contains(name) { last[name] = nil }

@@ -50,9 +50,10 @@ public enum CounterStep: Sendable, Hashable {
     /// jitter; `nil` for counters other than bytes and packets, which have no useful bound.
     public static func ceiling(for counter: Counter, speedMbps: UInt32?, milliseconds: Int64) -> UInt64? {
         guard let speedMbps, speedMbps > 0, milliseconds > 0 else { return nil }
-        let bytes = Double(speedMbps) * 125_000 * Double(milliseconds) / 1000 * 1.5
+        // Doubles, clamped: timestamps far apart (a peer's, or a long outage) must not overflow the conversion.
+        let bytes = min(Double(speedMbps) * 125_000 * Double(milliseconds) / 1000 * 1.5, 1.8e19)
         switch counter {
-        case .rxBytes, .txBytes: return UInt64(bytes) + 65_536
+        case .rxBytes, .txBytes: return UInt64(bytes) &+ 65_536
         // 84 bytes is the smallest Ethernet frame on the wire, preamble and gap included.
         case .rxPackets, .txPackets: return UInt64(bytes / 84) + 64
         default: return nil

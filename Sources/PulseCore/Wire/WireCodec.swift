@@ -71,7 +71,7 @@ public enum WireCodec {
         case .error(let error):
             writer.writeByte(FrameType.error.rawValue)
             writer.writeUInt16(error.code.rawValue)
-            writer.writeLengthPrefixed(Array(error.message.utf8.prefix(maximumMessageBytes)))
+            writer.writeLengthPrefixed(Self.truncated(error.message, toBytes: maximumMessageBytes))
         case .keepalive:
             writer.writeByte(FrameType.keepalive.rawValue)
         }
@@ -82,6 +82,17 @@ public enum WireCodec {
         frame[2] = UInt8(truncatingIfNeeded: length >> 8)
         frame[3] = UInt8(truncatingIfNeeded: length)
         return frame
+    }
+
+    /// At most `limit` bytes of UTF-8, cut between characters so the result is still valid UTF-8.
+    static func truncated(_ text: String, toBytes limit: Int) -> [UInt8] {
+        var bytes = [UInt8]()
+        for scalar in text.unicodeScalars {
+            let encoded = Array(String(scalar).utf8)
+            guard bytes.count + encoded.count <= limit else { break }
+            bytes += encoded
+        }
+        return bytes
     }
 
     static func writeBatch(_ batch: WireBatch, references: inout ReferenceTable?, into writer: inout WireWriter) {
@@ -221,8 +232,7 @@ public enum WireCodec {
             message = .pace(Pace(sampleFactor: sample, batchFactor: batch))
         case .error:
             let code = ErrorCode(rawValue: try reader.readUInt16())
-            let text = try reader.readLengthPrefixed(max: maximumMessageBytes, "error message")
-            message = .error(ErrorFrame(code, String(decoding: text, as: UTF8.self)))
+            message = .error(ErrorFrame(code, try reader.readString(max: maximumMessageBytes, "error message")))
         case .keepalive:
             message = .keepalive
         }

@@ -174,7 +174,9 @@ public final class IngestWriter: Sendable {
                     logger.warning(
                         "ingest is behind (\(items.count) batches in one commit): asking agents to slow down")
                     onPace(Pace(sampleFactor: 1, batchFactor: 4))
-                } else if pressured && items.count < paceThreshold / 2 {
+                } else if pressured && items.count >= paceThreshold / 2 {
+                    calmCycles = 0
+                } else if pressured {
                     calmCycles += 1
                     if calmCycles >= 10 {
                         pressured = false
@@ -313,6 +315,8 @@ struct WriterCache {
     ) throws -> Int64 {
         let key = SeriesKey(agent: agent, descriptor: descriptor.identity)
         if let known = series[key] { return known }
+        // Interfaces come and go (containers, VPNs): keep the cache bounded; a miss only costs a lookup.
+        if series.count >= Self.maximumCachedSeries { series.removeAll(keepingCapacity: true) }
         let bootID = Data(Self.bytes(descriptor.epoch.bootID))
         let name = Data(descriptor.name.bytes)
         let arguments: StatementArguments = [
@@ -332,6 +336,8 @@ struct WriterCache {
         series[key] = id
         return id
     }
+
+    static let maximumCachedSeries = 100_000
 
     static func bytes(_ bootID: BootID) -> [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: bootID.high >> UInt64(56 - 8 * $0)) }

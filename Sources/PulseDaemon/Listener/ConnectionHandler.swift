@@ -20,6 +20,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let handshakeTimeout: TimeAmount
     private var handshakeTimer: Scheduled<Void>?
     private var tlsEstablished = false
+    /// The agent, once this connection is in the registry.
+    private var registered: AgentIdentity?
 
     init(
         machine: ConnectionStateMachine, writer: IngestWriter, registry: ConnectionRegistry, logger: Logger,
@@ -48,7 +50,8 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         handshakeTimer?.cancel()
-        if let agent = machine.agent {
+        // By now the state machine may be `.closed` (an error, a timeout): what counts is whether it was added.
+        if let agent = registered {
             registry.remove(context.channel)
             logger.info("agent \(agent.name) disconnected")
         }
@@ -76,6 +79,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             logger[metadataKey: "agent"] = "\(agent.name)"
             logger.info("agent \(agent.name) connected (\(agent.hostname), version \(agent.version))")
             registry.add(context.channel)
+            registered = agent
         }
     }
 
@@ -119,12 +123,14 @@ final class ConnectionHandler: ChannelInboundHandler {
             let logger = self.logger
             let stream = batch.stream
             let sequence = batch.sequence
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             if batch.droppedBefore > 0 {
                 logger.warning(
                     "agent \(agent.name) reports \(batch.droppedBefore) batch(es) dropped from its full spool")
             }
             writer.submit(
                 IngestItem(agent: agent, batch: batch, descriptors: descriptors) { result in
+                    channel.eventLoop.execute { handler.value.machine.batchCompleted() }
                     switch result {
                     case .success(let outcome):
                         let ack = Ack(stream: stream, sequence: sequence, duplicate: outcome == .duplicate)

@@ -33,6 +33,8 @@ public struct ConnectionStateMachine: Sendable {
     /// The last sample of each interface on this connection, which the agent's sections are coded against.
     private var references: ReferenceTable? = ReferenceTable()
     private var describedCount = 0
+    /// Batches handed to the writer and not yet stored; the agent may have `limits.maximumInFlight` at a time.
+    public private(set) var inFlight = 0
 
     public init(daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384) {
         self.daemonName = daemonName
@@ -112,6 +114,13 @@ public struct ConnectionStateMachine: Sendable {
             for record in batch.linkStates where table[record.descriptorID] == nil {
                 return fail(.unknownInterface, "link state for undescribed interface \(record.descriptorID)")
             }
+            // An agent that does not wait for acknowledgements would grow the ingest queue without bound.
+            guard inFlight < limits.maximumInFlight else {
+                return fail(
+                    .overloaded, "more than \(limits.maximumInFlight) batches sent without waiting for acknowledgements"
+                )
+            }
+            inFlight += 1
             return .ingest(agent: agent, batch: batch, descriptors: descriptors)
         case (.ready, .keepalive):
             return .none
@@ -123,6 +132,11 @@ public struct ConnectionStateMachine: Sendable {
         case (.closed, _):
             return .none
         }
+    }
+
+    /// A batch this connection handed over has been stored (or failed to be).
+    public mutating func batchCompleted() {
+        inFlight = max(0, inFlight - 1)
     }
 
     /// The frame decoder rejected the byte stream (for example a length above the limit).

@@ -73,14 +73,15 @@ public struct DaemonService: Service {
 
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try? await channel.closeFuture.get() }
                 tasks.addTask { await watchdog.run() }
                 tasks.addTask { await status.report(unlessStalled: watchdog.loops) }
                 tasks.addTask { await retention(store) }
                 tasks.addTask {
                     for await _ in SignalEvents([SIGHUP]) { reload(tls, status: status) }
                 }
-                await tasks.next()
+                // The daemon runs until its listener closes (graceful shutdown closes it); the helpers above may
+                // end early (no watchdog, not under systemd) without stopping anything else.
+                try? await channel.closeFuture.get()
                 tasks.cancelAll()
             }
         } onGracefulShutdown: {

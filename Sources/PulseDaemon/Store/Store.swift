@@ -103,14 +103,33 @@ public final class Store: Sendable {
         try pool.read { db in try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(value_count), 0) FROM batch") ?? 0 }
     }
 
-    /// Deletes raw chunks and batch records whose newest sample is older than `cutoff` (ms since the epoch).
+    /// Deletes raw chunks and batch records whose newest sample is older than `cutoff` (ms since the epoch), in
+    /// transactions of at most `slice` rows, so that ingest commits are never held off for long.
     @discardableResult
-    public func deleteRaw(olderThan cutoff: Int64) throws -> Int {
-        try pool.write { db in
-            try db.execute(sql: "DELETE FROM chunk WHERE last_ts < ?", arguments: [cutoff])
-            let chunks = db.changesCount
-            try db.execute(sql: "DELETE FROM batch WHERE received < ?", arguments: [cutoff])
-            return chunks
+    public func deleteRaw(olderThan cutoff: Int64, slice: Int = 5_000) throws -> Int {
+        var deleted = 0
+        while true {
+            let chunks = try pool.write { db in
+                try db.execute(
+                    sql: "DELETE FROM chunk WHERE id IN (SELECT id FROM chunk WHERE last_ts < ? LIMIT ?)",
+                    arguments: [cutoff, slice])
+                return db.changesCount
+            }
+            deleted += chunks
+            if chunks < slice { break }
         }
+        while true {
+            let batches = try pool.write { db in
+                try db.execute(
+                    sql: """
+                        DELETE FROM batch WHERE (stream_id, sequence) IN
+                            (SELECT stream_id, sequence FROM batch WHERE received < ? LIMIT ?)
+                        """,
+                    arguments: [cutoff, slice])
+                return db.changesCount
+            }
+            if batches < slice { break }
+        }
+        return deleted
     }
 }
