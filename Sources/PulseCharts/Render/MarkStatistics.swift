@@ -138,17 +138,7 @@ struct MarkStatistics: Sendable {
                     template: record.template, color: record.color, symbol: record.symbol,
                     series: record.series)
                 if key != lastKey {
-                    if let found = groupIndex[key] {
-                        lastGroup = found
-                    } else {
-                        groups.append(
-                            SeriesGroup(
-                                template: t, color: record.color, symbol: record.symbol,
-                                series: record.series))
-                        lastGroup = groups.count - 1
-                        groupIndex[key] = lastGroup
-                        groupsOfTemplate[t].append(lastGroup)
-                    }
+                    lastGroup = group(for: key, in: &groupIndex)
                     lastKey = key
                 }
                 if let last = groups[lastGroup].runs.last, last.upperBound == index {
@@ -208,6 +198,17 @@ struct MarkStatistics: Sendable {
     }
 
     /// Adds a whole plot segment: its extremes come from its columns in one tight loop each.
+    /// The index of the series group for `key`, made (and listed under its template) the first time.
+    private mutating func group(for key: GroupKey, in groupIndex: inout [GroupKey: Int]) -> Int {
+        if let found = groupIndex[key] { return found }
+        let template = Int(key.template)
+        groups.append(SeriesGroup(template: template, color: key.color, symbol: key.symbol, series: key.series))
+        let group = groups.count - 1
+        groupIndex[key] = group
+        groupsOfTemplate[template].append(group)
+        return group
+    }
+
     private mutating func add(
         segment: PlotSegment, index: Int, groupIndex: inout [GroupKey: Int], seenColor: inout [Bool],
         seenSymbol: inout [Bool], xExtremes: inout (column: ColumnKey, low: Double, high: Double)?
@@ -255,18 +256,7 @@ struct MarkStatistics: Sendable {
         let key = GroupKey(
             template: segment.template, color: segment.color, symbol: segment.symbol,
             series: segment.series)
-        let group: Int
-        if let found = groupIndex[key] {
-            group = found
-        } else {
-            groups.append(
-                SeriesGroup(
-                    template: t, color: segment.color, symbol: segment.symbol,
-                    series: segment.series))
-            group = groups.count - 1
-            groupIndex[key] = group
-            groupsOfTemplate[t].append(group)
-        }
+        let group = group(for: key, in: &groupIndex)
         groups[group].segments.append(index)
         groups[group].count += count
         if segment.color >= 0 {
