@@ -32,10 +32,7 @@ extension EndToEnd {
         func agentsFollowTheDaemonsPace() throws {
             let fleet = try Fleet(agents: ["agent-1", "agent-2"])
             // Commits gather a second of batches; more than 16 in one commit counts as falling behind.
-            try
-                (try String(contentsOfFile: fleet.directory + "/netpulsed.toml", encoding: .utf8)
-                + "\n[store]\ncommit_delay = \"1s\"\n[ingest]\npace_threshold = 16\n")
-                .write(toFile: fleet.directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
+            try fleet.editDaemonConfig { $0 + "\n[store]\ncommit_delay = \"1s\"\n[ingest]\npace_threshold = 16\n" }
             try fleet.startDaemon()
             let agents = try ["agent-1", "agent-2"].map { name in
                 try fleet.startAgent(
@@ -80,11 +77,10 @@ extension EndToEnd {
         @Test(.timeLimit(.minutes(2)))
         func handshakeTimeoutAndConnectionLimit() async throws {
             let fleet = try Fleet()
-            try
-                (try String(contentsOfFile: fleet.directory + "/netpulsed.toml", encoding: .utf8)
-                .replacingOccurrences(of: "[listen]\n", with: "[listen]\nmax_connections = 2\n")
-                .replacingOccurrences(of: "handshake_timeout = \"10s\"", with: "handshake_timeout = \"3s\""))
-                .write(toFile: fleet.directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
+            try fleet.editDaemonConfig {
+                $0.replacingOccurrences(of: "[listen]\n", with: "[listen]\nmax_connections = 2\n")
+                    .replacingOccurrences(of: "handshake_timeout = \"10s\"", with: "handshake_timeout = \"3s\"")
+            }
             try fleet.startDaemon()
             try fleet.startAgent("agent-1", config: try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#))
             try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 2 }
@@ -114,10 +110,7 @@ extension EndToEnd {
         @Test(.timeLimit(.minutes(2)))
         func idleConnectionsAreClosed() async throws {
             let fleet = try Fleet(agents: ["quiet"])
-            try
-                (try String(contentsOfFile: fleet.directory + "/netpulsed.toml", encoding: .utf8)
-                .replacingOccurrences(of: "[listen]\n", with: "[listen]\nidle_timeout = \"2s\"\n"))
-                .write(toFile: fleet.directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
+            try fleet.editDaemonConfig { $0.replacingOccurrences(of: "[listen]\n", with: "[listen]\nidle_timeout = \"2s\"\n") }
             try fleet.startDaemon()
             let started = Date()
             let outcome = try await RawClient.exchange(

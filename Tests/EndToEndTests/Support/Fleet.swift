@@ -38,6 +38,12 @@ final class Fleet: @unchecked Sendable {
         try run([Build.cli, "ca", "issue", "--dir", "\(directory)/ca", "--agent", name])
     }
 
+    /// Rewrites the daemon's config before it starts (to tune limits and timeouts for one test).
+    func editDaemonConfig(_ edit: (String) -> String) throws {
+        let path = "\(directory)/netpulsed.toml"
+        try edit(try String(contentsOfFile: path, encoding: .utf8)).write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     var storePath: String { "\(directory)/netpulsed/netpulse.db" }
 
     /// Writes an agent config; `extra` is appended verbatim (TOML tables).
