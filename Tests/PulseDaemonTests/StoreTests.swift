@@ -13,19 +13,25 @@ func temporaryDirectory() -> String {
     return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
 }
 
-/// Submits items and waits for their completions.
+/// Submits items in order (as one connection would) and waits for all their completions.
+/// Submitting from one task keeps the order deterministic; the writer may still commit them
+/// together in one group.
 func ingest(_ writer: IngestWriter, _ items: [(AgentIdentity, WireBatch, [InterfaceDescriptor])]) async -> [Result<IngestOutcome, any Error>] {
-    await withTaskGroup(of: (Int, Result<IngestOutcome, any Error>).self) { group in
+    final class Collector: Sendable {
+        let results = Mutex<[Int: Result<IngestOutcome, any Error>]>([:])
+    }
+    let collector = Collector()
+    return await withCheckedContinuation { continuation in
         for (index, item) in items.enumerated() {
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    writer.submit(IngestItem(agent: item.0, batch: item.1, descriptors: item.2) { continuation.resume(returning: (index, $0)) })
+            writer.submit(IngestItem(agent: item.0, batch: item.1, descriptors: item.2) { result in
+                let finished: [Result<IngestOutcome, any Error>]? = collector.results.withLock { results in
+                    results[index] = result
+                    guard results.count == items.count else { return nil }
+                    return results.sorted { $0.key < $1.key }.map(\.value)
                 }
-            }
+                if let finished { continuation.resume(returning: finished) }
+            })
         }
-        var results = [(Int, Result<IngestOutcome, any Error>)]()
-        for await result in group { results.append(result) }
-        return results.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }
 
