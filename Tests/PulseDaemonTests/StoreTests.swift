@@ -20,6 +20,8 @@ func ingest(_ writer: IngestWriter, _ items: [(AgentIdentity, WireBatch, [Interf
     final class Collector: Sendable {
         let results = Mutex<[Int: Result<IngestOutcome, any Error>]>([:])
     }
+    // The continuation resumes on the last completion; with nothing to submit there would be none.
+    guard !items.isEmpty else { return [] }
     let collector = Collector()
     return await withCheckedContinuation { continuation in
         for (index, item) in items.enumerated() {
