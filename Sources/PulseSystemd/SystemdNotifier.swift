@@ -54,12 +54,41 @@ public enum SystemdNotifier {
 }
 
 /// Sockets systemd opened for the service (socket activation, `sd_listen_fds(3)`).
+///
+/// The protocol is small (`LISTEN_PID`, `LISTEN_FDS`, descriptors from 3 on) and is read here rather than through
+/// `sd_listen_fds`, which hard-codes the first descriptor: a test can then hand over sockets it opened itself at
+/// descriptors it owns, instead of relying on whatever happens to be open at 3 and 4 in a test process.
 public enum SocketActivation {
+    /// Where systemd puts the first passed socket (`SD_LISTEN_FDS_START`).
+    public static let firstDescriptor = Int32(SD_LISTEN_FDS_START)
+
     /// The listening sockets passed by systemd, or an empty array when not socket-activated. Each call after the
-    /// first returns nothing: the environment is cleared so child processes do not inherit the sockets.
-    public static func takeListeningSockets() -> [Int32] {
-        let count = sd_listen_fds(1)
-        guard count > 0 else { return [] }
-        return (0..<count).map { SD_LISTEN_FDS_START + $0 }
+    /// first returns nothing: the environment is cleared so child processes do not inherit the sockets, and the
+    /// descriptors are marked close-on-exec.
+    ///
+    /// - Parameter first: the descriptor of the first socket; only tests pass anything but the default.
+    public static func takeListeningSockets(first: Int32 = firstDescriptor) -> [Int32] {
+        defer {
+            unsetenv("LISTEN_PID")
+            unsetenv("LISTEN_FDS")
+            unsetenv("LISTEN_FDNAMES")
+        }
+        guard let pid = Environment.value("LISTEN_PID").flatMap({ Int32($0) }), pid == getpid(),
+            let count = Environment.value("LISTEN_FDS").flatMap({ Int32($0) }), count > 0, count < 1_024
+        else { return [] }
+        var descriptors = [Int32]()
+        for descriptor in first..<first + count {
+            let flags = fcntl(descriptor, F_GETFD)
+            // Not open: the environment does not describe this process's descriptors; use none of them.
+            guard flags >= 0, fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) == 0 else { return [] }
+            descriptors.append(descriptor)
+        }
+        return descriptors
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif

@@ -99,15 +99,51 @@ final class FakeNotifySocket {
         _ = socket
     }
 
-    @Test func socketActivationHandsOverOurSockets() {
+    /// The test opens the two sockets it expects to be handed, at descriptors it reserves itself, so nothing else
+    /// in the process (other tests open and close sockets in parallel) decides what is open there.
+    @Test func socketActivationHandsOverOurSockets() throws {
+        let first = try #require(Self.twoFreeDescriptors())
+        for descriptor in [first, first + 1] {
+            let opened = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #expect(opened >= 0)
+            #expect(dup2(opened, descriptor) == descriptor)
+            close(opened)
+        }
+        defer {
+            close(first)
+            close(first + 1)
+        }
         setenv("LISTEN_PID", "1", 1)
         setenv("LISTEN_FDS", "1", 1)
-        #expect(SocketActivation.takeListeningSockets().isEmpty, "sockets for another process are not ours")
+        #expect(SocketActivation.takeListeningSockets(first: first).isEmpty, "sockets for another process are not ours")
         setenv("LISTEN_PID", "\(getpid())", 1)
         setenv("LISTEN_FDS", "2", 1)
-        #expect(SocketActivation.takeListeningSockets() == [3, 4])
-        // The environment is cleared so children do not inherit the sockets.
-        #expect(getenv("LISTEN_FDS") == nil)
+        #expect(SocketActivation.takeListeningSockets(first: first) == [first, first + 1])
+        // The environment is cleared so children do not inherit the sockets, and the sockets close on exec.
+        #expect(getenv("LISTEN_FDS") == nil && getenv("LISTEN_PID") == nil)
+        #expect(fcntl(first, F_GETFD) & FD_CLOEXEC != 0 && fcntl(first + 1, F_GETFD) & FD_CLOEXEC != 0)
+        #expect(SocketActivation.takeListeningSockets(first: first).isEmpty, "handed over once")
+
+        // Descriptors that are not open are not taken for sockets.
+        setenv("LISTEN_PID", "\(getpid())", 1)
+        setenv("LISTEN_FDS", "3", 1)
+        #expect(SocketActivation.takeListeningSockets(first: first).isEmpty)
+    }
+
+    /// Two adjacent descriptors no one in this process uses, high enough that the runtime will not open them
+    /// meanwhile.
+    static func twoFreeDescriptors() -> Int32? {
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        let top = Int32(min(limit.rlim_cur, 4_096)) - 2
+        var candidate = top
+        while candidate > 512 {
+            if fcntl(candidate, F_GETFD) < 0 && fcntl(candidate + 1, F_GETFD) < 0 && fcntl(candidate + 2, F_GETFD) < 0 {
+                return candidate
+            }
+            candidate -= 3
+        }
+        return nil
     }
 
     @Test func standardErrorIsNotTheJournalOnATerminalOrPipe() {
