@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "PulseDaemon",
             dependencies: [
-                "PulseCore", "PulseSystemd",
+                "PulseCore", "PulseSystemd", "PulseStore", "PulseAnalytics", "PulseQuery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -63,6 +63,16 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
+        // Window math over rollups: counted steps, spreading, windows, percentiles, billing, top-N. Pure: no I/O,
+        // no clocks (times are inputs), so property tests and the oracle can drive it.
+        .target(name: "PulseAnalytics", dependencies: ["PulseCore"]),
+        // The storage protocol and its SQLite implementation: the only module with SQL.
+        .target(
+            name: "PulseStore",
+            dependencies: ["PulseCore", "PulseAnalytics", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // Window queries over any store: figures, traffic tables, top-N, bills (for the daemon's exporters and the CLI).
+        .target(name: "PulseQuery", dependencies: ["PulseCore", "PulseAnalytics", "PulseStore"]),
         .target(
             name: "PulseCertificates",
             dependencies: [
@@ -90,17 +100,16 @@ let package = Package(
         .executableTarget(
             name: "netpulse",
             dependencies: [
-                "PulseAgent", "PulseDaemon", "PulseCertificates",
+                "PulseAgent", "PulseDaemon", "PulseCertificates", "PulseStore", "PulseQuery", "PulseAnalytics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-
 
         // MARK: Benchmarks (release builds, run by scripts/bench.sh, not by the tests)
         .executableTarget(
             name: "netpulse-bench",
             dependencies: [
-                "PulseCore", "PulseDaemon", "PulseCertificates",
+                "PulseCore", "PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -116,18 +125,28 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore"]),
-        .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent"]),
+        .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent"], exclude: ["Fixtures"]),
+        .testTarget(name: "PulseAnalyticsTests", dependencies: ["PulseAnalytics", "PulseCore"]),
+        // The window engine against Tests/Oracle/oracle.py, an independent reference written from docs/windows.md.
+        .testTarget(
+            name: "OracleTests", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"]
+        ),
+        .testTarget(
+            name: "PulseStoreTests", dependencies: ["PulseStore", "PulseAnalytics", "PulseCore"], exclude: ["Fixtures"]
+        ),
         .testTarget(
             name: "PulseSystemdTests",
             dependencies: ["PulseSystemd", "PulseCore", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "PulseDaemonTests", dependencies: ["PulseDaemon", "PulseCertificates"]),
+        .testTarget(
+            name: "PulseDaemonTests",
+            dependencies: ["PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery"]
+        ),
         .testTarget(name: "PulseChartsTests", dependencies: ["PulseCharts"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "PulseCore", "PulseDaemon",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "PulseCore", "PulseStore", "PulseAnalytics",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -5,6 +5,7 @@ import NIOSSL
 import PulseCertificates
 import PulseCore
 import PulseDaemon
+import PulseStore
 import Synchronization
 
 /// Daemon ingest throughput: a real `netpulsed` process, and `agents` simulated agents in this process, each on
@@ -38,7 +39,9 @@ enum IngestBench {
         """.write(toFile: directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
 
         print("preparing \(agentCount) agents × \(batchesPerAgent) batches of \(valuesPerBatch) counter values …")
-        let series = (0..<interfaces).map { TrafficModel.busyNoisy.samples(batchesPerAgent * ticksPerBatch, seed: UInt64($0 + 1)) }
+        let series = (0..<interfaces).map {
+            TrafficModel.busyNoisy.samples(batchesPerAgent * ticksPerBatch, seed: UInt64($0 + 1))
+        }
         let timestamps = tickTimestamps(batchesPerAgent * ticksPerBatch, start: 1_763_800_000_000, seed: 3)
         let encoded = Mutex([[ByteBuffer]](repeating: [], count: agentCount))
         DispatchQueue.concurrentPerform(iterations: agentCount) { index in
@@ -70,16 +73,20 @@ enum IngestBench {
             configuration.trustRoots = .file(directory + "/ca/ca.pem")
             configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(directory + "/ca/\(name).pem")
                 .map { .certificate($0) }
-            configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: directory + "/ca/\(name)-key.pem", format: .pem))
+            configuration.privateKey = .privateKey(
+                try NIOSSLPrivateKey(file: directory + "/ca/\(name)-key.pem", format: .pem))
             let context = try NIOSSLContext(configuration: configuration)
             let agentFrames = frames[index]
             _ = try ClientBootstrap(group: group)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumFrameBytes: 1 << 20)))
-                        try channel.pipeline.syncOperations.addHandler(SimulatedAgent(frames: agentFrames, tally: tally))
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(FrameDecoder(maximumFrameBytes: 1 << 20)))
+                        try channel.pipeline.syncOperations.addHandler(
+                            SimulatedAgent(frames: agentFrames, tally: tally))
                     }
                 }
                 .connect(host: "127.0.0.1", port: port).wait()
@@ -105,37 +112,51 @@ enum IngestBench {
         let cpu = (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed
         print("ingest over TLS, acknowledged after the durable commit (synchronous=FULL):")
         print("  agents connected        \(tally.welcomed.load(ordering: .relaxed)) of \(agentCount)")
-        print("  measured for            \(Units.fixed(elapsed, decimals: 1)) s\(exhausted ? " (an agent ran out of prepared batches)" : "")")
+        print(
+            "  measured for            \(Units.fixed(elapsed, decimals: 1)) s\(exhausted ? " (an agent ran out of prepared batches)" : "")"
+        )
         print("  batches acknowledged    \(Units.fixed(Double(acked) / elapsed, decimals: 0)) /s")
         print("  counter values stored   \(Units.fixed(values, decimals: 0)) /s")
-        print("  netpulsed CPU           \(Units.fixed(cpu * 100, decimals: 0))% of one core (the simulated agents share the machine)")
+        print(
+            "  netpulsed CPU           \(Units.fixed(cpu * 100, decimals: 0))% of one core (the simulated agents share the machine)"
+        )
         print("  netpulsed peak RSS      \(Units.formatBytes(Double(usageAfter.peakRSS)))")
         print("  errors from daemon      \(tally.errors.load(ordering: .relaxed))")
         // Check that what was acknowledged is in the store.
         daemon.terminate()
         daemon.waitUntilExit()
-        let store = try Store(path: directory + "/netpulsed/netpulse.db", readOnly: true)
-        let stored = try store.storedValueCount()
+        let store = try SQLiteStore(path: directory + "/netpulsed/netpulse.db", readOnly: true)
+        let stored = Int(try blocking { try await store.totals().values })
         let acknowledged = tally.acked.load(ordering: .relaxed) * valuesPerBatch
-        print("  stored / acknowledged   \(stored) / \(acknowledged) values\(stored >= acknowledged ? "" : "  ← MISSING")")
+        print(
+            "  stored / acknowledged   \(stored) / \(acknowledged) values\(stored >= acknowledged ? "" : "  ← MISSING")"
+        )
     }
 
     /// HELLO, DESCRIBE, then the agent's batches, each coded against the connection's references as the agent does.
-    static func encodeAgent(name: String, stream: UInt64, series: [[CounterValues]], timestamps: [Int64], batches: Int) -> [ByteBuffer] {
+    static func encodeAgent(name: String, stream: UInt64, series: [[CounterValues]], timestamps: [Int64], batches: Int)
+        -> [ByteBuffer]
+    {
         var frames = [ByteBuffer]()
-        frames.append(ByteBuffer(bytes: WireCodec.encode(.hello(Hello(agentID: name, hostname: name, agentVersion: "bench")))))
+        frames.append(
+            ByteBuffer(bytes: WireCodec.encode(.hello(Hello(agentID: name, hostname: name, agentVersion: "bench")))))
         let boot = BootID(high: stream, low: 7)
         let descriptors = (0..<interfaces).map {
-            InterfaceDescriptor(id: UInt32($0), name: InterfaceName("eth\($0)"), epoch: CounterEpoch(bootID: boot, ifindex: UInt32($0 + 2), width: .bits64))
+            InterfaceDescriptor(
+                id: UInt32($0), name: InterfaceName("eth\($0)"),
+                epoch: CounterEpoch(bootID: boot, ifindex: UInt32($0 + 2), width: .bits64))
         }
         frames.append(ByteBuffer(bytes: WireCodec.encode(.describe(Describe(stream: stream, interfaces: descriptors)))))
         var references: ReferenceTable? = ReferenceTable()
         for batch in 0..<batches {
             let range = batch * ticksPerBatch..<(batch + 1) * ticksPerBatch
             let sections = series.enumerated().map { index, samples in
-                BatchSection(descriptorID: UInt32(index), ticks: Array(0..<ticksPerBatch), values: samples[range].flatMap(\.values))
+                BatchSection(
+                    descriptorID: UInt32(index), ticks: Array(0..<ticksPerBatch),
+                    values: samples[range].flatMap(\.values))
             }
-            let frame = WireBatch(stream: stream, sequence: UInt64(batch + 1), timestamps: Array(timestamps[range]), sections: sections)
+            let frame = WireBatch(
+                stream: stream, sequence: UInt64(batch + 1), timestamps: Array(timestamps[range]), sections: sections)
             frames.append(ByteBuffer(bytes: WireCodec.encode(.batch(frame), references: &references)))
         }
         return frames
@@ -209,6 +230,23 @@ final class SimulatedAgent: ChannelInboundHandler {
         if wrote { context.flush() }
         if next == frames.count && inFlight == 0 { tally.finished.add(1, ordering: .relaxed) }
     }
+}
+
+/// Runs an async call from synchronous benchmark code.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let result = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            let value = try await body()
+            result.withLock { $0 = .success(value) }
+        } catch {
+            result.withLock { $0 = .failure(error) }
+        }
+        done.signal()
+    }
+    done.wait()
+    return try result.withLock { $0! }.get()
 }
 
 struct BenchError: Error, CustomStringConvertible {

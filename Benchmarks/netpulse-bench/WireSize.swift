@@ -3,7 +3,9 @@ import PulseCore
 /// Bytes on the wire per interface per tick, framing, headers and timestamps included, for a connection carrying
 /// 16 interfaces sampled at 1 Hz in batches of `batchSeconds`.
 enum WireSize {
-    static func measure(_ model: TrafficModel, batchSeconds: Int, suppressIdle: Bool = false, interfaces: Int = 16) -> Double {
+    static func measure(_ model: TrafficModel, batchSeconds: Int, suppressIdle: Bool = false, interfaces: Int = 16)
+        -> Double
+    {
         let batches = max(1, 600 / batchSeconds)
         let ticks = batches * batchSeconds
         let series = (0..<interfaces).map { model.samples(ticks, seed: UInt64($0 + 1)) }
@@ -40,7 +42,9 @@ enum WireSize {
         let suppressed = [5, 10, 30, 60].map {
             Units.fixed(measure(.idle, batchSeconds: $0, suppressIdle: true), decimals: 2)
         }
-        print("  \("idle, suppressed (default)".padding(26))" + suppressed.map { $0.leftPadding(12) }.joined(separator: " "))
+        print(
+            "  \("idle, suppressed (default)".padding(26))"
+                + suppressed.map { $0.leftPadding(12) }.joined(separator: " "))
         // For scale: the same 16 counters as Prometheus remote-write samples, about 50 bytes each.
         print("  (Prometheus remote write: about 50 bytes per sample, i.e. ~800 bytes for these 16 counters)")
     }

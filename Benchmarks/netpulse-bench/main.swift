@@ -13,7 +13,9 @@ case "ingest" where arguments.count >= 3:
     let agents = arguments.count > 3 ? Int(arguments[3]) ?? 200 : 200
     let seconds = arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20
     do {
-        try IngestBench.run(daemonBinary: arguments[2], agents: agents, seconds: seconds, batchesPerAgent: Int(ProcessInfo.processInfo.environment["BENCH_BATCHES"] ?? "") ?? 1000)
+        try IngestBench.run(
+            daemonBinary: arguments[2], agents: agents, seconds: seconds,
+            batchesPerAgent: Int(ProcessInfo.processInfo.environment["BENCH_BATCHES"] ?? "") ?? 1000)
     } catch {
         print("ingest benchmark failed: \(error)")
         exit(1)
@@ -28,7 +30,9 @@ case "usage" where arguments.count >= 5:
         Thread.sleep(forTimeInterval: seconds)
         let after = try ProcessUsage(pid: pid)
         let cpu = after.cpuSeconds - before.cpuSeconds
-        print("  CPU                     \(Units.fixed(cpu / seconds * 100, decimals: 3))% of one core over \(Int(seconds)) s")
+        print(
+            "  CPU                     \(Units.fixed(cpu / seconds * 100, decimals: 3))% of one core over \(Int(seconds)) s"
+        )
         print("  CPU per sample          \(Units.fixed(cpu / (seconds * rate) * 1e6, decimals: 0)) µs")
         print("  peak RSS                \(Units.formatBytes(Double(after.peakRSS)))")
     } catch {

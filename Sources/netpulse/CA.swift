@@ -1,9 +1,10 @@
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
 import PulseCertificates
 import PulseCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct CA: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -103,7 +104,9 @@ enum FileAccess {
 
     static func share(_ paths: [String], withGroup name: String) throws {
         guard let entry = getgrnam(name) else {
-            throw Failure(description: "no group '\(name)' (scripts/install.sh creates 'netpulse'; or: groupadd --system \(name))")
+            throw Failure(
+                description: "no group '\(name)' (scripts/install.sh creates 'netpulse'; or: groupadd --system \(name))"
+            )
         }
         for path in paths {
             guard chown(path, uid_t.max, entry.pointee.gr_gid) == 0, chmod(path, 0o640) == 0 else {

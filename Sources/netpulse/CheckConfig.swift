@@ -26,7 +26,9 @@ struct CheckConfig: ParsableCommand {
         case "daemon": isDaemon = true
         case "agent": isDaemon = false
         case nil:
-            let daemonTables: Set<String> = ["listen", "store", "tls", "ingest"]
+            let daemonTables: Set<String> = [
+                "listen", "store", "tls", "ingest", "rollups", "retention", "billing", "snapshots", "aggregation",
+            ]
             isDaemon = document.tables.keys.contains { daemonTables.contains($0) }
         default:
             throw ValidationError("--kind must be agent or daemon")

@@ -2,12 +2,15 @@ import ArgumentParser
 import PulseCore
 
 @main
-struct Netpulse: ParsableCommand {
+struct Netpulse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "netpulse",
-        abstract: "Operate Netpulse: certificates, config checks, and what the daemon has stored.",
+        abstract: "Operate Netpulse: certificates, config checks, traffic, top talkers, bills and exports.",
         version: NetpulseVersion.string,
-        subcommands: [CA.self, CheckConfig.self, Rates.self])
+        subcommands: [
+            CA.self, CheckConfig.self, Rates.self, Traffic.self, Top.self, BillCommand.self, Export.self,
+            SnapshotCommand.self,
+        ])
 }
 
 /// Turns a library error into one line on stderr and a non-zero exit.

@@ -35,11 +35,12 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         JournalLogHandler.bootstrapLogging(identifier: "netpulsed", level: logLevel)
         let logger = Logger(label: "netpulsed")
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: DaemonService(config: loaded, configPath: config, logger: logger))],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
+            // Opening the store may migrate and backfill one written by an older version (logged when it does).
+            let runtime = try DaemonRuntime(config: loaded, configPath: config, logger: logger)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: runtime.makeServices(), gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
         } catch {
             logger.critical("cannot run: \(error)")

@@ -1,8 +1,7 @@
 import Foundation
 import PulseCore
+import PulseStore
 import Testing
-
-@testable import PulseDaemon
 
 extension EndToEnd {
     /// Failover, backpressure, spool overflow, connection limits and config errors, with the real binaries.
@@ -45,9 +44,9 @@ extension EndToEnd {
             #expect(fleet.daemon!.output.contains("asking agents to slow down"))
             // Slowed down, each batch holds several ticks instead of one or two.
             try eventually("bigger batches", timeout: 30) {
-                try fleet.store().pool.read { db in
-                    try Int.fetchOne(db, sql: "SELECT MAX(value_count) FROM batch") ?? 0
-                } >= 3 * Counter.count
+                // Samples of one batch share its order.
+                Dictionary(grouping: try fleet.samples("agent-1", "lo"), by: \.order).values.map(\.count).max() ?? 0
+                    >= 3
             }
             try eventually("back to normal", timeout: 60) {
                 agents.allSatisfy { $0.output.contains("back to normal pace") }
@@ -67,8 +66,7 @@ extension EndToEnd {
                 fleet.daemon!.output.contains("batch(es) dropped from its full spool")
             }
             try eventually("drops recorded in the store") {
-                try fleet.store().pool.read { db in try Int.fetchOne(db, sql: "SELECT SUM(dropped) FROM stream") ?? 0 }
-                    > 0
+                try fleet.storedAgents().first { $0.name == "agent-1" }?.droppedBatches ?? 0 > 0
             }
         }
 
@@ -110,7 +108,9 @@ extension EndToEnd {
         @Test(.timeLimit(.minutes(2)))
         func idleConnectionsAreClosed() async throws {
             let fleet = try Fleet(agents: ["quiet"])
-            try fleet.editDaemonConfig { $0.replacingOccurrences(of: "[listen]\n", with: "[listen]\nidle_timeout = \"2s\"\n") }
+            try fleet.editDaemonConfig {
+                $0.replacingOccurrences(of: "[listen]\n", with: "[listen]\nidle_timeout = \"2s\"\n")
+            }
             try fleet.startDaemon()
             let started = Date()
             let outcome = try await RawClient.exchange(

@@ -1,8 +1,7 @@
 import Foundation
 import PulseCore
+import PulseStore
 import Testing
-
-@testable import PulseDaemon
 
 extension EndToEnd {
     /// The real binaries, real certificates, real TLS and a real SQLite file, started as processes.
@@ -31,7 +30,7 @@ extension EndToEnd {
             let csv = try run([Build.cli, "rates", "--store", fleet.storePath, "--format", "csv"])
             #expect(csv.contains("agent-1,a<b&c,"))
             #expect(csv.contains("agent-1,\"p\"\"q>\","))
-            #expect(fleet.daemon!.stop() == 0)
+            #expect(fleet.daemon!.stop() == 0, "netpulsed:\n\(fleet.daemon!.output)")
             #expect(agent.stop() == 0)
         }
 
@@ -68,13 +67,15 @@ extension EndToEnd {
             // A lost batch would leave a gap of four ticks or more; a late tick under load leaves at most two.
             #expect(gaps.allSatisfy { $0 <= 350 }, "largest gap \(gaps.max() ?? 0) ms")
 
-            let (chunks, _) = try fleet.storedRows()
-            var seen = Set<[Int64]>()
-            for chunk in chunks {
-                for timestamp in chunk.timestamps {
-                    #expect(seen.insert([chunk.series, timestamp]).inserted, "sample at \(timestamp) stored twice")
-                }
+            // No sample stored twice, and the rollups counted every step once: their total is the counter delta.
+            let all = try fleet.samples("agent-1", "lo")
+            #expect(Set(all.map(\.timestamp)).count == all.count, "a sample stored twice")
+            let store = try fleet.store()
+            let total = try blocking {
+                let series = try await store.series().first { $0.kind == .interface && $0.interface == "lo" }!
+                return try await store.sums(level: .oneMinute, series: [series.id], from: 0, to: .max)[series.id]!
             }
+            #expect(total.traffic[.rxBytes] == Int64(all.last!.counters[.rxBytes] - all.first!.counters[.rxBytes]))
             #expect(fleet.daemon!.output.contains("listening on"))
         }
 

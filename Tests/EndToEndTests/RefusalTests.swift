@@ -1,8 +1,7 @@
 import Foundation
 import PulseCore
+import PulseStore
 import Testing
-
-@testable import PulseDaemon
 
 extension EndToEnd {
     /// The daemon refuses peers without a valid certificate and bad frames, and keeps serving everyone else.
@@ -36,7 +35,7 @@ extension EndToEnd {
             #expect(anonymous.closed)
             #expect(!anonymous.messages.contains { if case .welcome = $0 { true } else { false } })
 
-            #expect(try fleet.agentNames() == ["agent-1"])
+            #expect(try fleet.storedAgents().map(\.name) == ["agent-1"])
             #expect(good.isRunning && fleet.daemon!.isRunning)
         }
 

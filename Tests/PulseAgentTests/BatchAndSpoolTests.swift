@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import PulseCore
 import Testing
 
 @testable import PulseAgent
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A fresh directory under /tmp for one test.
 func temporaryDirectory(_ name: String = #function) -> String {
@@ -30,7 +31,7 @@ func temporaryDirectory(_ name: String = #function) -> String {
         batcher.add([(sample("eth0", ifindex: 2, rx: 100), 1_000), (sample("a<b&c", ifindex: 3, rx: 7), 1_000)])
         batcher.add([(sample("eth0", ifindex: 2, rx: 300), 2_000)])
         batcher.add([(sample("eth0", ifindex: 2, rx: 600), 3_000), (sample("a<b&c", ifindex: 3, rx: 9), 3_000)])
-        let recordFlushed = batcher.flush(droppedBefore: 4)
+        let recordFlushed = batcher.flush(droppedBefore: 4, order: 1, interval: 1_000, heartbeat: 0)
         let record = try #require(recordFlushed)
         #expect(record.sequence == 1)
         let (describe, batch) = try Spool.decode(record.bytes)
@@ -40,22 +41,28 @@ func temporaryDirectory(_ name: String = #function) -> String {
         #expect(batch.sections[0].ticks == [0, 1, 2])
         #expect(batch.sections[1].ticks == [0, 2])
         #expect((0..<3).map { batch.sections[0].sample($0)[.rxBytes] } == [100, 300, 600])
-        // Link facts are sent when they change, not on every tick.
-        #expect(batch.linkStates.count == 2)
-        let empty = batcher.flush(droppedBefore: 0)
+        #expect(batch.order == 1 && batch.interval == 1_000 && batch.heartbeat == 0)
+        // Every batch carries each interface's link facts at its first sample, then only changes.
+        #expect(batch.linkStates.map(\.tick) == [0, 0])
+        batcher.add([(sample("eth0", ifindex: 2, rx: 700), 4_000)])
+        batcher.add([(sample("eth0", ifindex: 2, rx: 800), 5_000)])
+        let nextFlushed = batcher.flush(droppedBefore: 0, order: 9, interval: 1_000, heartbeat: 0)
+        let next = try Spool.decode(try #require(nextFlushed).bytes)
+        #expect(next.batch.linkStates.map(\.tick) == [0] && next.batch.linkStates[0].state.speedMbps == 1_000)
+        let empty = batcher.flush(droppedBefore: 0, order: 2, interval: 1_000, heartbeat: 0)
         #expect(empty == nil)
     }
 
     @Test func descriptorIdsAreStableAndNewEpochsGetNewIds() throws {
         var batcher = Batcher(stream: 5)
         batcher.add([(sample("eth0", ifindex: 2, rx: 1), 1_000)])
-        let firstFlushed = batcher.flush(droppedBefore: 0)
+        let firstFlushed = batcher.flush(droppedBefore: 0, order: 3, interval: 1_000, heartbeat: 0)
         let first = try #require(firstFlushed)
         batcher.add([(sample("eth0", ifindex: 2, rx: 2), 2_000)])
-        let secondFlushed = batcher.flush(droppedBefore: 0)
+        let secondFlushed = batcher.flush(droppedBefore: 0, order: 4, interval: 1_000, heartbeat: 0)
         let second = try #require(secondFlushed)
         batcher.add([(sample("eth0", ifindex: 8, rx: 0), 3_000)])
-        let thirdFlushed = batcher.flush(droppedBefore: 0)
+        let thirdFlushed = batcher.flush(droppedBefore: 0, order: 5, interval: 1_000, heartbeat: 0)
         let third = try #require(thirdFlushed)
         #expect(first.describe.interfaces[0].id == second.describe.interfaces[0].id)
         #expect(third.describe.interfaces[0].id != first.describe.interfaces[0].id)
@@ -71,7 +78,7 @@ extension BatcherTests {
         batcher.add([(sample("tun0", ifindex: 5, rx: 100), 1_000)])
         batcher.add([(sample("tun0", ifindex: 5, rx: 900), 2_000)])
         batcher.add([(sample("tun0", ifindex: 6, rx: 10), 3_000)])
-        let firstFlushed = batcher.flush(droppedBefore: 0)
+        let firstFlushed = batcher.flush(droppedBefore: 0, order: 6, interval: 1_000, heartbeat: 0)
         let first = try #require(firstFlushed)
         let (describe, batch) = try Spool.decode(first.bytes)
         #expect(describe.interfaces.map(\.epoch.ifindex) == [5, 6])
@@ -80,7 +87,7 @@ extension BatcherTests {
         #expect(!batch.linkStates.isEmpty && batch.linkStates.allSatisfy { described.contains($0.descriptorID) })
 
         batcher.add([(sample("tun0", ifindex: 6, rx: 20), 4_000)])
-        let secondFlushed = batcher.flush(droppedBefore: 0)
+        let secondFlushed = batcher.flush(droppedBefore: 0, order: 7, interval: 1_000, heartbeat: 0)
         let second = try #require(secondFlushed)
         #expect(second.describe.interfaces.map(\.epoch.ifindex) == [6])
     }
@@ -109,7 +116,7 @@ extension BatcherTests {
         return SpoolRecord(
             stream: 1, sequence: sequence, describe: Describe(stream: 1, interfaces: [descriptor]),
             batch: WireBatch(
-                stream: 1, sequence: sequence, timestamps: [Int64(sequence) * 1_000],
+                stream: 1, sequence: sequence, order: 100 + sequence, timestamps: [Int64(sequence) * 1_000],
                 sections: [BatchSection(descriptorID: 0, ticks: [0], values: values.values)]))
     }
 
@@ -141,13 +148,13 @@ extension BatcherTests {
         let directory = temporaryDirectory()
         var spool = try Spool(directory: directory, maximumBytes: 1 << 20)
         try spool.append(record(1))
-        try FileIO.writeAtomically("\(directory)/00000000000000000002.npb", [1, 2, 3])
-        try FileIO.writeAtomically("\(directory)/00000000000000000003.npb.tmp-99", [1, 2, 3])
+        try FileIO.writeAtomically("\(directory)/00000000000000000002.np2", [1, 2, 3])
+        try FileIO.writeAtomically("\(directory)/00000000000000000003.np2.tmp-99", [1, 2, 3])
         let reopened = try Spool(directory: directory, maximumBytes: 1 << 20)
         #expect(reopened.entries.map(\.sequence) == [1])
-        #expect(reopened.quarantined == ["00000000000000000002.npb"])
-        #expect(FileIO.exists("\(directory)/corrupt/00000000000000000002.npb"))
-        #expect(!FileIO.exists("\(directory)/00000000000000000003.npb.tmp-99"))
+        #expect(reopened.quarantined == ["00000000000000000002.np2"])
+        #expect(FileIO.exists("\(directory)/corrupt/00000000000000000002.np2"))
+        #expect(!FileIO.exists("\(directory)/00000000000000000003.np2.tmp-99"))
         // New entries continue after the highest ordinal seen, so replay order holds.
         var next = reopened
         try next.append(record(9))
@@ -167,17 +174,26 @@ extension BatcherTests {
     }
 
     @Test func errorsNameFileLineAndKey() {
-        #expect(throws: ConfigError(file: "a.toml", line: 3, key: "daemon.endpoints", "has \"nowhere\", which is not host:port (for IPv6: [::1]:7420)")) {
-            try AgentConfig.parse(ConfigDocument(text: "[agent]\n[daemon]\nendpoints = [\"nowhere\"]\n", file: "a.toml"))
+        #expect(
+            throws: ConfigError(
+                file: "a.toml", line: 3, key: "daemon.endpoints",
+                "has \"nowhere\", which is not host:port (for IPv6: [::1]:7420)")
+        ) {
+            try AgentConfig.parse(
+                ConfigDocument(text: "[agent]\n[daemon]\nendpoints = [\"nowhere\"]\n", file: "a.toml"))
         }
         #expect(
             throws: ConfigError(
                 file: "a.toml", line: 2, key: "daemon.server_name",
-                "is an IP address; TLS name verification needs the DNS name in the daemon's certificate (netpulse ca issue --daemon NAME)")
+                "is an IP address; TLS name verification needs the DNS name in the daemon's certificate (netpulse ca issue --daemon NAME)"
+            )
         ) {
             try AgentConfig.parse(ConfigDocument(text: "[daemon]\nserver_name = \"127.0.0.1\"\n", file: "a.toml"))
         }
-        #expect(throws: ConfigError(file: "a.toml", line: 2, key: "sampling.interval", "is 10ms; it must be between 100ms and 1h")) {
+        #expect(
+            throws: ConfigError(
+                file: "a.toml", line: 2, key: "sampling.interval", "is 10ms; it must be between 100ms and 1h")
+        ) {
             try AgentConfig.parse(ConfigDocument(text: "[sampling]\ninterval = \"10ms\"\n", file: "a.toml"))
         }
     }
@@ -188,3 +204,38 @@ let repositoryRoot: String = {
     for _ in 0..<3 { path = FileIO.parentDirectory(path) }
     return path
 }()
+
+/// A spool written by a Netpulse 0.1 agent (a fixture: four `.npb` batches) is converted when a 0.2 agent opens
+/// it: the same streams and sequences, orders before any new batch, the configured interval and heartbeat.
+@Suite struct LegacySpoolTests {
+    @Test func aVersion1SpoolIsConvertedInPlace() throws {
+        let fixture = FileIO.parentDirectory(#filePath) + "/Fixtures/spool-0.1"
+        let directory = temporaryDirectory()
+        var originals = [(stream: UInt64, sequence: UInt64)]()
+        for name in try FileIO.listDirectory(fixture).sorted() {
+            let bytes = try FileIO.readBytes("\(fixture)/\(name)")
+            try FileIO.writeAtomically("\(directory)/\(name)", bytes)
+            let batch = try Spool.decode(bytes, version: 1).batch
+            originals.append((batch.stream, batch.sequence))
+        }
+        var orders = try OrderClock(path: directory + "/order")
+        let spool = try Spool(
+            directory: directory, maximumBytes: 1 << 20,
+            legacy: Spool.LegacyConversion(
+                interval: 1_000, heartbeat: 60_000, nextOrder: { try orders.next(now: 1_900_000_000_000) }))
+        #expect(spool.entries.count == 4 && spool.quarantined.isEmpty)
+        #expect(try FileIO.listDirectory(directory).filter { $0.hasSuffix(".npb") }.isEmpty)
+        var previousOrder: UInt64 = 0
+        for (entry, original) in zip(spool.entries, originals) {
+            let batch = try Spool.decode(try spool.read(entry)).batch
+            #expect(batch.stream == original.stream && batch.sequence == original.sequence)
+            #expect(batch.order > previousOrder && batch.interval == 1_000 && batch.heartbeat == 60_000)
+            previousOrder = batch.order
+        }
+        // New batches come after the converted ones, also after a restart.
+        let next = try orders.next(now: 1_000)
+        #expect(next > previousOrder)
+        var reopened = try OrderClock(path: directory + "/order")
+        #expect(try reopened.next(now: 1_000) > next)
+    }
+}

@@ -106,7 +106,9 @@ import Testing
     @Test func growsWithJitterToTheMaximumAndResets() {
         var generator = SplitMix64(seed: 5)
         var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(8))
-        var ceilings: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(8)]
+        var ceilings: [Duration] = [
+            .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(8),
+        ]
         for ceiling in ceilings {
             let delay = backoff.next(using: &generator)
             #expect(delay >= ceiling / 2 && delay <= ceiling)

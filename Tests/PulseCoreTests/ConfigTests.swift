@@ -33,7 +33,10 @@ import Testing
     }
 
     @Test(arguments: [
-        ("[agent]\nid = web\n", "agent.toml:2: expected a value: a \"string\", a number, true/false or [an, array] (strings need quotes)"),
+        (
+            "[agent]\nid = web\n",
+            "agent.toml:2: expected a value: a \"string\", a number, true/false or [an, array] (strings need quotes)"
+        ),
         ("[agent]\nid = \"open\n", "agent.toml:2: string is not closed on its line"),
         ("[agent]\nid = \"a\"\nid = \"b\"\n", "agent.toml:3: 'id' is set twice in [agent]"),
         ("[agent]\n[agent]\n", "agent.toml:2: table [agent] appears twice"),
@@ -54,13 +57,22 @@ import Testing
         let document = try ConfigDocument(
             text: "[sampling]\ninterval = 5\nlimit = 99999\n[mystery]\nx = 1\n", file: "a.toml")
         var reader = ConfigReader(document)
-        #expect(throws: ConfigError(file: "a.toml", line: 2, key: "sampling.interval", "must be a duration in quotes such as \"500ms\", \"10s\", \"5m\", \"48h\" or \"30d\"")) {
+        #expect(
+            throws: ConfigError(
+                file: "a.toml", line: 2, key: "sampling.interval",
+                "must be a duration in quotes such as \"500ms\", \"10s\", \"5m\", \"48h\" or \"30d\"")
+        ) {
             try reader.duration("sampling", "interval", default: 1_000, range: 100...10_000)
         }
-        #expect(throws: ConfigError(file: "a.toml", line: 3, key: "sampling.limit", "is 99999; it must be between 1 and 100")) {
+        #expect(
+            throws: ConfigError(
+                file: "a.toml", line: 3, key: "sampling.limit", "is 99999; it must be between 1 and 100")
+        ) {
             try reader.integer("sampling", "limit", default: 1, range: 1...100)
         }
-        #expect(throws: ConfigError(file: "a.toml", line: 4, key: nil, "unknown table [mystery]; known tables: [sampling]")) {
+        #expect(
+            throws: ConfigError(file: "a.toml", line: 4, key: nil, "unknown table [mystery]; known tables: [sampling]")
+        ) {
             try reader.rejectUnknown()
         }
     }
@@ -69,7 +81,11 @@ import Testing
         let document = try ConfigDocument(text: "[sampling]\nintervall = \"1s\"\n", file: "a.toml")
         var reader = ConfigReader(document)
         _ = try reader.duration("sampling", "interval", default: 1_000, range: 100...10_000)
-        #expect(throws: ConfigError(file: "a.toml", line: 2, key: "sampling.intervall", "is not a known setting of [sampling]; known: interval")) {
+        #expect(
+            throws: ConfigError(
+                file: "a.toml", line: 2, key: "sampling.intervall",
+                "is not a known setting of [sampling]; known: interval")
+        ) {
             try reader.rejectUnknown()
         }
     }

@@ -80,7 +80,10 @@ import Testing
         #expect(id.high == 0x0f2b_6c1e_3d4a_4b5c)
     }
 
-    @Test(arguments: ["", "0f2b6c1e", "0f2b6c1e-3d4a-4b5c-9d8e-7f6a5b4c3d2e0", "zz2b6c1e-3d4a-4b5c-9d8e-7f6a5b4c3d2e", "0f2b6c1e3-d4a-4b5c-9d8e-7f6a5b4c3d2e"])
+    @Test(arguments: [
+        "", "0f2b6c1e", "0f2b6c1e-3d4a-4b5c-9d8e-7f6a5b4c3d2e0", "zz2b6c1e-3d4a-4b5c-9d8e-7f6a5b4c3d2e",
+        "0f2b6c1e3-d4a-4b5c-9d8e-7f6a5b4c3d2e",
+    ])
     func rejectsMalformedText(_ text: String) {
         #expect(BootID(uuidString: text) == nil)
     }

@@ -8,10 +8,12 @@ enum Traffic {
     /// now and then.
     static func busy(ticks: Int, seed: UInt64, start: CounterValues? = nil) -> [CounterValues] {
         var generator = SplitMix64(seed: seed)
-        var counters = start ?? CounterValues([
-            8_123_456_789_012, 7_345_678_901, 12, 3_456, 0, 7, 0, 98_765, 1_234_567_890_123, 2_345_678_901, 0, 17, 0, 0,
-            0, 0,
-        ])!
+        var counters =
+            start ?? CounterValues([
+                8_123_456_789_012, 7_345_678_901, 12, 3_456, 0, 7, 0, 98_765, 1_234_567_890_123, 2_345_678_901, 0, 17,
+                0, 0,
+                0, 0,
+            ])!
         var out = [counters]
         for _ in 1..<ticks {
             let rxBytes = UInt64(25_000_000 * Double.random(in: 0.7...1.3, using: &generator))
@@ -43,7 +45,10 @@ enum Traffic {
             for _ in 0..<count {
                 for counter in 0..<Counter.count where Bool.random(using: &generator) {
                     // Any move at all, wraps and resets included: the coding is lossless for every value.
-                    current[counter] = Bool.random(using: &generator) ? current[counter] &+ UInt64.random(in: 0...1_000_000, using: &generator) : UInt64.random(in: 0...UInt64.max, using: &generator)
+                    current[counter] =
+                        Bool.random(using: &generator)
+                        ? current[counter] &+ UInt64.random(in: 0...1_000_000, using: &generator)
+                        : UInt64.random(in: 0...UInt64.max, using: &generator)
                 }
                 values.append(contentsOf: current)
             }
@@ -87,22 +92,32 @@ enum Traffic {
     static func batch(ticks: Int = 10) -> WireBatch {
         let samples = Traffic.busy(ticks: ticks, seed: 1)
         return WireBatch(
-            stream: 0xDEAD_BEEF_0000_0001, sequence: 42, droppedBefore: 2, timestamps: Traffic.ticks(ticks, seed: 2),
+            stream: 0xDEAD_BEEF_0000_0001, sequence: 42, order: 1_763_856_000_123, droppedBefore: 2, interval: 1_000,
+            heartbeat: 60_000, timestamps: Traffic.ticks(ticks, seed: 2),
             sections: [
                 BatchSection(descriptorID: 3, ticks: Array(0..<ticks), values: samples.flatMap(\.values)),
                 BatchSection(
                     descriptorID: 4, ticks: [0, ticks - 1],
-                    values: CounterValues().values + CounterValues([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])!.values),
+                    values: CounterValues().values
+                        + CounterValues([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])!.values),
             ],
             linkStates: [
-                LinkStateRecord(descriptorID: 3, tick: 0, state: LinkState(speedMbps: 10_000, operState: .up, carrier: true, mtu: 1500)),
-                LinkStateRecord(descriptorID: 4, tick: 1, state: LinkState(speedMbps: nil, operState: .down, carrier: nil, mtu: 9000)),
+                LinkStateRecord(
+                    descriptorID: 3, tick: 0,
+                    state: LinkState(
+                        speedMbps: 10_000, operState: .up, carrier: true, mtu: 1500, kind: .physical,
+                        relation: .bondSlave)),
+                LinkStateRecord(
+                    descriptorID: 4, tick: 1,
+                    state: LinkState(speedMbps: nil, operState: .down, carrier: nil, mtu: 9000, kind: .veth)),
             ])
     }
 
     static let messages: [WireMessage] = [
         .hello(Hello(agentID: "web-01", hostname: "p\"q>", agentVersion: "0.1.0")),
-        .welcome(Welcome(version: 1, daemonName: "netpulsed", capabilities: .all, limits: .standard)),
+        .welcome(Welcome(version: 2, daemonName: "netpulsed", capabilities: .all, limits: .standard)),
+        .labels(Labels([("site", "fra1"), ("role", "edge <&> \"core\"")])),
+        .labels(Labels([])),
         .describe(Describe(stream: 9, interfaces: [descriptor])),
         .batch(batch()),
         .ack(Ack(stream: 9, sequence: 12, duplicate: true)),
@@ -155,12 +170,15 @@ enum Traffic {
         for round in 0..<20_000 {
             var bytes: [UInt8]
             if round % 2 == 0 {
-                bytes = (0..<Int.random(in: 0...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes = (0..<Int.random(in: 0...64, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
                 if !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...8, using: &generator) }
             } else {
                 bytes = valid[Int.random(in: 0..<valid.count, using: &generator)]
                 for _ in 0..<Int.random(in: 1...4, using: &generator) where !bytes.isEmpty {
-                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                        in: 0...255, using: &generator)
                 }
             }
             if (try? WireCodec.decode(bytes)) != nil { decoded += 1 }
@@ -173,8 +191,8 @@ enum Traffic {
         var writer = WireWriter()
         writer.writeByte(FrameType.batch.rawValue)
         writer.writeUInt64(1)
-        writer.writeVarint(1)
-        writer.writeVarint(0)
+        // Sequence, order, dropped, interval, heartbeat.
+        for header: UInt64 in [1, 1, 0, 1_000, 0] { writer.writeVarint(header) }
         writer.writeVarint(1_000_000)
         #expect(throws: WireError.limitExceeded("ticks in batch is 1000000, limit 3600")) {
             try WireCodec.decode(writer.bytes)
@@ -186,8 +204,7 @@ enum Traffic {
         var greedy = WireWriter()
         greedy.writeByte(FrameType.batch.rawValue)
         greedy.writeUInt64(1)
-        greedy.writeVarint(1)
-        greedy.writeVarint(0)
+        for header: UInt64 in [1, 1, 0, 1_000, 0] { greedy.writeVarint(header) }
         greedy.writeVarint(3_600)
         ColumnCodec.writeTimestamps((0..<3_600).map { Int64($0) * 1_000 }, into: &greedy)
         greedy.writeVarint(1_000)
@@ -221,9 +238,20 @@ enum Traffic {
         var referencedFrame: [UInt8] = []
         for index in 0..<5 {
             // Interface 2 is idle and sent only in some batches, with gaps in its presence.
-            var sections = [BatchSection(descriptorID: 1, ticks: Array(0..<10), values: samples[index * 10..<index * 10 + 10].flatMap(\.values))]
-            if index % 2 == 0 { sections.append(BatchSection(descriptorID: 2, ticks: [3], values: CounterValues([5, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, UInt64(index)])!.values)) }
-            let batch = WireBatch(stream: 8, sequence: UInt64(index + 1), timestamps: Array(timestamps[index * 10..<index * 10 + 10]), sections: sections)
+            var sections = [
+                BatchSection(
+                    descriptorID: 1, ticks: Array(0..<10),
+                    values: samples[index * 10..<index * 10 + 10].flatMap(\.values))
+            ]
+            if index % 2 == 0 {
+                sections.append(
+                    BatchSection(
+                        descriptorID: 2, ticks: [3],
+                        values: CounterValues([5, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, UInt64(index)])!.values))
+            }
+            let batch = WireBatch(
+                stream: 8, sequence: UInt64(index + 1), timestamps: Array(timestamps[index * 10..<index * 10 + 10]),
+                sections: sections)
             let frame = WireCodec.encode(.batch(batch), references: &encoderTable)
             #expect(try WireCodec.decode(Array(frame.dropFirst(4)), references: &decoderTable) == .batch(batch))
             if index > 0 { #expect(frame.count < WireCodec.encode(.batch(batch)).count) }
@@ -243,15 +271,22 @@ enum Traffic {
             var total = 0
             let batches = 30
             for index in 0..<batches {
-                let sections = (0..<16).map { BatchSection(descriptorID: UInt32($0), ticks: Array(0..<10), values: make($0, index)) }
-                let batch = WireBatch(stream: 77, sequence: UInt64(index + 1), timestamps: Traffic.ticks(10, seed: UInt64(index)), sections: sections)
+                let sections = (0..<16).map {
+                    BatchSection(descriptorID: UInt32($0), ticks: Array(0..<10), values: make($0, index))
+                }
+                let batch = WireBatch(
+                    stream: 77, sequence: UInt64(index + 1), timestamps: Traffic.ticks(10, seed: UInt64(index)),
+                    sections: sections)
                 total += WireCodec.encode(.batch(batch), references: &references).count
             }
             return Double(total) / Double(batches * 10 * 16)
         }
         let streams = (0..<16).map { Traffic.busy(ticks: 300, seed: UInt64($0)) }
-        let busy = bytesPerInterfaceTick { interface, batch in streams[interface][batch * 10..<batch * 10 + 10].flatMap(\.values) }
-        let idleCounters = CounterValues([123_456_789, 98_765, 0, 0, 0, 0, 0, 12, 45_678_901, 54_321, 0, 0, 0, 0, 0, 0])!
+        let busy = bytesPerInterfaceTick { interface, batch in
+            streams[interface][batch * 10..<batch * 10 + 10].flatMap(\.values)
+        }
+        let idleCounters = CounterValues([123_456_789, 98_765, 0, 0, 0, 0, 0, 12, 45_678_901, 54_321, 0, 0, 0, 0, 0, 0]
+        )!
         let idle = bytesPerInterfaceTick { _, _ in Array(repeating: idleCounters.values, count: 10).flatMap { $0 } }
         #expect(busy <= 12, "busy interface: \(busy) bytes per tick")
         #expect(idle <= 2, "idle interface: \(idle) bytes per tick")

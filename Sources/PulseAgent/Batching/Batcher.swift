@@ -27,7 +27,8 @@ public struct Batcher: Sendable {
     private var ids: [Key: UInt32] = [:]
     private var descriptors: [UInt32: InterfaceDescriptor] = [:]
     private var nextID: UInt32 = 0
-    private var lastLinkState: [UInt32: LinkState] = [:]
+    /// The latest link facts read for each interface, carried into every batch that has samples of it.
+    private var linkState: [UInt32: LinkState] = [:]
     /// The flush count at which each id was last used, to forget interfaces that are gone.
     private var lastUsed: [UInt32: Int] = [:]
     private var flushes = 0
@@ -56,7 +57,9 @@ public struct Batcher: Sendable {
         guard tickCount + 2 <= limits.maximumTicksPerBatch else { return 0 }
         let samplesLeft = min(maximumSamples, limits.maximumSamplesPerBatch) - sampleCount
         let sectionsLeft = min(limits.maximumSectionsPerBatch, limits.maximumInterfacesPerDescribe) - sectionCount
-        return max(0, min(samplesLeft, sectionsLeft))
+        // Each sample adds at most one link-state record (its section's first, or a change).
+        let recordsLeft = limits.maximumSectionsPerBatch - links.count
+        return max(0, min(samplesLeft, sectionsLeft, recordsLeft))
     }
 
     /// Adds samples (as chosen by the ``IdleSuppressor``) to the open batch; see ``room(within:maximumSamples:)``.
@@ -74,21 +77,35 @@ public struct Batcher: Sendable {
                 ids[key] = id
                 descriptors[id] = InterfaceDescriptor(id: id, name: sample.name, epoch: sample.epoch)
             }
-            if samples[id] == nil { order.append(id) }
+            var changed = false
+            if let state = sample.linkState, linkState[id] != state {
+                linkState[id] = state
+                changed = true
+            }
+            // Every batch says, for each interface it carries, the link facts at its first sample, and each change
+            // after: a batch is judged on its own, whatever order batches reach the daemon in.
+            if samples[id] == nil {
+                order.append(id)
+                if let state = linkState[id] { links.append((id, timestamp, state)) }
+            } else if changed, let state = linkState[id] {
+                links.append((id, timestamp, state))
+            }
             samples[id, default: []].append((timestamp, sample.counters))
             ticks.insert(timestamp)
             sampleCount += 1
-            if let state = sample.linkState, lastLinkState[id] != state {
-                lastLinkState[id] = state
-                links.append((id, timestamp, state))
-            }
         }
     }
 
     /// Closes the open batch and returns it, or `nil` when it is empty.
     ///
-    /// - Parameter droppedBefore: batches the spool dropped since the previous batch, reported to the daemon.
-    public mutating func flush(droppedBefore: UInt64) -> SpoolRecord? {
+    /// - Parameters:
+    ///   - droppedBefore: batches the spool dropped since the previous batch, reported to the daemon.
+    ///   - order: the batch's place in the agent's counter order (from ``OrderClock``).
+    ///   - interval: the sampling interval in force for every tick of the batch (ms).
+    ///   - heartbeat: the idle heartbeat in force (ms, 0 when idle interfaces are sent every tick).
+    public mutating func flush(
+        droppedBefore: UInt64, order batchOrder: UInt64, interval: Int64, heartbeat: Int64
+    ) -> SpoolRecord? {
         guard sampleCount > 0 else { return nil }
         flushes += 1
         let timestamps = ticks.sorted()
@@ -110,8 +127,9 @@ public struct Batcher: Sendable {
             tickIndex[link.timestamp].map { LinkStateRecord(descriptorID: link.id, tick: $0, state: link.state) }
         }
         let batch = WireBatch(
-            stream: stream, sequence: nextSequence, droppedBefore: droppedBefore, timestamps: timestamps,
-            sections: sections, linkStates: linkStates)
+            stream: stream, sequence: nextSequence, order: batchOrder, droppedBefore: droppedBefore,
+            interval: UInt64(interval), heartbeat: UInt64(heartbeat), timestamps: timestamps, sections: sections,
+            linkStates: linkStates)
         nextSequence += 1
         samples.removeAll(keepingCapacity: true)
         order.removeAll(keepingCapacity: true)
@@ -135,7 +153,7 @@ public struct Batcher: Sendable {
                 ids[Key(name: descriptor.name, epoch: descriptor.epoch)] = nil
             }
             descriptors[id] = nil
-            lastLinkState[id] = nil
+            linkState[id] = nil
             lastUsed[id] = nil
         }
     }

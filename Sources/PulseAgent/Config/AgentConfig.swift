@@ -41,7 +41,12 @@ public struct AgentConfig: Sendable, Hashable {
     public var backoffInitial: Int64
     public var backoffMaximum: Int64
 
+    /// Labels sent to the daemon (`[labels]`), in file order; the daemon's config may override them.
+    public var labels = Labels([])
+
     public var spoolDirectory: String { "\(stateDirectory)/spool" }
+    /// Where ``OrderClock`` keeps its reservation.
+    public var orderPath: String { "\(stateDirectory)/order" }
 
     /// Loads and validates a config file.
     ///
@@ -54,7 +59,7 @@ public struct AgentConfig: Sendable, Hashable {
         var reader = ConfigReader(document)
         let agentID = try reader.string("agent", "id", default: Self.hostname())
         guard !agentID.isEmpty else { throw reader.invalid("agent", "id", "must not be empty") }
-        let config = AgentConfig(
+        var config = AgentConfig(
             agentID: agentID,
             stateDirectory: try reader.string("agent", "state_directory", default: "/var/lib/netpulse-agent"),
             sampleInterval: try reader.duration("sampling", "interval", default: 1_000, range: 100...3_600_000),
@@ -78,6 +83,7 @@ public struct AgentConfig: Sendable, Hashable {
             connectTimeout: try reader.duration("daemon", "connect_timeout", default: 5_000, range: 100...300_000),
             backoffInitial: try reader.duration("daemon", "backoff_initial", default: 500, range: 10...600_000),
             backoffMaximum: try reader.duration("daemon", "backoff_max", default: 60_000, range: 10...3_600_000))
+        config.labels = try reader.labels("labels")
         try reader.rejectUnknown()
         if isIPAddress(config.serverName) {
             throw reader.invalid(

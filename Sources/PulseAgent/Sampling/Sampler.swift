@@ -20,6 +20,7 @@ public struct TickSample: Sendable, Hashable {
 ///
 /// `ifindex` comes from sysfs, which costs a file read per interface, so it is read when a name first appears,
 /// when any of its counters goes down (the interface may have been re-created), and whenever link facts are read.
+/// Link facts are read every `link_state_interval`, and at once for an interface that appears.
 public struct Sampler: Sendable {
     public var filter: InterfaceFilter
     public let bootID: BootID
@@ -49,6 +50,8 @@ public struct Sampler: Sendable {
         var seen = Set<InterfaceName>()
         for row in rows where filter.accepts(row.name) {
             seen.insert(row.name)
+            // A new interface's link facts are read at once, so its first batch already says what it is.
+            let isNew = known[row.name] == nil
             var ifindex = known[row.name]?.ifindex
             if let previous = known[row.name]?.counters,
                 zip(previous.values, row.counters.values).contains(where: { $1 < $0 })
@@ -63,7 +66,7 @@ public struct Sampler: Sendable {
                     name: row.name,
                     epoch: CounterEpoch(bootID: bootID, ifindex: index, width: width),
                     counters: row.counters,
-                    linkState: readLinkState ? sysfs.state(row.name) : nil))
+                    linkState: readLinkState || isNew ? sysfs.state(row.name) : nil))
         }
         for name in known.keys where !seen.contains(name) { known[name] = nil }
         return TickSample(timestamp: timestamp, interfaces: interfaces)

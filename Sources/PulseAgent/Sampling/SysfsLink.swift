@@ -32,7 +32,51 @@ public struct SysfsLink: Sendable {
         let operState = read(name, "operstate").map { OperState(sysfs: $0) } ?? .unknown
         let carrier = read(name, "carrier").flatMap { Int($0) }.map { $0 == 1 }
         let mtu = read(name, "mtu").flatMap { UInt32($0) } ?? 0
-        return LinkState(speedMbps: speed, operState: operState, carrier: carrier, mtu: mtu)
+        let (kind, relation) = kind(name)
+        return LinkState(
+            speedMbps: speed, operState: operState, carrier: carrier, mtu: mtu, kind: kind, relation: relation)
+    }
+
+    /// What kind of interface `name` is, and whether it is a bond slave or bridge port, from its sysfs entries
+    /// (the same facts `ip -d link` shows): so that host totals count each byte once (`docs/windows.md`).
+    public func kind(_ name: InterfaceName) -> (InterfaceKind, InterfaceRelation) {
+        guard String(validating: name.bytes, as: UTF8.self) != nil else { return (.unknown, []) }
+        var relation = InterfaceRelation()
+        if exists(name, "bonding_slave") { relation.insert(.bondSlave) }
+        if exists(name, "brport") { relation.insert(.bridgePort) }
+        let type = read(name, "type").flatMap { Int($0) }
+        let deviceType = read(name, "uevent").flatMap { uevent in
+            uevent.split(separator: "\n").first { $0.hasPrefix("DEVTYPE=") }.map { String($0.dropFirst(8)) }
+        }
+        let kind: InterfaceKind
+        if type == 772 {
+            kind = .loopback
+        } else if exists(name, "bonding") || deviceType == "bond" {
+            kind = .bond
+        } else if exists(name, "bridge") || deviceType == "bridge" {
+            kind = .bridge
+        } else if deviceType == "vlan" {
+            kind = .vlan
+        } else if let type, Self.tunnelTypes.contains(type) || deviceType == "wireguard" {
+            kind = .tunnel
+        } else if exists(name, "device") {
+            kind = .physical
+        } else if deviceType == nil, type == 1, let ifindex = ifindex(name),
+            let peer = read(name, "iflink").flatMap({ UInt32($0) }), peer != ifindex, peer != 0
+        {
+            // A virtual Ethernet device linked to another interface and with no device type of its own: a veth.
+            kind = .veth
+        } else {
+            kind = .virtual
+        }
+        return (kind, relation)
+    }
+
+    /// ARPHRD types of tunnels (linux/if_arp.h): ipip, ip6ip6, sit, gre, ip6gre, and none (tun, WireGuard).
+    static let tunnelTypes: Set<Int> = [768, 769, 776, 778, 823, 65_534]
+
+    private func exists(_ name: InterfaceName, _ attribute: String) -> Bool {
+        FileIO.exists(path(name, attribute))
     }
 
     /// This boot's id from `/proc/sys/kernel/random/boot_id`.

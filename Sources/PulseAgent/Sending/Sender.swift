@@ -152,6 +152,7 @@ public struct Sender: Sendable {
                         }
                         welcome = first
                         welcomed.set()
+                        try await outbound.write(ByteBuffer(bytes: WireCodec.encode(.labels(config.labels))))
                         established()
                         await pipeline.sessionStarted(first.daemonName)
                         let backlog = await pipeline.spooledBatches

@@ -7,6 +7,7 @@ import PulseCore
 /// daemon acknowledges them. Spool I/O is a small file write every batch interval, so it runs on the actor.
 public actor AgentPipeline {
     private var spool: Spool
+    private var orders: OrderClock
     private let logger: Logger
     /// Batches dropped because the spool was full, not yet reported in a batch.
     private var unreportedDrops: UInt64 = 0
@@ -23,9 +24,15 @@ public actor AgentPipeline {
     private var waiters: [Int: (continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)] = [:]
     private var nextWaiter = 0
 
-    public init(spool: Spool, logger: Logger) {
+    public init(spool: Spool, orders: OrderClock, logger: Logger) {
         self.spool = spool
+        self.orders = orders
         self.logger = logger
+    }
+
+    /// The next batch's order (see ``OrderClock``).
+    public func nextOrder() throws -> UInt64 {
+        try orders.next(now: WallClock.milliseconds())
     }
 
     public var spooledBatches: Int { spool.entries.count }

@@ -29,7 +29,12 @@ public struct AgentService: Sendable {
     public func run() async throws {
         let config = settings.config
         let signals = SignalEvents([SIGTERM, SIGINT, SIGHUP])
-        let spool = try Spool(directory: config.spoolDirectory, maximumBytes: config.spoolMaximumBytes)
+        var orders = try OrderClock(path: config.orderPath)
+        let spool = try Spool(
+            directory: config.spoolDirectory, maximumBytes: config.spoolMaximumBytes,
+            legacy: Spool.LegacyConversion(
+                interval: config.sampleInterval, heartbeat: config.idleHeartbeat,
+                nextOrder: { try orders.next(now: WallClock.milliseconds()) }))
         for name in spool.quarantined {
             logger.error("spool file \(name) could not be decoded; moved to \(config.spoolDirectory)/corrupt/")
         }
@@ -40,7 +45,7 @@ public struct AgentService: Sendable {
             "sampling \(first.interfaces.count) interface(s) every \(Units.formatDuration(config.sampleInterval)); \(spool.entries.count) batch(es) spooled",
             metadata: ["stream": "\(Hex.string(stream, width: 16))"])
 
-        let pipeline = AgentPipeline(spool: spool, logger: logger)
+        let pipeline = AgentPipeline(spool: spool, orders: orders, logger: logger)
         await pipeline.sampled(interfaces: first.interfaces.count, at: first.timestamp)
         // One event loop thread: the agent has one connection at a time.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -36,6 +36,8 @@ public struct SamplingLoop: Sendable {
         var lastLinkRead: Int64?
         var lastTick: Int64 = .min
         var reportedFailure = false
+        // The interval and heartbeat every tick of the open batch was sampled with (a batch declares one of each).
+        var batchSettings = (interval: config.sampleInterval, heartbeat: config.idleHeartbeat)
 
         while !Task.isCancelled {
             config = settings.config
@@ -56,7 +58,12 @@ public struct SamplingLoop: Sendable {
             let timestamp = WallClock.milliseconds()
             if timestamp <= lastTick {
                 // The wall clock stepped back: a batch's timestamps must increase, so close this one.
-                await flush(&batcher)
+                await flush(&batcher, batchSettings)
+            }
+            if batchSettings != (interval, config.idleHeartbeat) {
+                // A PACE or a reload changed how often we sample: the open batch keeps the settings it was made with.
+                await flush(&batcher, batchSettings)
+                batchSettings = (interval, config.idleHeartbeat)
             }
             lastTick = timestamp
             let readLinks = lastLinkRead.map { timestamp - $0 >= config.linkStateInterval } ?? true
@@ -78,7 +85,7 @@ public struct SamplingLoop: Sendable {
             while !items.isEmpty {
                 let room = batcher.room(within: .standard, maximumSamples: config.batchMaximumSamples)
                 guard room > 0 else {
-                    await flush(&batcher)
+                    await flush(&batcher, batchSettings)
                     continue
                 }
                 batcher.add(Array(items.prefix(room)))
@@ -86,7 +93,7 @@ public struct SamplingLoop: Sendable {
             }
 
             if batcher.sampleCount >= config.batchMaximumSamples || timestamp >= batchDeadline {
-                await flush(&batcher)
+                await flush(&batcher, batchSettings)
                 let base = Double(config.batchInterval * Int64(pace.batchFactor))
                 let jitter =
                     config.batchJitter > 0
@@ -95,12 +102,19 @@ public struct SamplingLoop: Sendable {
             }
         }
         heartbeat.finish()
-        await flush(&batcher)
+        await flush(&batcher, batchSettings)
     }
 
-    private func flush(_ batcher: inout Batcher) async {
+    private func flush(_ batcher: inout Batcher, _ settings: (interval: Int64, heartbeat: Int64)) async {
+        guard !batcher.isEmpty else { return }
         let drops = await pipeline.takeUnreportedDrops()
-        guard let record = batcher.flush(droppedBefore: drops) else {
+        let record: SpoolRecord
+        do {
+            let order = try await pipeline.nextOrder()
+            record = batcher.flush(
+                droppedBefore: drops, order: order, interval: settings.interval, heartbeat: settings.heartbeat)!
+        } catch {
+            logger.error("cannot reserve batch orders in the state directory: \(error)")
             await pipeline.restoreUnreportedDrops(drops)
             return
         }

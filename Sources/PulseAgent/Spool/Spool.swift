@@ -2,10 +2,14 @@ import PulseCore
 
 /// The bounded on-disk queue of batches the daemon has not acknowledged yet.
 ///
-/// One file per batch, `NNNNNNNNNNNNNNNNNNNN.npb` (a 20-digit ordinal that only grows, across restarts too), each
-/// holding a `DESCRIBE` and a `BATCH` frame exactly as they go on the wire, written atomically. Files are replayed
-/// in ordinal order and deleted when acknowledged. When the spool would exceed its size bound the oldest files are
-/// dropped and counted. Blocking file I/O: not for event loops.
+/// One file per batch, `NNNNNNNNNNNNNNNNNNNN.np2` (a 20-digit ordinal that only grows, across restarts too), each
+/// holding a `DESCRIBE` and a `BATCH` frame of protocol version 2 exactly as they go on the wire, written
+/// atomically. Files are replayed in ordinal order and deleted when acknowledged. When the spool would exceed its
+/// size bound the oldest files are dropped and counted. Blocking file I/O: not for event loops.
+///
+/// A spool written by a version 1 agent (`.npb` files, batches without order, interval or heartbeat) is converted
+/// when it is opened: each batch keeps its stream and sequence (so the daemon still recognises one it already
+/// stored) and gets an order before every new batch, and the interval and heartbeat configured now.
 public struct Spool: Sendable {
     public struct Entry: Sendable, Hashable {
         public var ordinal: UInt64
@@ -24,13 +28,32 @@ public struct Spool: Sendable {
     /// Files that could not be decoded when the spool was opened, moved to `corrupt/`.
     public private(set) var quarantined: [String] = []
 
-    static let suffix = ".npb"
+    static let suffix = ".np2"
+    static let legacySuffix = ".npb"
+
+    /// How a version 1 spool's batches are completed when it is converted.
+    public struct LegacyConversion {
+        public var interval: Int64
+        public var heartbeat: Int64
+        public var nextOrder: () throws -> UInt64
+
+        public init(interval: Int64, heartbeat: Int64, nextOrder: @escaping () throws -> UInt64) {
+            self.interval = interval
+            self.heartbeat = heartbeat
+            self.nextOrder = nextOrder
+        }
+    }
 
     /// Opens (creating if needed) the spool in `directory` and indexes the batches already there.
-    public init(directory: String, maximumBytes: Int64) throws {
+    ///
+    /// - Parameter legacy: how to convert batches of a version 1 spool; without it they are left alone.
+    public init(directory: String, maximumBytes: Int64, legacy: LegacyConversion? = nil) throws {
         self.directory = directory
         self.maximumBytes = maximumBytes
         try FileIO.createDirectory(directory, mode: 0o750)
+        if let legacy {
+            quarantined = try Self.convertLegacy(try FileIO.listDirectory(directory), in: directory, legacy)
+        }
         var found = [Entry]()
         for name in try FileIO.listDirectory(directory) {
             if name.contains(".tmp-") {
@@ -58,9 +81,11 @@ public struct Spool: Sendable {
         nextOrdinal = (entries.last?.ordinal ?? 0) + 1
     }
 
-    private func path(_ ordinal: UInt64) -> String {
+    private func path(_ ordinal: UInt64) -> String { "\(directory)/\(Self.fileName(ordinal))" }
+
+    static func fileName(_ ordinal: UInt64) -> String {
         let digits = String(ordinal)
-        return "\(directory)/\(String(repeating: "0", count: max(0, 20 - digits.count)))\(digits)\(Self.suffix)"
+        return "\(String(repeating: "0", count: max(0, 20 - digits.count)))\(digits)\(suffix)"
     }
 
     /// Stores a record durably and returns how many old batches were dropped to stay within the bound, and the
@@ -106,12 +131,47 @@ public struct Spool: Sendable {
     }
 
     /// Splits a spool file back into its frames.
-    public static func decode(_ bytes: [UInt8]) throws -> (describe: Describe, batch: WireBatch) {
+    ///
+    /// - Parameter version: the protocol version the file was written with (1 only for a legacy `.npb` file).
+    public static func decode(
+        _ bytes: [UInt8], version: UInt8 = ProtocolVersion.maximum
+    ) throws -> (describe: Describe, batch: WireBatch) {
         let frames = try WireCodec.frames(in: bytes)
-        guard frames.count == 2, case .describe(let describe) = try WireCodec.decode(frames[0]),
-            case .batch(let batch) = try WireCodec.decode(frames[1])
+        guard frames.count == 2, case .describe(let describe) = try WireCodec.decode(frames[0], version: version),
+            case .batch(let batch) = try WireCodec.decode(frames[1], version: version)
         else { throw WireError.malformed("spool file is not DESCRIBE + BATCH") }
         return (describe, batch)
+    }
+
+    /// Rewrites each version 1 file as a version 2 file with the same ordinal, oldest first; a file that cannot be
+    /// decoded is left for the quarantine below.
+    private static func convertLegacy(
+        _ names: [String], in directory: String, _ legacy: LegacyConversion
+    ) throws -> [String] {
+        var unreadable = [String]()
+        let legacyFiles = names.compactMap { name -> (UInt64, String)? in
+            guard name.hasSuffix(legacySuffix), let ordinal = UInt64(name.dropLast(legacySuffix.count)) else {
+                return nil
+            }
+            return (ordinal, name)
+        }.sorted { $0.0 < $1.0 }
+        for (ordinal, name) in legacyFiles {
+            let path = "\(directory)/\(name)"
+            guard let (describe, old) = try? decode(try FileIO.readBytes(path), version: 1) else {
+                try? FileIO.createDirectory("\(directory)/corrupt", mode: 0o750)
+                _ = rename(path, "\(directory)/corrupt/\(name)")
+                unreadable.append(name)
+                continue
+            }
+            var batch = old
+            batch.order = try legacy.nextOrder()
+            batch.interval = UInt64(legacy.interval)
+            batch.heartbeat = UInt64(legacy.heartbeat)
+            let record = SpoolRecord(stream: batch.stream, sequence: batch.sequence, describe: describe, batch: batch)
+            try FileIO.writeAtomically("\(directory)/\(fileName(ordinal))", record.bytes, mode: 0o640)
+            try FileIO.remove(path)
+        }
+        return unreadable
     }
 }
 

@@ -157,6 +157,33 @@ public struct ConfigReader: Sendable {
         return endpoints
     }
 
+    /// Every key of a free-form table as a label (`site = "fra1"`), in file order.
+    public mutating func labels(_ table: String) throws(ConfigError) -> Labels {
+        known[table, default: []].formUnion(document.tables[table]?.keys.map { $0 } ?? [])
+        var pairs = [(key: String, value: String)]()
+        for (key, entry) in (document.tables[table] ?? [:]).sorted(by: { $0.value.line < $1.value.line }) {
+            guard Labels.isValidKey(key) else {
+                throw fail(table, key, entry, "is not a label name: use a-z, 0-9, '_' and '-' (at most 64)")
+            }
+            guard case .string(let value) = entry.value, !value.isEmpty, value.utf8.count <= 255 else {
+                throw fail(table, key, entry, "must be a non-empty string in quotes (at most 255 bytes)")
+            }
+            pairs.append((key, value))
+        }
+        guard pairs.count <= Labels.maximumCount else {
+            throw ConfigError(
+                file: document.file, line: document.tableLines[table], key: nil,
+                "[\(table)] has \(pairs.count) labels; at most \(Labels.maximumCount) are allowed")
+        }
+        return Labels(pairs)
+    }
+
+    /// The names of tables `prefix.NAME` (for example `labels.web-01`), with their lines, in file order.
+    public func subtables(of prefix: String) -> [(name: String, line: Int)] {
+        document.tableLines.filter { $0.key.hasPrefix(prefix + ".") }.sorted { $0.value < $1.value }
+            .map { (String($0.key.dropFirst(prefix.count + 1)), $0.value) }
+    }
+
     /// Throws for a value the program then finds invalid, with the value's line.
     public func invalid(_ table: String, _ key: String, _ message: String) -> ConfigError {
         fail(table, key, entry(table, key), message)

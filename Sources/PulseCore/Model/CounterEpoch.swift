@@ -2,7 +2,7 @@
 ///
 /// The daemon compares epochs instead of guessing: within one epoch a counter that goes down has wrapped (32-bit)
 /// or been reset by the driver (64-bit); a new epoch (reboot, interface re-created, driver reload) restarts every
-/// counter from zero. See ``CounterStep``.
+/// counter from zero. The counting rules are in `docs/windows.md` (`CountedStep` in PulseAnalytics).
 public struct CounterEpoch: Sendable, Hashable {
     /// `/proc/sys/kernel/random/boot_id`, the 16 bytes of the UUID.
     public var bootID: BootID

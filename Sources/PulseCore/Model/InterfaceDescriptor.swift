@@ -43,13 +43,71 @@ public struct LinkState: Sendable, Hashable {
     /// `nil` when the carrier cannot be read (the interface is down).
     public var carrier: Bool?
     public var mtu: UInt32
+    /// What kind of interface this is, so that totals do not count the same bytes twice (a bond and its slaves).
+    public var kind: InterfaceKind
+    public var relation: InterfaceRelation
 
-    public init(speedMbps: UInt32?, operState: OperState, carrier: Bool?, mtu: UInt32) {
+    public init(
+        speedMbps: UInt32?, operState: OperState, carrier: Bool?, mtu: UInt32, kind: InterfaceKind = .unknown,
+        relation: InterfaceRelation = []
+    ) {
         self.speedMbps = speedMbps
         self.operState = operState
         self.carrier = carrier
         self.mtu = mtu
+        self.kind = kind
+        self.relation = relation
     }
+}
+
+/// What an interface is, as `/sys/class/net/IF/` tells: totals of a host count physical and bond interfaces and
+/// leave out those that carry bytes another interface already counted (`docs/windows.md`).
+public enum InterfaceKind: UInt8, Sendable, Hashable, CaseIterable {
+    case unknown = 0
+    /// Backed by a device (`/sys/class/net/IF/device`): a NIC.
+    case physical
+    case bond
+    case bridge
+    /// A VLAN child of another interface (`DEVTYPE=vlan`).
+    case vlan
+    case veth
+    case loopback
+    /// Tunnels and VPNs (ipip, gre, sit, WireGuard, tun): their bytes also cross a physical interface.
+    case tunnel
+    /// Any other virtual interface (dummy, macvlan, ifb …).
+    case virtual
+
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .physical: "physical"
+        case .bond: "bond"
+        case .bridge: "bridge"
+        case .vlan: "vlan"
+        case .veth: "veth"
+        case .loopback: "loopback"
+        case .tunnel: "tunnel"
+        case .virtual: "virtual"
+        }
+    }
+
+    public init?(name: String) {
+        guard let kind = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = kind
+    }
+}
+
+/// How an interface hangs under another one.
+public struct InterfaceRelation: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Enslaved to a bond (`/sys/class/net/IF/bonding_slave`): the bond counts its bytes.
+    public static let bondSlave = InterfaceRelation(rawValue: 1 << 0)
+    /// A port of a bridge (`/sys/class/net/IF/brport`).
+    public static let bridgePort = InterfaceRelation(rawValue: 1 << 1)
+
+    public static let all: InterfaceRelation = [.bondSlave, .bridgePort]
 }
 
 /// RFC 2863 operational state, as in `/sys/class/net/IF/operstate`.

@@ -11,7 +11,7 @@
 /// syscall would.
 public enum TestFault {
     public enum Loop: String, Sendable {
-        case sampling, sending, ingest
+        case sampling, sending
     }
 
     private static let requested: (loop: String, after: Int64)? = {

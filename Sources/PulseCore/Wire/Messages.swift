@@ -9,6 +9,7 @@ public enum WireMessage: Sendable, Hashable {
     case pace(Pace)
     case error(ErrorFrame)
     case keepalive
+    case labels(Labels)
 }
 
 /// The type byte that follows a frame's length.
@@ -21,12 +22,15 @@ public enum FrameType: UInt8, Sendable, CaseIterable {
     case pace = 0x06
     case error = 0x07
     case keepalive = 0x08
+    case labels = 0x09
 }
 
 /// The protocol versions this build speaks.
 public enum ProtocolVersion {
-    public static let minimum: UInt8 = 1
-    public static let maximum: UInt8 = 1
+    /// Version 1 (netpulse 0.1) had no batch order, interval or heartbeat, so its batches cannot be counted
+    /// correctly; its agents are refused with a message saying to upgrade them.
+    public static let minimum: UInt8 = 2
+    public static let maximum: UInt8 = 2
     /// The four bytes every `HELLO` starts with, so a stray client is told apart from an old agent.
     public static let magic: [UInt8] = Array("NPLS".utf8)
 }
@@ -95,6 +99,40 @@ public struct Describe: Sendable, Hashable {
     public init(stream: UInt64, interfaces: [InterfaceDescriptor]) {
         self.stream = stream
         self.interfaces = interfaces
+    }
+}
+
+/// Agent → daemon, after `WELCOME` and before any batch: the agent's labels (`site = "fra1"` …), which the daemon
+/// may override; an agent never chooses its own billing group (`docs/windows.md`, "Scopes").
+public struct Labels: Sendable, Hashable {
+    public var pairs: [(key: String, value: String)]
+
+    /// At most this many labels; keys are 1…64 bytes of `a-z 0-9 _ -`, values 1…255 bytes of UTF-8.
+    public static let maximumCount = 32
+
+    public init(_ pairs: [(key: String, value: String)]) {
+        self.pairs = pairs
+    }
+
+    /// Whether `key` is a valid label key.
+    public static func isValidKey(_ key: String) -> Bool {
+        !key.isEmpty && key.utf8.count <= 64
+            && key.utf8.allSatisfy {
+                ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
+                    || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                    || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+            }
+    }
+
+    public static func == (lhs: Labels, rhs: Labels) -> Bool {
+        lhs.pairs.map(\.key) == rhs.pairs.map(\.key) && lhs.pairs.map(\.value) == rhs.pairs.map(\.value)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for pair in pairs {
+            hasher.combine(pair.key)
+            hasher.combine(pair.value)
+        }
     }
 }
 

@@ -7,9 +7,18 @@ public struct WireBatch: Sendable, Hashable {
     public var stream: UInt64
     /// 1, 2, 3 … within the stream.
     public var sequence: UInt64
+    /// The agent's position of this batch in its counter order: strictly greater than every earlier batch's,
+    /// across restarts of the agent (`docs/protocol.md`, "Order"). The daemon applies samples in this order.
+    public var order: UInt64
     /// How many older batches of this stream the agent's spool dropped (because it was full) since the batch
     /// before this one.
     public var droppedBefore: UInt64
+    /// The sampling interval in force for every tick of the batch, milliseconds (the configured interval times
+    /// the daemon's `PACE` sample factor).
+    public var interval: UInt64
+    /// The idle heartbeat in force (milliseconds; 0: every interface is sent every tick), so the daemon can tell an
+    /// interface left out because it was unchanged from one that was not sampled.
+    public var heartbeat: UInt64
     /// Milliseconds since the Unix epoch of each sampling tick, strictly increasing.
     public var timestamps: [Int64]
     public var sections: [BatchSection]
@@ -18,14 +27,20 @@ public struct WireBatch: Sendable, Hashable {
     public init(
         stream: UInt64,
         sequence: UInt64,
+        order: UInt64? = nil,
         droppedBefore: UInt64 = 0,
+        interval: UInt64 = 1_000,
+        heartbeat: UInt64 = 0,
         timestamps: [Int64],
         sections: [BatchSection],
         linkStates: [LinkStateRecord] = []
     ) {
         self.stream = stream
         self.sequence = sequence
+        self.order = order ?? sequence
         self.droppedBefore = droppedBefore
+        self.interval = interval
+        self.heartbeat = heartbeat
         self.timestamps = timestamps
         self.sections = sections
         self.linkStates = linkStates

@@ -8,6 +8,8 @@ public enum WireCodec {
     public static let lengthPrefixBytes = 4
     static let maximumStringBytes = 255
     static let maximumMessageBytes = 1_024
+    /// A day: the longest sampling interval or heartbeat a batch may declare.
+    static let maximumIntervalMilliseconds: UInt64 = 86_400_000
 
     // MARK: Encoding
 
@@ -74,6 +76,13 @@ public enum WireCodec {
             writer.writeLengthPrefixed(Self.truncated(error.message, toBytes: maximumMessageBytes))
         case .keepalive:
             writer.writeByte(FrameType.keepalive.rawValue)
+        case .labels(let labels):
+            writer.writeByte(FrameType.labels.rawValue)
+            writer.writeVarint(UInt64(labels.pairs.count))
+            for pair in labels.pairs {
+                writer.writeString(pair.key)
+                writer.writeString(pair.value)
+            }
         }
         var frame = writer.bytes
         let length = UInt32(frame.count - lengthPrefixBytes)
@@ -98,7 +107,10 @@ public enum WireCodec {
     static func writeBatch(_ batch: WireBatch, references: inout ReferenceTable?, into writer: inout WireWriter) {
         writer.writeUInt64(batch.stream)
         writer.writeVarint(batch.sequence)
+        writer.writeVarint(batch.order)
         writer.writeVarint(batch.droppedBefore)
+        writer.writeVarint(batch.interval)
+        writer.writeVarint(batch.heartbeat)
         writer.writeVarint(UInt64(batch.timestamps.count))
         ColumnCodec.writeTimestamps(batch.timestamps, into: &writer)
         writer.writeVarint(UInt64(batch.sections.count))
@@ -128,6 +140,8 @@ public enum WireCodec {
             writer.writeByte(record.state.operState.rawValue)
             writer.writeByte(record.state.carrier.map { $0 ? 1 : 0 } ?? 2)
             writer.writeVarint(UInt64(record.state.mtu))
+            writer.writeByte(record.state.kind.rawValue)
+            writer.writeByte(record.state.relation.rawValue)
         }
     }
 
@@ -151,15 +165,21 @@ public enum WireCodec {
     /// Decodes one frame's type byte and payload, enforcing `limits` before any allocation.
     ///
     /// - Throws: ``WireError`` naming the first problem; the caller answers with an `ERROR` frame and closes.
-    public static func decode(_ bytes: [UInt8], limits: WireLimits = .standard) throws(WireError) -> WireMessage {
+    public static func decode(
+        _ bytes: [UInt8], limits: WireLimits = .standard, version: UInt8 = ProtocolVersion.maximum
+    ) throws(WireError) -> WireMessage {
         var references: ReferenceTable? = nil
-        return try decode(bytes, limits: limits, references: &references)
+        return try decode(bytes, limits: limits, references: &references, version: version)
     }
 
     /// Decodes one frame whose batch sections may be coded against `references` (the connection's table, updated
     /// as the encoder updated its own). A section that refers to an interface without an entry is malformed.
+    ///
+    /// - Parameter version: the protocol version of the bytes; only a spool written by an agent of version 1 is
+    ///   read with 1 (its batches have no order, interval or heartbeat, its link states no kind).
     public static func decode(
-        _ bytes: [UInt8], limits: WireLimits = .standard, references: inout ReferenceTable?
+        _ bytes: [UInt8], limits: WireLimits = .standard, references: inout ReferenceTable?,
+        version: UInt8 = ProtocolVersion.maximum
     ) throws(WireError) -> WireMessage {
         guard bytes.count <= limits.maximumFrameBytes else {
             throw .limitExceeded("frame of \(bytes.count) bytes, limit \(limits.maximumFrameBytes)")
@@ -218,7 +238,7 @@ public enum WireCodec {
             }
             message = .describe(Describe(stream: stream, interfaces: interfaces))
         case .batch:
-            message = .batch(try readBatch(from: &reader, limits: limits, references: &references))
+            message = .batch(try readBatch(from: &reader, limits: limits, references: &references, version: version))
         case .ack:
             let stream = try reader.readUInt64()
             let sequence = try reader.readVarint()
@@ -235,18 +255,36 @@ public enum WireCodec {
             message = .error(ErrorFrame(code, try reader.readString(max: maximumMessageBytes, "error message")))
         case .keepalive:
             message = .keepalive
+        case .labels:
+            let count = try reader.readVarint(max: UInt64(Labels.maximumCount), "labels")
+            var pairs = [(key: String, value: String)]()
+            for _ in 0..<count {
+                let key = try reader.readString(max: 64, "label key")
+                guard Labels.isValidKey(key) else { throw .malformed("label key '\(key)' (use a-z, 0-9, _ and -)") }
+                let value = try reader.readString(max: maximumStringBytes, "label value")
+                guard !value.isEmpty else { throw .malformed("empty value of label '\(key)'") }
+                guard !pairs.contains(where: { $0.key == key }) else { throw .malformed("label '\(key)' twice") }
+                pairs.append((key, value))
+            }
+            message = .labels(Labels(pairs))
         }
         guard reader.isAtEnd else { throw .malformed("\(reader.remaining) trailing bytes after \(type)") }
         return message
     }
 
     static func readBatch(
-        from reader: inout WireReader, limits: WireLimits, references: inout ReferenceTable?
+        from reader: inout WireReader, limits: WireLimits, references: inout ReferenceTable?, version: UInt8
     ) throws(WireError) -> WireBatch {
         let stream = try reader.readUInt64()
         let sequence = try reader.readVarint()
         guard sequence >= 1 else { throw .malformed("batch sequence 0") }
+        // Version 1 batches (a legacy spool) get their order and settings from the agent that converts them.
+        let order = version >= 2 ? try reader.readVarint() : 0
+        guard version < 2 || order >= 1 else { throw .malformed("batch order 0") }
         let droppedBefore = try reader.readVarint()
+        let interval = version >= 2 ? try reader.readVarint(max: Self.maximumIntervalMilliseconds, "interval") : 0
+        guard version < 2 || interval >= 1 else { throw .malformed("batch interval 0") }
+        let heartbeat = version >= 2 ? try reader.readVarint(max: Self.maximumIntervalMilliseconds, "heartbeat") : 0
         let tickCount = Int(try reader.readVarint(max: UInt64(limits.maximumTicksPerBatch), "ticks in batch"))
         guard tickCount >= 1 else { throw .malformed("batch without ticks") }
         let timestamps = try ColumnCodec.readTimestamps(count: tickCount, from: &reader)
@@ -308,16 +346,31 @@ public enum WireCodec {
             let carrierByte = try reader.readByte()
             guard carrierByte <= 2 else { throw .malformed("carrier \(carrierByte)") }
             let mtu = try reader.readVarint(max: UInt64(UInt32.max), "mtu")
+            var kind = InterfaceKind.unknown
+            var relation = InterfaceRelation()
+            if version >= 2 {
+                let kindByte = try reader.readByte()
+                guard let known = InterfaceKind(rawValue: kindByte) else {
+                    throw .malformed("interface kind \(kindByte)")
+                }
+                kind = known
+                let relationByte = try reader.readByte()
+                guard relationByte & ~InterfaceRelation.all.rawValue == 0 else {
+                    throw .malformed("interface relation 0x\(Hex.string(UInt64(relationByte), width: 2))")
+                }
+                relation = InterfaceRelation(rawValue: relationByte)
+            }
             linkStates.append(
                 LinkStateRecord(
                     descriptorID: id, tick: tick,
                     state: LinkState(
                         speedMbps: speed == 0 ? nil : UInt32(speed), operState: operState,
-                        carrier: carrierByte == 2 ? nil : carrierByte == 1, mtu: UInt32(mtu))))
+                        carrier: carrierByte == 2 ? nil : carrierByte == 1, mtu: UInt32(mtu), kind: kind,
+                        relation: relation)))
         }
         return WireBatch(
-            stream: stream, sequence: sequence, droppedBefore: droppedBefore, timestamps: timestamps,
-            sections: sections, linkStates: linkStates)
+            stream: stream, sequence: sequence, order: order, droppedBefore: droppedBefore, interval: interval,
+            heartbeat: heartbeat, timestamps: timestamps, sections: sections, linkStates: linkStates)
     }
 }
 

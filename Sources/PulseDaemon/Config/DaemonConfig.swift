@@ -1,10 +1,15 @@
+import PulseAnalytics
 import PulseCore
+import PulseStore
 
-/// Everything `netpulsed` can be configured with; `config/daemon.toml` documents each setting.
+/// Everything `netpulsed` can be configured with; `config/netpulsed.toml` documents each setting and
+/// `docs/configuration.md` explains them.
 public struct DaemonConfig: Sendable, Hashable {
     /// Announced to agents in `WELCOME` and used in logs.
     public var name: String
     public var stateDirectory: String
+    /// Where people read times, calendar windows and (unless `[billing]` says otherwise) billing periods.
+    public var calendar: CivilCalendar
 
     public var listen: Endpoint
     public var maximumConnections: Int
@@ -16,35 +21,37 @@ public struct DaemonConfig: Sendable, Hashable {
 
     /// The SQLite database file.
     public var storePath: String
-    /// `full` fsyncs every commit (acknowledged means on disk, even across power loss); `normal` survives process
-    /// crashes but may lose the last commits on power loss.
-    public var synchronous: Synchronous
-    /// Raw chunks older than this are deleted (milliseconds).
-    public var rawRetention: Int64
+    /// Counting, levels and the store's durability.
+    public var store: StoreSettings
+    public var retention: RetentionPolicy
     /// Longest a batch waits for its group commit (milliseconds).
     public var commitDelay: Int64
     /// Pending batches above which agents are asked to slow down.
     public var paceThreshold: Int
 
-    public enum Synchronous: String, Sendable, Hashable {
-        case full = "FULL"
-        case normal = "NORMAL"
-    }
+    /// Labels set per agent (`[labels.AGENT]`); they override what the agent sends.
+    public var labels: [String: Labels]
+    public var billing: BillingPolicy
+    public var snapshots: SnapshotSettings
 
     /// A default config rooted at `stateDirectory` (for tests and tools).
     public init(stateDirectory: String, listen: Endpoint, tls: TLSFiles) {
         name = "netpulsed"
         self.stateDirectory = stateDirectory
+        calendar = .utc
         self.listen = listen
         maximumConnections = 10_000
         handshakeTimeout = 10_000
         idleTimeout = 120_000
         self.tls = tls
         storePath = "\(stateDirectory)/netpulse.db"
-        synchronous = .full
-        rawRetention = 7 * 86_400_000
+        store = .standard
+        retention = .standard
         commitDelay = 0
         paceThreshold = 4_096
+        labels = [:]
+        billing = BillingPolicy()
+        snapshots = SnapshotSettings(directory: "\(stateDirectory)/snapshots")
     }
 
     /// Loads and validates a config file.
@@ -68,6 +75,7 @@ public struct DaemonConfig: Sendable, Hashable {
                 certificate: try reader.string("tls", "certificate", default: "/etc/netpulse/netpulsed.pem"),
                 key: try reader.string("tls", "key", default: "/etc/netpulse/netpulsed-key.pem")))
         config.name = try reader.string("daemon", "name", default: "netpulsed")
+        config.calendar = try reader.calendar("daemon", "time_zone", default: .utc)
         config.maximumConnections = Int(
             try reader.integer("listen", "max_connections", default: 10_000, range: 1...1_000_000))
         config.handshakeTimeout = try reader.duration(
@@ -76,16 +84,160 @@ public struct DaemonConfig: Sendable, Hashable {
         let path = try reader.string("store", "path", default: "netpulse.db")
         config.storePath = path.hasPrefix("/") ? path : "\(stateDirectory)/\(path)"
         let synchronous = try reader.string("store", "synchronous", default: "full")
-        guard let mode = Synchronous(rawValue: synchronous.uppercased()) else {
+        guard let mode = StoreSettings.Synchronous(rawValue: synchronous.uppercased()) else {
             throw reader.invalid("store", "synchronous", "is \"\(synchronous)\"; use \"full\" or \"normal\"")
         }
-        config.synchronous = mode
-        config.rawRetention = try reader.duration(
-            "store", "raw_retention", default: 7 * 86_400_000, range: 3_600_000...(3_650 * 86_400_000))
+        config.store.synchronous = mode
         config.commitDelay = try reader.duration("store", "commit_delay", default: 0, range: 0...1_000)
         config.paceThreshold = Int(
             try reader.integer("ingest", "pace_threshold", default: 4_096, range: 16...1_000_000))
+        config.store.maximumRate = UInt64(
+            try reader.integer(
+                "ingest", "max_rate", default: 50_000_000_000, range: 1_000...1_000_000_000_000_000))
+        config.store.clockTolerance = try reader.duration(
+            "ingest", "clock_tolerance", default: 30_000, range: 1_000...86_400_000)
+        try parseRollups(&reader, into: &config)
+        config.store.rules = try parseAggregation(&reader)
+        for (agent, _) in reader.subtables(of: "labels") {
+            config.labels[agent] = try reader.labels("labels.\(agent)")
+        }
+        config.billing = try parseBilling(&reader, calendar: config.calendar)
+        config.snapshots = try SnapshotSettings.parse(&reader, stateDirectory: stateDirectory)
         try reader.rejectUnknown()
         return config
+    }
+
+    /// `[rollups] levels` and `[retention]`.
+    private static func parseRollups(_ reader: inout ConfigReader, into config: inout DaemonConfig) throws(ConfigError)
+    {
+        let names = try reader.stringArray("rollups", "levels", default: ["1m", "5m", "1h", "1d"], allowEmpty: false)
+        var levels = [RollupLevel]()
+        for name in names {
+            guard let width = Units.parseDuration(name), width >= 1_000, width % 1_000 == 0, width <= 86_400_000,
+                86_400_000 % width == 0
+            else {
+                throw reader.invalid(
+                    "rollups", "levels", "has \"\(name)\"; a level is a whole number of seconds that divides a day")
+            }
+            levels.append(RollupLevel(width: width))
+        }
+        levels.sort()
+        for (finer, coarser) in zip(levels, levels.dropFirst()) where coarser.width % finer.width != 0 {
+            throw reader.invalid("rollups", "levels", "\(coarser) is not a multiple of \(finer)")
+        }
+        guard levels.contains(.fiveMinutes) else {
+            throw reader.invalid(
+                "rollups", "levels", "must include \"5m\": 95th-percentile billing reads 5-minute rates")
+        }
+        config.store.levels = levels
+        let standard = RetentionPolicy.standard
+        var retention = RetentionPolicy(
+            raw: try reader.duration("retention", "raw", default: standard.raw, range: 3_600_000...(3_650 * 86_400_000)),
+            levels: [:],
+            lateData: try reader.duration(
+                "retention", "late_data", default: standard.lateData, range: 3_600_000...(400 * 86_400_000)))
+        for level in levels {
+            let key = level.description
+            var keep = standard.keeps(level)
+            if let text = try reader.optionalString("retention", key) {
+                keep =
+                    text == "forever"
+                    ? nil
+                    : try reader.duration("retention", key, default: 0, range: 86_400_000...(36_500 * 86_400_000))
+            }
+            retention.levels[level] = .some(keep)
+        }
+        if let fiveMinutes = retention.levels[.fiveMinutes] ?? nil, fiveMinutes < 62 * 86_400_000 {
+            throw reader.invalid(
+                "retention", "5m", "must keep at least 62 days: a bill needs its whole period and the one before")
+        }
+        config.retention = retention
+    }
+
+    /// `[aggregation]` and `[aggregation.NAME]`: what counts toward host, group and fleet totals.
+    private static func parseAggregation(_ reader: inout ConfigReader) throws(ConfigError) -> ScopeRules {
+        func rule(_ table: String, _ fallback: CountingRule) throws(ConfigError) -> CountingRule {
+            let names = try reader.stringArray(table, "count", default: fallback.kinds.map(\.name).sorted())
+            var kinds = Set<InterfaceKind>()
+            for name in names {
+                guard let kind = InterfaceKind(name: name) else {
+                    throw reader.invalid(
+                        table, "count",
+                        "has \"\(name)\"; kinds are \(InterfaceKind.allCases.map(\.name).joined(separator: ", "))")
+                }
+                kinds.insert(kind)
+            }
+            return CountingRule(
+                kinds: kinds, exclude: try reader.stringArray(table, "exclude", default: fallback.exclude))
+        }
+        var rules = ScopeRules(standard: try rule("aggregation", .standard))
+        for (name, _) in reader.subtables(of: "aggregation") {
+            let table = "aggregation.\(name)"
+            let text = try reader.string(table, "match", default: "")
+            guard let group = GroupKey(parsing: text) else {
+                throw reader.invalid(table, "match", "must name a group as \"key=value\", such as \"site=lab\"")
+            }
+            rules.groups[group] = try rule(table, rules.standard)
+        }
+        return rules
+    }
+
+    /// `[billing]` and `[billing.NAME]`.
+    private static func parseBilling(
+        _ reader: inout ConfigReader, calendar: CivilCalendar
+    ) throws(ConfigError) -> BillingPolicy {
+        func method(_ table: String, _ fallback: BillingMethod?) throws(ConfigError) -> BillingMethod? {
+            guard let text = try reader.optionalString(table, "method") else { return fallback }
+            guard let method = BillingMethod(rawValue: text) else {
+                throw reader.invalid(table, "method", "is \"\(text)\"; use \"in\", \"out\", \"max\" or \"sum\"")
+            }
+            return method
+        }
+        var policy = BillingPolicy(
+            day: Int(try reader.integer("billing", "day", default: 1, range: 1...31)),
+            method: try method("billing", .max)!,
+            calendar: try reader.calendar("billing", "time_zone", default: calendar),
+            closeAfter: try reader.duration("billing", "close_after", default: 3_600_000, range: 0...(31 * 86_400_000)),
+            groupBy: try reader.stringArray("billing", "group_by", default: []))
+        for key in policy.groupBy where !Labels.isValidKey(key) {
+            throw reader.invalid("billing", "group_by", "has \"\(key)\", which is not a label name")
+        }
+        for (name, _) in reader.subtables(of: "billing") {
+            let table = "billing.\(name)"
+            let text = try reader.string(table, "match", default: "")
+            guard let scope = BilledScope(parsing: text) else {
+                throw reader.invalid(
+                    table, "match", "must be \"fleet\", a group \"key=value\", an agent, or \"agent/interface\"")
+            }
+            let day = try reader.integer(table, "day", default: 0, range: 0...31)
+            policy.overrides.append(
+                BillingOverride(
+                    name: name, match: scope, day: day == 0 ? nil : Int(day), method: try method(table, nil)))
+        }
+        return policy
+    }
+
+    /// An agent's labels as the daemon uses them: what it sent, except keys that decide billing groups, then the
+    /// daemon's own labels for it on top (`docs/windows.md`, "Scopes").
+    public func effectiveLabels(agent: String, sent: Labels) -> Labels {
+        let own = labels[agent] ?? Labels([])
+        var pairs = sent.pairs.filter { pair in
+            !billing.groupBy.contains(pair.key) && !own.pairs.contains { $0.key == pair.key }
+        }
+        pairs += own.pairs
+        return Labels(pairs.sorted { $0.key < $1.key })
+    }
+}
+
+extension ConfigReader {
+    /// A time zone of the system's tz database, by name (`"Europe/Berlin"`, `"UTC"`).
+    mutating func calendar(
+        _ table: String, _ key: String, default fallback: CivilCalendar
+    ) throws(ConfigError) -> CivilCalendar {
+        guard let name = try optionalString(table, key) else { return fallback }
+        guard let calendar = CivilCalendar(identifier: name) else {
+            throw invalid(table, key, "\"\(name)\" is not a time zone of the tz database (see /usr/share/zoneinfo)")
+        }
+        return calendar
     }
 }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOSSL
 import NIOTLS
 import PulseCore
+import PulseStore
 import X509
 
 /// Glue between one agent connection and its ``ConnectionStateMachine``: feeds it frames and TLS and timer
@@ -14,7 +15,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     private var machine: ConnectionStateMachine
-    private let writer: IngestWriter
+    private let queue: IngestQueue
     private let registry: ConnectionRegistry
     private var logger: Logger
     private let handshakeTimeout: TimeAmount
@@ -24,11 +25,11 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var registered: AgentIdentity?
 
     init(
-        machine: ConnectionStateMachine, writer: IngestWriter, registry: ConnectionRegistry, logger: Logger,
+        machine: ConnectionStateMachine, queue: IngestQueue, registry: ConnectionRegistry, logger: Logger,
         handshakeTimeout: TimeAmount
     ) {
         self.machine = machine
-        self.writer = writer
+        self.queue = queue
         self.registry = registry
         self.logger = logger
         self.handshakeTimeout = handshakeTimeout
@@ -128,21 +129,20 @@ final class ConnectionHandler: ChannelInboundHandler {
                 logger.warning(
                     "agent \(agent.name) reports \(batch.droppedBefore) batch(es) dropped from its full spool")
             }
-            writer.submit(
-                IngestItem(agent: agent, batch: batch, descriptors: descriptors) { result in
-                    channel.eventLoop.execute { handler.value.machine.batchCompleted() }
-                    switch result {
-                    case .success(let outcome):
-                        let ack = Ack(stream: stream, sequence: sequence, duplicate: outcome == .duplicate)
-                        channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.ack(ack))), promise: nil)
-                    case .failure(let error):
-                        let frame = error as? ErrorFrame ?? ErrorFrame(.storageFailure, "\(error)")
-                        logger.error("batch \(sequence) not stored, closing so the agent retries: \(frame)")
-                        channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.error(frame)))).whenComplete { _ in
-                            channel.close(promise: nil)
-                        }
+            queue.submit(IngestBatch(agent: agent, batch: batch, descriptors: descriptors)) { result in
+                channel.eventLoop.execute { handler.value.machine.batchCompleted() }
+                switch result {
+                case .success(let outcome):
+                    let ack = Ack(stream: stream, sequence: sequence, duplicate: outcome == .duplicate)
+                    channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.ack(ack))), promise: nil)
+                case .failure(let error):
+                    let frame = error as? ErrorFrame ?? ErrorFrame(.storageFailure, "\(error)")
+                    logger.error("batch \(sequence) not stored, closing so the agent retries: \(frame)")
+                    channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.error(frame)))).whenComplete { _ in
+                        channel.close(promise: nil)
                     }
-                })
+                }
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import PulseCore
+import PulseStore
 
 /// The daemon's side of one agent connection as a pure value: frames in, actions out. No sockets, so every
 /// protocol rule is tested directly.
@@ -29,6 +30,8 @@ public struct ConnectionStateMachine: Sendable {
     /// A connection may describe at most this many interfaces across its streams, so a hostile (but
     /// certified) peer cannot grow the daemon's memory without bound.
     public let maximumDescriptors: Int
+    /// The agent's labels as the daemon uses them (the daemon's config may override what the agent sent).
+    let labelPolicy: @Sendable (_ agent: String, _ sent: Labels) -> Labels
     private var described: [UInt64: [UInt32: InterfaceDescriptor]] = [:]
     /// The last sample of each interface on this connection, which the agent's sections are coded against.
     private var references: ReferenceTable? = ReferenceTable()
@@ -36,10 +39,14 @@ public struct ConnectionStateMachine: Sendable {
     /// Batches handed to the writer and not yet stored; the agent may have `limits.maximumInFlight` at a time.
     public private(set) var inFlight = 0
 
-    public init(daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384) {
+    public init(
+        daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384,
+        labelPolicy: @escaping @Sendable (_ agent: String, _ sent: Labels) -> Labels = { $1 }
+    ) {
         self.daemonName = daemonName
         self.limits = limits
         self.maximumDescriptors = maximumDescriptors
+        self.labelPolicy = labelPolicy
     }
 
     /// The TLS handshake finished; `certificateName` is the common name of the verified client certificate.
@@ -73,12 +80,18 @@ public struct ConnectionStateMachine: Sendable {
             }
             let version = min(hello.maximumVersion, ProtocolVersion.maximum)
             guard version >= max(hello.minimumVersion, ProtocolVersion.minimum) else {
+                let advice =
+                    hello.maximumVersion < ProtocolVersion.minimum
+                    ? "upgrade netpulse-agent \(hello.agentVersion) on \(hello.hostname) to this daemon's version (its spool is kept and converted)"
+                    : "upgrade netpulsed to the agent's version"
                 return fail(
                     .unsupportedVersion,
-                    "agent speaks versions \(hello.minimumVersion)…\(hello.maximumVersion), daemon \(ProtocolVersion.minimum)…\(ProtocolVersion.maximum)"
+                    "agent speaks protocol versions \(hello.minimumVersion)…\(hello.maximumVersion), daemon \(ProtocolVersion.minimum)…\(ProtocolVersion.maximum): \(advice)"
                 )
             }
-            let identity = AgentIdentity(name: hello.agentID, hostname: hello.hostname, version: hello.agentVersion)
+            let identity = AgentIdentity(
+                name: hello.agentID, hostname: hello.hostname, version: hello.agentVersion,
+                labels: labelPolicy(hello.agentID, Labels([])))
             state = .ready(identity)
             return .send(
                 .welcome(
@@ -114,6 +127,9 @@ public struct ConnectionStateMachine: Sendable {
             for record in batch.linkStates where table[record.descriptorID] == nil {
                 return fail(.unknownInterface, "link state for undescribed interface \(record.descriptorID)")
             }
+            guard batch.order < UInt64(Int64.max) else {
+                return fail(.malformedFrame, "batch \(batch.sequence) has order \(batch.order), above 2⁶³ − 1")
+            }
             // An agent that does not wait for acknowledgements would grow the ingest queue without bound.
             guard inFlight < limits.maximumInFlight else {
                 return fail(
@@ -124,11 +140,15 @@ public struct ConnectionStateMachine: Sendable {
             return .ingest(agent: agent, batch: batch, descriptors: descriptors)
         case (.ready, .keepalive):
             return .none
+        case (.ready(var agent), .labels(let labels)):
+            agent.labels = labelPolicy(agent.name, labels)
+            state = .ready(agent)
+            return .none
         case (_, .error):
             state = .closed
             return .close
         case (.ready, _):
-            return fail(.unexpectedFrame, "agents send only DESCRIBE, BATCH, KEEPALIVE and ERROR")
+            return fail(.unexpectedFrame, "agents send only LABELS, DESCRIBE, BATCH, KEEPALIVE and ERROR")
         case (.closed, _):
             return .none
         }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PulseCore
+import PulseStore
 import Synchronization
 
 /// The TLS listener: accepts agents, enforces the connection limit and the timeouts, and gives each connection
@@ -10,19 +11,21 @@ import Synchronization
 public struct Listener: Sendable {
     let config: DaemonConfig
     let tls: TLSContextBox
-    let writer: IngestWriter
+    let queue: IngestQueue
     let registry: ConnectionRegistry
     let logger: Logger
+    let labelPolicy: @Sendable (String, Labels) -> Labels
 
     public init(
-        config: DaemonConfig, tls: TLSContextBox, writer: IngestWriter, registry: ConnectionRegistry,
-        logger: Logger
+        config: DaemonConfig, tls: TLSContextBox, queue: IngestQueue, registry: ConnectionRegistry,
+        logger: Logger, labelPolicy: @escaping @Sendable (String, Labels) -> Labels
     ) {
         self.config = config
         self.tls = tls
-        self.writer = writer
+        self.queue = queue
         self.registry = registry
         self.logger = logger
+        self.labelPolicy = labelPolicy
     }
 
     /// Binds the listening socket.
@@ -32,9 +35,10 @@ public struct Listener: Sendable {
     public func bind(group: any EventLoopGroup, boundSocket: NIOBSDSocket.Handle? = nil) async throws -> any Channel {
         let config = self.config
         let tls = self.tls
-        let writer = self.writer
+        let queue = self.queue
         let registry = self.registry
         let logger = self.logger
+        let labelPolicy = self.labelPolicy
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -53,7 +57,8 @@ public struct Listener: Sendable {
                         ByteToMessageHandler(FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
                     try pipeline.addHandler(
                         ConnectionHandler(
-                            machine: ConnectionStateMachine(daemonName: config.name), writer: writer,
+                            machine: ConnectionStateMachine(daemonName: config.name, labelPolicy: labelPolicy),
+                            queue: queue,
                             registry: registry, logger: logger,
                             handshakeTimeout: .milliseconds(config.handshakeTimeout)))
                 }

@@ -1,8 +1,6 @@
 import Foundation
-import GRDB
 import PulseCore
-
-@testable import PulseDaemon
+import PulseStore
 
 /// A throwaway deployment: a CA and certificates made with the real `netpulse ca`, configs, and the real
 /// `netpulsed` and `netpulse-agent` processes, optionally inside a network namespace.
@@ -41,7 +39,8 @@ final class Fleet: @unchecked Sendable {
     /// Rewrites the daemon's config before it starts (to tune limits and timeouts for one test).
     func editDaemonConfig(_ edit: (String) -> String) throws {
         let path = "\(directory)/netpulsed.toml"
-        try edit(try String(contentsOfFile: path, encoding: .utf8)).write(toFile: path, atomically: true, encoding: .utf8)
+        try edit(try String(contentsOfFile: path, encoding: .utf8)).write(
+            toFile: path, atomically: true, encoding: .utf8)
     }
 
     var storePath: String { "\(directory)/netpulsed/netpulse.db" }
@@ -102,34 +101,32 @@ final class Fleet: @unchecked Sendable {
         return process
     }
 
-    func store() throws -> Store { try Store(path: storePath, readOnly: true) }
+    /// The daemon's store, opened read-only as `netpulse` opens it.
+    func store() throws -> SQLiteStore { try SQLiteStore(path: storePath, readOnly: true) }
 
-    /// Samples of one interface, as stored.
-    func samples(_ agent: String, _ interface: String) throws -> [StoredSample] {
+    /// Raw samples of one interface, as stored (in counter order).
+    func samples(_ agent: String, _ interface: String) throws -> [RawSample] {
         guard FileManager.default.fileExists(atPath: storePath) else { return [] }
-        return try store().samples(agent: agent, interface: InterfaceName(interface))
-    }
-
-    /// Every stored chunk's (series, timestamps) and every batch record: for duplicate checks.
-    func storedRows() throws -> (chunks: [(series: Int64, timestamps: [Int64])], batches: Int) {
-        try store().pool.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT series_id, data FROM chunk ORDER BY id")
-            let chunks = try rows.map { row -> (series: Int64, timestamps: [Int64]) in
-                let data: Data = row[1]
-                return (row[0], try SeriesChunk.decode(Array(data)).timestamps)
-            }
-            return (chunks, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM batch") ?? 0)
+        let store = try store()
+        return try blocking {
+            guard
+                let series = try await store.series().first(where: {
+                    $0.kind == .interface && $0.agent == agent && $0.interface == InterfaceName(interface)
+                })
+            else { return [] }
+            return try await store.samples(series: series.id, from: 0, to: .max)
         }
     }
 
-    /// Names of the agents the store knows.
-    func agentNames() throws -> [String] {
-        try store().pool.read { db in try String.fetchAll(db, sql: "SELECT name FROM agent ORDER BY name") }
+    /// The agents the store knows.
+    func storedAgents() throws -> [AgentRecord] {
+        let store = try store()
+        return try blocking { try await store.agents() }
     }
 
     func spooledFiles(_ agent: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "\(directory)/\(agent)/spool")) ?? []).filter {
-            $0.hasSuffix(".npb")
+            $0.hasSuffix(".np2")
         }
     }
 

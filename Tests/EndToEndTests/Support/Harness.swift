@@ -90,6 +90,23 @@ final class Daemonized: @unchecked Sendable {
     deinit { if process.isRunning { killHard() } }
 }
 
+/// Runs an async call from the synchronous test helpers (the store's API is async).
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// Where ``blocking(_:)`` leaves its task's result (written once, read after the semaphore).
+final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}
+
 /// Polls `condition` until it holds or `timeout` seconds pass.
 func eventually(
     _ what: String, timeout: Double = 20, interval: Double = 0.1, _ condition: () throws -> Bool

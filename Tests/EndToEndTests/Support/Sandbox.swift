@@ -80,14 +80,13 @@ final class Sandbox: @unchecked Sendable {
             """)
     }
 
-    /// Samples of the agent's loopback the daemon stored, read with the installed CLI.
+    /// Samples of the agent's loopback the daemon stored, read with the installed CLI (raw export, one CSV line
+    /// each after the header).
     func storedSamples() throws -> Int {
-        let csv = try shell("netpulse rates --store /var/lib/netpulsed/netpulse.db --format csv").output
-        guard let line = csv.split(separator: "\n").first(where: { $0.hasPrefix("sandbox-agent,lo,") }) else {
-            return 0
-        }
-        let fields = line.split(separator: ",")
-        return Int(fields[fields.count - 3]) ?? 0
+        let csv = try shell(
+            "netpulse export --store /var/lib/netpulsed/netpulse.db --level raw --format csv --agent sandbox-agent --interface lo --last 1h"
+        ).output
+        return csv.split(separator: "\r\n").dropFirst().filter { $0.hasPrefix("sandbox-agent,lo,") }.count
     }
 
     deinit {

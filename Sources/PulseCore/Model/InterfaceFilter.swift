@@ -1,5 +1,3 @@
-import PulseCore
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -25,7 +23,7 @@ public struct InterfaceFilter: Sendable, Hashable {
     }
 
     /// `fnmatch(3)` on the raw name bytes, so names that are not UTF-8 still match exactly.
-    static func matches(_ pattern: String, _ name: InterfaceName) -> Bool {
+    public static func matches(_ pattern: String, _ name: InterfaceName) -> Bool {
         var bytes = name.bytes.map { CChar(bitPattern: $0) }
         bytes.append(0)
         return fnmatch(pattern, bytes, 0) == 0

@@ -1,0 +1,49 @@
+import PulseCore
+
+/// Gives each batch its `order`: strictly increasing for this agent across restarts, even when the wall clock
+/// steps back or the state directory is new (`docs/protocol.md`, "Order").
+///
+/// An order is `max(previous + 1, wall clock ms)` (a hybrid logical clock): it follows the wall clock when the clock
+/// behaves, and keeps increasing when it does not. A restart must not reuse an order, so the clock reserves an hour
+/// ahead in a small file (`state_directory/order`, written atomically) and starts after the reservation: one fsync an
+/// hour, not one per batch. A new state directory starts from the wall clock, which is after any order an earlier
+/// installation used as long as the clock was right then.
+public struct OrderClock: Sendable {
+    public let path: String
+    private var last: UInt64
+    private var reserved: UInt64
+
+    /// How far ahead orders are reserved on disk (ms of order).
+    static let reservation: UInt64 = 3_600_000
+
+    /// Opens (or starts) the clock kept at `path`.
+    ///
+    /// - Throws: when the file exists but cannot be read or holds no number.
+    public init(path: String) throws(FileIO.Failure) {
+        self.path = path
+        if FileIO.exists(path) {
+            let text = try FileIO.readString(path).trimmingWhitespace()
+            guard let value = UInt64(text) else {
+                throw FileIO.Failure(operation: "parse order", path: path, errno: 22)
+            }
+            reserved = value
+        } else {
+            reserved = 0
+        }
+        last = reserved
+    }
+
+    /// The next order; writes a new reservation when this one passes the current one.
+    ///
+    /// - Parameter now: the wall clock, milliseconds since the Unix epoch.
+    public mutating func next(now: Int64) throws(FileIO.Failure) -> UInt64 {
+        let value = max(last + 1, UInt64(clamping: now))
+        if value >= reserved {
+            let ahead = value + Self.reservation
+            try FileIO.writeAtomically(path, Array("\(ahead)\n".utf8), mode: 0o640)
+            reserved = ahead
+        }
+        last = value
+        return value
+    }
+}

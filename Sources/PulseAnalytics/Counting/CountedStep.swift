@@ -1,0 +1,129 @@
+import PulseCore
+
+/// How a step's span of time is known (`docs/windows.md`, "Time classes and spreading").
+public enum StepTiming: UInt8, Sendable, Hashable {
+    /// The later sample is not later in time (the agent's clock went back): counted in one bucket, covers nothing.
+    case instant = 0
+    /// Adjacent ticks: measured.
+    case measured = 1
+    /// Only idle heartbeats in between, counters unchanged: known, counted as measured time.
+    case idle = 2
+    /// Ticks are missing (an outage, a lost or not yet arrived batch, an epoch change): spread, interpolated.
+    case gap = 3
+
+    /// Whether late data may still land inside the step (so the store must be able to take it out again).
+    public var mayBeSplit: Bool { self == .instant || self == .gap }
+}
+
+/// What happened to the counters during a step, beyond plain increases.
+public struct StepEvents: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// A new counter epoch (reboot, re-created interface).
+    public static let epoch = StepEvents(rawValue: 1 << 0)
+    /// A 32-bit counter wrapped.
+    public static let wrap = StepEvents(rawValue: 1 << 1)
+    /// A counter went down within its epoch: the driver reset it.
+    public static let reset = StepEvents(rawValue: 1 << 2)
+    /// An increase above what the link can carry: counted, and flagged.
+    public static let implausible = StepEvents(rawValue: 1 << 3)
+    /// The agent's clock went back, or was ahead and its batch was moved.
+    public static let clock = StepEvents(rawValue: 1 << 4)
+
+    /// In the order of the rollups' event columns.
+    public static let columns: [StepEvents] = [.epoch, .wrap, .reset, .implausible, .clock]
+}
+
+/// One step between two samples adjacent in counter order: what it counted, how its time is known, and events.
+public struct CountedStep: Sendable, Hashable {
+    public var counted: Traffic
+    public var timing: StepTiming
+    public var events: StepEvents
+
+    public init(counted: Traffic, timing: StepTiming, events: StepEvents) {
+        self.counted = counted
+        self.timing = timing
+        self.events = events
+    }
+
+    /// Counts the step from `previous` to `next` by the rules of `docs/windows.md`.
+    ///
+    /// - Parameter maximumRate: bytes per second assumed possible where the link speed is unknown (`max_rate`).
+    public static func between(_ previous: StepSample, _ next: StepSample, maximumRate: UInt64) -> CountedStep {
+        let gap = next.time - previous.time
+        var events: StepEvents = next.clockShifted ? .clock : []
+        var counted = Traffic()
+        let sameEpoch = previous.epoch == next.epoch
+        if sameEpoch {
+            let elapsed = gap > 0 ? gap : next.interval
+            let bytesCeiling = Ceiling.bytes(speedMbps: next.speed, milliseconds: elapsed, maximumRate: maximumRate)
+            let packetsCeiling = Ceiling.packets(bytesCeiling: bytesCeiling)
+            for counter in TrafficCounter.allCases {
+                let before = previous.counters[counter]
+                let after = next.counters[counter]
+                let ceiling = counter.isBytes ? bytesCeiling : packetsCeiling
+                if after >= before {
+                    counted[counter] = after - before
+                    if after - before > ceiling { events.insert(.implausible) }
+                } else if next.width == .bits32, before < 1 << 32, after < 1 << 32,
+                    (1 << 32) - before + after <= ceiling
+                {
+                    counted[counter] = (1 << 32) - before + after
+                    events.insert(.wrap)
+                } else {
+                    counted[counter] = after
+                    events.insert(.reset)
+                }
+            }
+        } else {
+            counted = next.counters
+            events.insert(.epoch)
+        }
+        let timing: StepTiming
+        if gap <= 0 {
+            timing = .instant
+            events.insert(.clock)
+        } else if sameEpoch && 2 * gap <= 3 * next.interval {
+            timing = .measured
+        } else if sameEpoch && next.heartbeat > 0 && previous.counters == next.counters
+            && 2 * gap <= 2 * next.heartbeat + 3 * next.interval
+        {
+            timing = .idle
+        } else {
+            timing = .gap
+        }
+        return CountedStep(counted: counted, timing: timing, events: events)
+    }
+}
+
+/// The most a counter can plausibly grow between two samples (`docs/windows.md`, "Ceilings").
+public enum Ceiling {
+    /// Bytes: the link at full speed for `milliseconds`, with 50 % headroom, plus 64 KiB; saturating.
+    public static func bytes(speedMbps: UInt32, milliseconds: Int64, maximumRate: UInt64) -> UInt64 {
+        let elapsed = UInt64(clamping: max(milliseconds, 0))
+        let (triple, overflow) = elapsed.multipliedReportingOverflow(by: 3)
+        guard !overflow else { return .max }
+        // ⌊S × 125 × e × 3 / 2⌋ with a known speed (125 bytes per millisecond per Mbit/s), else
+        // ⌊max_rate × e × 3 / 2000⌋.
+        let scaled = speedMbps > 0 ? muldiv(UInt64(speedMbps) * 125, triple, 2) : muldiv(maximumRate, triple, 2_000)
+        return saturatingAdd(scaled, 65_536)
+    }
+
+    /// Packets, errors and drops: a minimum-size frame (84 bytes on the wire) per 84 bytes of the bytes ceiling.
+    public static func packets(bytesCeiling: UInt64) -> UInt64 {
+        saturatingAdd(bytesCeiling / 84, 64)
+    }
+
+    /// ⌊a × b / c⌋ without intermediate overflow, saturating at `UInt64.max`.
+    static func muldiv(_ a: UInt64, _ b: UInt64, _ c: UInt64) -> UInt64 {
+        let product = a.multipliedFullWidth(by: b)
+        guard product.high < c else { return .max }
+        return c.dividingFullWidth(product).quotient
+    }
+
+    static func saturatingAdd(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
+    }
+}

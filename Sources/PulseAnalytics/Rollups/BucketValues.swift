@@ -1,0 +1,80 @@
+/// What one rollup bucket holds (`docs/windows.md`, "Rollups"), or what a change adds to it.
+///
+/// Sums are signed so a change can take a step out again; peaks and speed merge by maximum and only ever come from
+/// measured and idle steps, which late data never splits, so they never need taking out.
+public struct BucketValues: Sendable, Hashable {
+    public var traffic: TrafficDelta
+    public var measuredMilliseconds: Int64
+    public var interpolatedMilliseconds: Int64
+    /// The largest measured rates, bytes per second.
+    public var peakRx: UInt64
+    public var peakTx: UInt64
+    /// The largest known link speed, Mbit/s (0: unknown).
+    public var speedMbps: UInt32
+    /// Steps with each event, in ``StepEvents/columns`` order (the last three lanes are unused).
+    public var events: SIMD8<Int64>
+
+    public init(
+        traffic: TrafficDelta = .zero, measuredMilliseconds: Int64 = 0, interpolatedMilliseconds: Int64 = 0,
+        peakRx: UInt64 = 0, peakTx: UInt64 = 0, speedMbps: UInt32 = 0, events: SIMD8<Int64> = .zero
+    ) {
+        self.traffic = traffic
+        self.measuredMilliseconds = measuredMilliseconds
+        self.interpolatedMilliseconds = interpolatedMilliseconds
+        self.peakRx = peakRx
+        self.peakTx = peakTx
+        self.speedMbps = speedMbps
+        self.events = events
+    }
+
+    public static let empty = BucketValues()
+
+    /// Adds `other`'s sums and keeps the larger peaks and speed.
+    public mutating func merge(_ other: BucketValues) {
+        traffic &+= other.traffic
+        measuredMilliseconds += other.measuredMilliseconds
+        interpolatedMilliseconds += other.interpolatedMilliseconds
+        peakRx = max(peakRx, other.peakRx)
+        peakTx = max(peakTx, other.peakTx)
+        speedMbps = max(speedMbps, other.speedMbps)
+        events &+= other.events
+    }
+
+    /// Milliseconds the bucket's data covers, measured or interpolated.
+    public var coveredMilliseconds: Int64 { measuredMilliseconds + interpolatedMilliseconds }
+
+    /// Whether the bucket has data (`docs/windows.md`).
+    public var hasData: Bool { coveredMilliseconds > 0 }
+
+    /// The count of steps with `event`.
+    public func count(of event: StepEvents) -> Int64 {
+        guard let lane = StepEvents.columns.firstIndex(of: event) else { return 0 }
+        return events[lane]
+    }
+
+    /// The scope form of a bucket: sums only (peaks and speed are per interface).
+    public var sumsOnly: BucketValues {
+        var copy = self
+        copy.peakRx = 0
+        copy.peakTx = 0
+        copy.speedMbps = 0
+        return copy
+    }
+}
+
+/// A bucket as stored: its level, start, values and the store revision of its last change.
+public struct Bucket: Sendable, Hashable {
+    public var level: RollupLevel
+    public var start: Int64
+    public var values: BucketValues
+    public var revision: Int64
+
+    public init(level: RollupLevel, start: Int64, values: BucketValues, revision: Int64 = 0) {
+        self.level = level
+        self.start = start
+        self.values = values
+        self.revision = revision
+    }
+
+    public var end: Int64 { start + level.width }
+}

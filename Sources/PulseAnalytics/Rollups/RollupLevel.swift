@@ -1,0 +1,33 @@
+import PulseCore
+
+/// A rollup resolution: buckets of `width` milliseconds, aligned to multiples of it since the Unix epoch (UTC).
+public struct RollupLevel: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var width: Int64
+
+    public init(width: Int64) {
+        precondition(width > 0)
+        self.width = width
+    }
+
+    public static let oneMinute = RollupLevel(width: 60_000)
+    public static let fiveMinutes = RollupLevel(width: 300_000)
+    public static let oneHour = RollupLevel(width: 3_600_000)
+    public static let oneDay = RollupLevel(width: 86_400_000)
+
+    /// 1 min, 5 min, 1 h, 1 day.
+    public static let standard: [RollupLevel] = [.oneMinute, .fiveMinutes, .oneHour, .oneDay]
+
+    /// The start of the bucket holding `time`.
+    public func bucketStart(_ time: Int64) -> Int64 {
+        let remainder = time % width
+        return remainder < 0 ? time - remainder - width : time - remainder
+    }
+
+    /// Whether `time` is a bucket boundary.
+    public func aligns(_ time: Int64) -> Bool { time % width == 0 }
+
+    /// `1m`, `5m`, `1h`, `1d`: the level's name in configs, the store and outputs.
+    public var description: String { Units.formatDuration(width) }
+
+    public static func < (lhs: RollupLevel, rhs: RollupLevel) -> Bool { lhs.width < rhs.width }
+}

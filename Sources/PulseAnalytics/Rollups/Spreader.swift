@@ -1,0 +1,71 @@
+/// Spreads a counted step over the buckets of one level, in proportion to time and in exact integers
+/// (`docs/windows.md`, "Time classes and spreading").
+public enum Spreader {
+    /// Calls `add(start, values)` for every bucket of `level` that the step from `previous` to `next` touches.
+    ///
+    /// - Parameter sign: `1` to add the step, `-1` to take it out again (only instant and gap steps are ever taken
+    ///   out, and they carry no peaks or speed).
+    public static func spread(
+        _ step: CountedStep, from previous: StepSample, to next: StepSample, level: RollupLevel, sign: Int64 = 1,
+        _ add: (Int64, BucketValues) -> Void
+    ) {
+        precondition(sign == 1 || sign == -1 && step.timing.mayBeSplit, "only gap and instant steps are taken out")
+        var events = SIMD8<Int64>.zero
+        for (lane, event) in StepEvents.columns.enumerated() where step.events.contains(event) {
+            events[lane] = sign
+        }
+        let signedCounted = TrafficDelta(truncatingIfNeeded: step.counted) &* TrafficDelta(repeating: sign)
+        guard step.timing != .instant else {
+            add(level.bucketStart(next.time), BucketValues(traffic: signedCounted, events: events))
+            return
+        }
+        let start = previous.time
+        let end = next.time
+        let span = end - start
+        let measured = step.timing != .gap
+        var peakRx: UInt64 = 0
+        var peakTx: UInt64 = 0
+        var speed: UInt32 = 0
+        if step.timing == .measured {
+            peakRx = Ceiling.muldiv(step.counted[.rxBytes], 1_000, UInt64(span))
+            peakTx = Ceiling.muldiv(step.counted[.txBytes], 1_000, UInt64(span))
+        }
+        if measured { speed = next.speed }
+        let eventBucket = level.bucketStart(end - 1)
+        var bucket = level.bucketStart(start)
+        // The common case, a measured step inside one bucket, needs no apportioning.
+        if bucket == eventBucket {
+            add(
+                bucket,
+                BucketValues(
+                    traffic: signedCounted, measuredMilliseconds: measured ? span * sign : 0,
+                    interpolatedMilliseconds: measured ? 0 : span * sign, peakRx: peakRx, peakTx: peakTx,
+                    speedMbps: speed, events: events))
+            return
+        }
+        var before = Traffic.zero
+        while bucket < end {
+            let low = max(bucket, start)
+            let high = min(bucket + level.width, end)
+            // F(x) = ⌊V × (x − start) / span⌋; a bucket gets F(high) − F(low), which telescopes to V over the step.
+            var upTo = Traffic.zero
+            if high == end {
+                upTo = step.counted
+            } else {
+                for lane in 0..<8 {
+                    upTo[lane] = Ceiling.muldiv(step.counted[lane], UInt64(high - start), UInt64(span))
+                }
+            }
+            let share = TrafficDelta(truncatingIfNeeded: upTo &- before) &* TrafficDelta(repeating: sign)
+            before = upTo
+            let overlap = (high - low) * sign
+            add(
+                bucket,
+                BucketValues(
+                    traffic: share, measuredMilliseconds: measured ? overlap : 0,
+                    interpolatedMilliseconds: measured ? 0 : overlap, peakRx: peakRx, peakTx: peakTx,
+                    speedMbps: speed, events: bucket == eventBucket ? events : .zero))
+            bucket += level.width
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Logging
+import PulseCore
+import PulseStore
+import ServiceLifecycle
+import Synchronization
+
+/// The single writer of the store, with group commit: every batch that arrived while the previous commit was
+/// running goes into the next one, so one fsync covers many batches and durability does not cost throughput.
+/// Completions (acknowledgements) run after the commit. Asks agents to slow down when it falls behind.
+public final class IngestService: Service, Sendable {
+    let store: any MetricStore
+    let queue: IngestQueue
+    let logger: Logger
+    let commitDelay: Int64
+    let paceThreshold: Int
+    let heartbeat: LoopHeartbeat
+    /// Called when the pace agents should follow changes.
+    let onPace: @Sendable (Pace) -> Void
+
+    /// Counter values and batches stored since start, duplicates acknowledged (for status and benchmarks).
+    public let valuesStored = Atomic<Int64>(0)
+    public let batchesStored = Atomic<Int64>(0)
+    public let duplicates = Atomic<Int64>(0)
+
+    public init(
+        store: any MetricStore, queue: IngestQueue, logger: Logger, commitDelay: Int64 = 0, paceThreshold: Int = 4_096,
+        heartbeat: LoopHeartbeat = LoopHeartbeat("ingest"), onPace: @escaping @Sendable (Pace) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.queue = queue
+        self.logger = logger
+        self.commitDelay = commitDelay
+        self.paceThreshold = paceThreshold
+        self.heartbeat = heartbeat
+        self.onPace = onPace
+    }
+
+    /// Commits until the queue is closed (graceful shutdown) and everything in it is stored and acknowledged.
+    public func run() async throws {
+        let queue = self.queue
+        // Wakes an idle loop every two seconds so it beats for the watchdog.
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(2))
+                queue.wake()
+            }
+        }
+        defer { ticker.cancel() }
+        await withGracefulShutdownHandler {
+            await loop()
+        } onGracefulShutdown: {
+            queue.close()
+        }
+        heartbeat.finish()
+        // The listener closes the queue first (so connections are acknowledged before they are closed); this
+        // service still ends only when the group shuts it down, as a service group expects.
+        try? await gracefulShutdown()
+    }
+
+    private func loop() async {
+        var pressured = false
+        var calmCycles = 0
+        while true {
+            // A commit may take a slow disk 20 s; one that hangs (a stuck disk) stops the beats.
+            heartbeat.beat(within: 20_000)
+            var items = await queue.take()
+            if items.isEmpty {
+                if queue.isFinished { return }
+                continue
+            }
+            if commitDelay > 0 {
+                try? await Task.sleep(for: .milliseconds(commitDelay))
+                items += queue.takeNow() ?? []
+            }
+            await commit(items)
+            queue.committed(items.count)
+            // Backpressure: ask agents to batch less often when one commit gathers `paceThreshold` batches (the
+            // writer is behind); lift it after ten commits in a row under half of that (hysteresis, no flapping).
+            if items.count >= paceThreshold && !pressured {
+                pressured = true
+                calmCycles = 0
+                logger.warning("ingest is behind (\(items.count) batches in one commit): asking agents to slow down")
+                onPace(Pace(sampleFactor: 1, batchFactor: 4))
+            } else if pressured && items.count >= paceThreshold / 2 {
+                calmCycles = 0
+            } else if pressured {
+                calmCycles += 1
+                if calmCycles >= 10 {
+                    pressured = false
+                    logger.notice("ingest caught up: agents may return to normal pace")
+                    onPace(.normal)
+                }
+            }
+        }
+    }
+
+    private func commit(_ items: [IngestQueue.Item]) async {
+        let outcomes: [IngestOutcome]
+        do {
+            outcomes = try await store.ingest(items.map(\.batch), receivedAt: WallClock.milliseconds())
+        } catch {
+            logger.error("cannot store \(items.count) batch(es), none acknowledged: \(error)")
+            for item in items {
+                item.completion(.failure(ErrorFrame(.storageFailure, "the daemon cannot store: \(error)")))
+            }
+            return
+        }
+        var values: Int64 = 0
+        var stored: Int64 = 0
+        for (item, outcome) in zip(items, outcomes) {
+            if outcome == .stored {
+                values += Int64(item.batch.valueCount)
+                stored += 1
+            }
+            item.completion(.success(outcome))
+        }
+        valuesStored.add(values, ordering: .relaxed)
+        batchesStored.add(stored, ordering: .relaxed)
+        duplicates.add(Int64(items.count) - stored, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,82 @@
+import Logging
+import NIOCore
+import PulseCore
+import PulseStore
+import ServiceLifecycle
+import Synchronization
+
+/// The daemon's pieces and its services, one `Service` per loop, for one `ServiceGroup` (built by `netpulsed`).
+///
+/// Services shut down in reverse order: the helpers first, then the listener (which stops accepting, waits for
+/// the ingest queue to be committed and acknowledged, then says goodbye to every agent), then ingest.
+public struct DaemonRuntime: Sendable {
+    public let config: DaemonConfig
+    public let store: SQLiteStore
+    public let queue: IngestQueue
+    public let registry: ConnectionRegistry
+    public let ingest: IngestService
+    public let listener: ListenerService
+
+    /// Opens the store (migrating an older one) and makes the services; nothing runs yet.
+    ///
+    /// - Parameter onListening: called with the bound address once agents can connect (tests).
+    public init(
+        config: DaemonConfig, configPath: String?, logger: Logger,
+        onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in }
+    ) throws {
+        self.config = config
+        self.configPath = configPath
+        self.logger = logger
+        current = CurrentConfig(config)
+        store = try SQLiteStore(path: config.storePath, settings: config.store)
+        queue = IngestQueue()
+        let registry = ConnectionRegistry()
+        self.registry = registry
+        ingest = IngestService(
+            store: store, queue: queue, logger: logger, commitDelay: config.commitDelay,
+            paceThreshold: config.paceThreshold, onPace: { registry.broadcast($0) })
+        let current = self.current
+        listener = try ListenerService(
+            config: config, queue: queue, registry: registry, logger: logger,
+            labelPolicy: { agent, sent in current.value.effectiveLabels(agent: agent, sent: sent) },
+            onListening: onListening)
+    }
+
+    let configPath: String?
+    let logger: Logger
+    let current: CurrentConfig
+
+    /// The services in start order, with what their ending means for the group. Call once.
+    public func makeServices() -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        let status = StatusService(
+            loops: [ingest.heartbeat] + listener.loopHeartbeats, registry: registry, ingest: ingest, store: store,
+            logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: ingest),
+            .init(service: listener, successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(service: RetentionService(store: store, policy: config.retention, logger: logger)),
+            .init(
+                service: ReloadService(
+                    configPath: configPath, current: current, tls: listener.tls, status: status, logger: logger)),
+            .init(service: status, successTerminationBehavior: .ignore),
+        ]
+        if config.snapshots.enabled {
+            services.insert(.init(service: SnapshotService(store: store, config: config, logger: logger)), at: 2)
+        }
+        return services
+    }
+}
+
+/// The config in force, replaced on reload (only the parts that apply without a restart are read from it).
+final class CurrentConfig: Sendable {
+    private let state: Mutex<DaemonConfig>
+    init(_ config: DaemonConfig) { state = Mutex(config) }
+    var value: DaemonConfig { state.withLock { $0 } }
+    func replace(_ config: DaemonConfig) { state.withLock { $0 = config } }
+}
+
+/// A daemon start-up failure with a message for the operator.
+public struct DaemonError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,252 @@
+import PulseAnalytics
+import PulseCore
+import PulseStore
+
+/// Escaping for the machine formats, in one place. Interface names may hold any byte but '/', ':', whitespace
+/// and NUL (`a<b&c`, `p"q>`).
+public enum JSONText {
+    public static func string(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                out += "\\u" + Hex.string(UInt64(scalar.value), width: 4)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// An object from fields already written as JSON values, in order.
+    public static func object(_ fields: [(String, String)]) -> String {
+        "{" + fields.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    public static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
+
+    /// A number or `null`.
+    public static func number(_ value: Int64?) -> String { value.map { "\($0)" } ?? "null" }
+
+    /// A fixed-point number with `decimals` places from an integer of that many decimal places, or `null`.
+    public static func decimal(_ value: Int64?, places: Int) -> String {
+        value.map { FixedPoint.text($0, places: places) } ?? "null"
+    }
+}
+
+public enum CSVText {
+    /// RFC 4180: quote fields holding a comma, quote or line break; double inner quotes.
+    public static func field(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingAll("\"", with: "\"\"") + "\""
+    }
+
+    public static func row(_ fields: [String]) -> String { fields.map(field).joined(separator: ",") + "\r\n" }
+}
+
+/// Integers holding a fixed number of decimal places, written exactly (`1234567` with 3 places: `1234.567`).
+public enum FixedPoint {
+    public static func text(_ value: Int64, places: Int) -> String {
+        guard places > 0 else { return "\(value)" }
+        var scale: Int64 = 1
+        for _ in 0..<places { scale *= 10 }
+        let magnitude = value.magnitude
+        let whole = magnitude / UInt64(scale)
+        let fraction = String(magnitude % UInt64(scale))
+        return (value < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: places - fraction.count) + fraction
+    }
+}
+
+/// Control characters shown as `\xNN`, so a hostile interface name cannot drive a terminal.
+public enum TerminalText {
+    public static func safe(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) {
+                out += "\\x" + Hex.string(UInt64(scalar.value), width: 2)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Aligned columns, numbers right-aligned; `numeric` says which columns hold numbers.
+    public static func table(_ rows: [[String]], numeric: Set<Int>) -> String {
+        guard let header = rows.first else { return "" }
+        let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var out = ""
+        for row in rows {
+            let cells = row.enumerated().map { index, cell in
+                let padding = String(repeating: " ", count: widths[index] - cell.count)
+                return numeric.contains(index) ? padding + cell : cell + padding
+            }
+            out += cells.joined(separator: "  ").trimmingWhitespace() + "\n"
+        }
+        return out
+    }
+
+    /// A rate in milli-bytes per second as bit/s with SI prefixes.
+    public static func rate(_ milliBytesPerSecond: Int64?) -> String {
+        milliBytesPerSecond.map { Units.formatBitRate(bytesPerSecond: Double($0) / 1_000) } ?? "-"
+    }
+
+    public static func bytes(_ value: Int64) -> String { Units.formatBytes(Double(value)) }
+
+    /// Parts per million as a percentage with one decimal.
+    public static func percent(ppm: Int64?) -> String {
+        ppm.map { FixedPoint.text($0 / 1_000, places: 1) + " %" } ?? "-"
+    }
+}
+
+/// How series and figures are written in JSON and CSV, shared by snapshots and the CLI (`docs/snapshots.md`).
+public enum FigureFormat {
+    /// `{"kind":…,"name":…,"agent":…,"interface":…,"group":…}`.
+    public static func seriesJSON(_ series: SeriesRecord) -> String {
+        var fields = [("kind", JSONText.string(series.kind.name)), ("name", JSONText.string(series.name))]
+        if let agent = series.agent { fields.append(("agent", JSONText.string(agent))) }
+        if let interface = series.interface { fields.append(("interface", JSONText.string(interface.description))) }
+        if let group = series.group {
+            fields.append(("group", JSONText.string(group.description)))
+        }
+        if let facts = series.facts, series.kind == .interface {
+            fields.append(("link_kind", JSONText.string(facts.kind.name)))
+            fields.append(("speed_mbps", facts.speedMbps.map { "\($0)" } ?? "null"))
+        }
+        return JSONText.object(fields)
+    }
+
+    public static func windowJSON(_ window: Window, calendar: CivilCalendar, resolution: RollupLevel?) -> String {
+        var fields = [
+            ("name", JSONText.string(window.name)), ("from", JSONText.string(RFC3339.text(window.from))),
+            ("to", JSONText.string(RFC3339.text(window.to))),
+            ("from_local", JSONText.string(calendar.localText(window.from))),
+            ("to_local", JSONText.string(calendar.localText(window.to))),
+        ]
+        if let resolution { fields.append(("resolution", JSONText.string(resolution.description))) }
+        return JSONText.object(fields)
+    }
+
+    private static func pair(_ value: Direction<Int64?>, places: Int) -> String {
+        JSONText.object([
+            ("rx", JSONText.decimal(value.rx, places: places)), ("tx", JSONText.decimal(value.tx, places: places)),
+        ])
+    }
+
+    private static func counts(_ values: BucketValues, _ rx: TrafficCounter, _ tx: TrafficCounter) -> String {
+        JSONText.object([("rx", "\(values.traffic[rx])"), ("tx", "\(values.traffic[tx])")])
+    }
+
+    /// The figures of one series: bytes exact, rates in bytes per second with three decimals, utilisation and
+    /// coverage in percent, ratios in parts per million.
+    public static func figuresJSON(_ figures: WindowFigures) -> String {
+        let totals = figures.totals
+        return JSONText.object([
+            ("elapsed_ms", "\(figures.elapsed)"),
+            ("bytes", counts(totals, .rxBytes, .txBytes)),
+            ("packets", counts(totals, .rxPackets, .txPackets)),
+            ("errors", counts(totals, .rxErrors, .txErrors)),
+            ("dropped", counts(totals, .rxDropped, .txDropped)),
+            (
+                "rate_bytes_per_second",
+                JSONText.object([
+                    ("average", pair(figures.average, places: 3)), ("minimum", pair(figures.minimum, places: 3)),
+                    ("maximum", pair(figures.maximum, places: 3)), ("last", pair(figures.last, places: 3)),
+                    ("p50", pair(figures.p50, places: 3)), ("p95", pair(figures.p95, places: 3)),
+                    ("p99", pair(figures.p99, places: 3)), ("peak", pair(figures.peak, places: 3)),
+                ])
+            ),
+            ("utilisation_percent", pair(figures.utilisation, places: 2)),
+            ("error_ratio_ppm", JSONText.number(figures.errorRatio)),
+            ("drop_ratio_ppm", JSONText.number(figures.dropRatio)),
+            ("coverage_percent", JSONText.decimal(figures.coverage, places: 4)),
+            ("measured_coverage_percent", JSONText.decimal(figures.measuredCoverage, places: 4)),
+            ("buckets_with_data", "\(figures.bucketsWithData)"),
+            ("members", "\(figures.members)"),
+            (
+                "events",
+                JSONText.object(
+                    zip(["epochs", "wraps", "resets", "implausible", "clock_steps"], StepEvents.columns).map {
+                        ($0, "\(totals.count(of: $1))")
+                    })
+            ),
+            ("revision", "\(figures.revision)"),
+        ])
+    }
+
+    /// The CSV header of ``figuresCSV(_:_:)`` rows: every column names its unit.
+    public static let figuresCSVHeader: [String] =
+        [
+            "window", "from_utc", "to_utc", "resolution", "kind", "series", "agent", "interface", "group",
+            "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped",
+        ]
+        + ["average", "minimum", "maximum", "last", "p50", "p95", "p99", "peak"].flatMap {
+            ["rx_\($0)_bytes_per_second", "tx_\($0)_bytes_per_second"]
+        }
+        + [
+            "rx_utilisation_percent", "tx_utilisation_percent", "error_ratio_ppm", "drop_ratio_ppm",
+            "coverage_percent", "measured_coverage_percent", "members", "revision",
+        ]
+
+    public static func figuresCSV(_ series: SeriesRecord, _ figures: WindowFigures) -> [String] {
+        let totals = figures.totals
+        func rate(_ value: Int64?) -> String { value.map { FixedPoint.text($0, places: 3) } ?? "" }
+        var fields = [
+            figures.window.name, RFC3339.text(figures.window.from), RFC3339.text(figures.window.to),
+            figures.resolution.description, series.kind.name, series.name, series.agent ?? "",
+            series.interface?.description ?? "", series.group?.description ?? "",
+        ]
+        fields += TrafficCounter.allCases.map { "\(totals.traffic[$0])" }
+        for pair in [
+            figures.average, figures.minimum, figures.maximum, figures.last, figures.p50, figures.p95, figures.p99,
+            figures.peak,
+        ] {
+            fields += [rate(pair.rx), rate(pair.tx)]
+        }
+        fields += [
+            figures.utilisation.rx.map { FixedPoint.text($0, places: 2) } ?? "",
+            figures.utilisation.tx.map { FixedPoint.text($0, places: 2) } ?? "",
+            figures.errorRatio.map { "\($0)" } ?? "", figures.dropRatio.map { "\($0)" } ?? "",
+            FixedPoint.text(figures.coverage, places: 4), FixedPoint.text(figures.measuredCoverage, places: 4),
+            "\(figures.members)", "\(figures.revision)",
+        ]
+        return fields
+    }
+
+    /// A bill: the period, the method, the percentiles, `n` and the missing intervals.
+    public static func billJSON(_ line: BillLine, calendar: CivilCalendar) -> String {
+        let bill = line.bill
+        return JSONText.object([
+            ("series", seriesJSON(line.series)),
+            ("period", windowJSON(bill.period, calendar: calendar, resolution: .fiveMinutes)),
+            ("method", JSONText.string(bill.method.rawValue)),
+            ("p95_bytes_per_second", JSONText.decimal(bill.value, places: 3)),
+            ("p95_bits_per_second", JSONText.decimal(bill.value.map { $0 * 8 }, places: 3)),
+            ("p95_in_bytes_per_second", JSONText.decimal(bill.inbound, places: 3)),
+            ("p95_out_bytes_per_second", JSONText.decimal(bill.outbound, places: 3)),
+            ("p95_sum_bytes_per_second", JSONText.decimal(bill.sum, places: 3)),
+            ("intervals", "\(bill.intervals)"), ("missing_intervals", "\(bill.missing)"),
+            ("revision", "\(bill.revision)"),
+        ])
+    }
+
+    public static let billCSVHeader = [
+        "kind", "series", "period_from_utc", "period_to_utc", "method", "p95_bytes_per_second", "p95_bits_per_second",
+        "p95_in_bytes_per_second", "p95_out_bytes_per_second", "p95_sum_bytes_per_second", "intervals",
+        "missing_intervals", "revision",
+    ]
+
+    public static func billCSV(_ line: BillLine) -> [String] {
+        let bill = line.bill
+        func rate(_ value: Int64?) -> String { value.map { FixedPoint.text($0, places: 3) } ?? "" }
+        return [
+            line.series.kind.name, line.series.name, RFC3339.text(bill.period.from), RFC3339.text(bill.period.to),
+            bill.method.rawValue, rate(bill.value), rate(bill.value.map { $0 * 8 }), rate(bill.inbound),
+            rate(bill.outbound), rate(bill.sum), "\(bill.intervals)", "\(bill.missing)", "\(bill.revision)",
+        ]
+    }
+}

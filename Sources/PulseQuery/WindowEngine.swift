@@ -1,0 +1,273 @@
+import PulseAnalytics
+import PulseCore
+import PulseStore
+
+/// Answers the questions Netpulse is run for, for any series and window, from the rollups of any
+/// ``MetricStore``: figures, vnStat-like traffic tables, top-N and 95th-percentile bills. The math is
+/// PulseAnalytics' (pure); this reads what it needs, with as few queries as it can.
+public struct WindowEngine: Sendable {
+    public let store: any MetricStore
+    public let catalogue: Catalogue
+    public let levels: [RetainedLevel]
+    public let calendar: CivilCalendar
+    public let billing: BillingPolicy
+
+    public init(
+        store: any MetricStore, catalogue: Catalogue, levels: [RetainedLevel], calendar: CivilCalendar,
+        billing: BillingPolicy
+    ) {
+        self.store = store
+        self.catalogue = catalogue
+        self.levels = levels.sorted { $0.level < $1.level }
+        self.calendar = calendar
+        self.billing = billing
+    }
+
+    /// The store's levels with how long `retention` keeps each.
+    public static func retained(_ levels: [RollupLevel], _ retention: RetentionPolicy) -> [RetainedLevel] {
+        levels.map { RetainedLevel(level: $0, keep: retention.keeps($0)) }
+    }
+
+    /// The finest level: sliding windows are aligned to it.
+    public var finest: RollupLevel { levels.first?.level ?? .oneMinute }
+
+    /// `spec` at `now`, sliding windows aligned to the finest level.
+    public func window(_ spec: WindowSpec, now: Int64) -> Window {
+        spec.resolve(now: now, calendar: calendar, alignment: finest, billingDay: billing.day)
+    }
+
+    // MARK: Sums
+
+    /// Each series' buckets in the window merged into one (exact byte totals), reading the middle of the window at
+    /// coarse levels and its edges at fine ones.
+    public func sums(_ ids: [Int64], window: Window, now: Int64) async throws -> [Int64: BucketValues] {
+        guard let pieces = Resolution.pieces(of: window, now: now, levels: levels) else {
+            throw QueryError(
+                "the window \(RFC3339.text(window.from)) … \(RFC3339.text(window.to)) does not start and end on \(finest) boundaries that are still kept"
+            )
+        }
+        var result = [Int64: BucketValues]()
+        for (level, piece) in pieces {
+            for (id, values) in try await store.sums(level: level, series: ids, from: piece.from, to: piece.to) {
+                result[id, default: .empty].merge(values)
+            }
+        }
+        return result
+    }
+
+    // MARK: Figures
+
+    /// The figures of each series over `window`, read at `resolution` (or the default, `docs/windows.md`).
+    public func figures(
+        _ series: [SeriesRecord], window: Window, now: Int64, resolution: RollupLevel? = nil
+    ) async throws -> [ScopeFigures] {
+        let level = try self.resolution(for: window, now: now, preferred: resolution)
+        let buckets = try await store.buckets(level: level, series: series.map(\.id), from: window.from, to: window.to)
+        // A scope's coverage and utilisation need its members: counted interfaces with data, and their speeds.
+        let scopes = series.filter { $0.kind != .interface }
+        var members = [Int64: [SeriesRecord]]()
+        for scope in scopes { members[scope.id] = catalogue.members(of: scope, during: window) }
+        let memberIDs = Set(members.values.flatMap { $0.map(\.id) })
+        let memberSums = memberIDs.isEmpty ? [:] : try await sums(Array(memberIDs), window: window, now: now)
+        return series.map { record in
+            let isInterface = record.kind == .interface
+            var count = 1
+            var speed: Int64?
+            if !isInterface {
+                let withData = (members[record.id] ?? []).compactMap { memberSums[$0.id] }.filter(\.hasData)
+                count = withData.count
+                speed = withData.reduce(0) { $0 + Int64($1.speedMbps) }
+            }
+            return ScopeFigures(
+                series: record,
+                figures: WindowFigures.compute(
+                    buckets: buckets[record.id] ?? [], window: window, resolution: level, now: now,
+                    isInterface: isInterface, members: count, speedMbps: speed))
+        }
+    }
+
+    /// The level a window is read at, or an error saying why it cannot be.
+    public func resolution(for window: Window, now: Int64, preferred: RollupLevel? = nil) throws -> RollupLevel {
+        guard window.from < window.to else {
+            throw QueryError("the window is empty: it must end after it starts")
+        }
+        if let preferred, !Resolution.candidates(for: window, now: now, levels: levels).contains(preferred) {
+            throw QueryError(
+                "the window \(RFC3339.text(window.from)) … \(RFC3339.text(window.to)) cannot be read at \(preferred): its ends must fall on \(preferred) boundaries that are still kept"
+            )
+        }
+        guard let level = Resolution.choose(for: window, now: now, levels: levels, preferred: preferred) else {
+            throw QueryError(
+                "the window \(RFC3339.text(window.from)) … \(RFC3339.text(window.to)) does not start and end on bucket boundaries that are still kept (\(levels.map(\.level.description).joined(separator: ", ")))"
+            )
+        }
+        return level
+    }
+
+    // MARK: Traffic tables
+
+    /// Consecutive windows of `unit` covering `window` (vnStat's 5-minute, hourly, daily, monthly and yearly
+    /// views), each with its totals, average rates and coverage.
+    public func traffic(
+        _ series: SeriesRecord, unit: TrafficUnit, window: Window, now: Int64
+    ) async throws -> [TrafficRow] {
+        var rows = [TrafficRow]()
+        for span in unit.spans(covering: window, calendar: calendar) {
+            let values = try await sums([series.id], window: span, now: now)[series.id] ?? .empty
+            let members =
+                series.kind == .interface ? 1 : max(1, catalogue.members(of: series, during: span).count)
+            let elapsed = span.elapsed(now: now)
+            rows.append(
+                TrafficRow(
+                    window: span, values: values,
+                    average: Direction(
+                        rx: RateMath.rate(bytes: values.traffic[.rxBytes], milliseconds: elapsed),
+                        tx: RateMath.rate(bytes: values.traffic[.txBytes], milliseconds: elapsed)),
+                    coverage: RateMath.perMillion(values.coveredMilliseconds, of: elapsed * Int64(members)) ?? 0))
+        }
+        return rows
+    }
+
+    // MARK: Top-N
+
+    /// The `count` series of `candidates` ranked highest by `ranking` over the window; ties by name.
+    public func top(
+        _ candidates: [SeriesRecord], by ranking: Ranking, window: Window, now: Int64, count: Int
+    ) async throws -> [Ranked] {
+        var values = [Int64: Int64]()
+        switch ranking {
+        case .bytes, .errors:
+            for (id, sums) in try await sums(candidates.map(\.id), window: window, now: now) {
+                if ranking == .bytes {
+                    values[id] = sums.traffic[.rxBytes] + sums.traffic[.txBytes]
+                } else if let ratio = RateMath.perMillion(
+                    sums.traffic[.rxErrors] + sums.traffic[.txErrors],
+                    of: sums.traffic[.rxPackets] + sums.traffic[.txPackets])
+                {
+                    values[id] = ratio
+                }
+            }
+        case .peak:
+            let interfaces = candidates.filter { $0.kind == .interface }
+            for (id, sums) in try await sums(interfaces.map(\.id), window: window, now: now) where sums.hasData {
+                values[id] = Int64(clamping: max(sums.peakRx, sums.peakTx)) * 1_000
+            }
+            let scopes = candidates.filter { $0.kind != .interface }
+            if !scopes.isEmpty {
+                for scope in try await figures(scopes, window: window, now: now) {
+                    if let rx = scope.figures.peak.rx, let tx = scope.figures.peak.tx {
+                        values[scope.series.id] = max(rx, tx)
+                    }
+                }
+            }
+        case .p95:
+            let level = try resolution(for: window, now: now, preferred: .fiveMinutes)
+            let buckets = try await store.buckets(
+                level: level, series: candidates.map(\.id), from: window.from, to: window.to)
+            for (id, list) in buckets {
+                let figures = WindowFigures.compute(
+                    buckets: list, window: window, resolution: level, now: now, isInterface: true)
+                if let rx = figures.p95.rx, let tx = figures.p95.tx { values[id] = max(rx, tx) }
+            }
+        }
+        return candidates.compactMap { record in values[record.id].map { Ranked(series: record, value: $0) } }
+            .sorted { $0.value != $1.value ? $0.value > $1.value : $0.series.name < $1.series.name }
+            .prefix(count).map { $0 }
+    }
+
+    // MARK: Bills
+
+    /// The bill of a scope for the billing period holding `at` (by the scope's own billing day).
+    public func bill(_ scope: SeriesRecord, containing at: Int64, now: Int64) async throws -> BillLine {
+        let terms = billing.terms(for: billedScope(scope))
+        let span = billing.calendar.billingPeriod(day: terms.day, containing: at)
+        let period = Window(from: span.from, to: span.to, name: "billing-period")
+        let buckets =
+            try await store.buckets(
+                level: .fiveMinutes, series: [scope.id], from: period.from, to: period.to)[scope.id] ?? []
+        return BillLine(
+            series: scope, bill: Bill.compute(buckets: buckets, period: period, now: now, method: terms.method))
+    }
+
+    /// How billing overrides name a series.
+    public func billedScope(_ record: SeriesRecord) -> BilledScope {
+        switch record.kind {
+        case .fleet: .fleet
+        case .group: .group(record.group!)
+        case .host: .host(record.agent ?? "")
+        case .interface: .interface(agent: record.agent ?? "", name: record.interface?.description ?? "")
+        }
+    }
+}
+
+/// One series' figures over a window.
+public struct ScopeFigures: Sendable, Hashable {
+    public var series: SeriesRecord
+    public var figures: WindowFigures
+}
+
+/// What top-N ranks by.
+public enum Ranking: String, Sendable, Hashable, CaseIterable {
+    /// Bytes in + out.
+    case bytes
+    /// The peak rate.
+    case peak
+    /// The larger of the in and out 95th percentiles of 5-minute rates.
+    case p95
+    /// The error ratio (parts per million of packets).
+    case errors
+}
+
+/// A series and the value it was ranked by.
+public struct Ranked: Sendable, Hashable {
+    public var series: SeriesRecord
+    public var value: Int64
+}
+
+/// One bill of one scope.
+public struct BillLine: Sendable, Hashable {
+    public var series: SeriesRecord
+    public var bill: Bill
+}
+
+/// A row of a traffic table.
+public struct TrafficRow: Sendable, Hashable {
+    public var window: Window
+    public var values: BucketValues
+    public var average: Direction<Int64?>
+    /// Parts per million.
+    public var coverage: Int64
+}
+
+/// The periods of a traffic table.
+public enum TrafficUnit: String, Sendable, Hashable, CaseIterable {
+    case fiveMinutes = "5min"
+    case hour
+    case day
+    case month
+    case year
+
+    /// The consecutive periods overlapping `window`, clipped to it.
+    func spans(covering window: Window, calendar: CivilCalendar) -> [Window] {
+        var spans = [Window]()
+        var start = window.from
+        while start < window.to {
+            let span: (from: Int64, to: Int64)
+            switch self {
+            case .fiveMinutes:
+                span = (
+                    RollupLevel.fiveMinutes.bucketStart(start), RollupLevel.fiveMinutes.bucketStart(start) + 300_000
+                )
+            case .hour:
+                span = (RollupLevel.oneHour.bucketStart(start), RollupLevel.oneHour.bucketStart(start) + 3_600_000)
+            case .day: span = calendar.span(of: .day, containing: start)
+            case .month: span = calendar.span(of: .month, containing: start)
+            case .year: span = calendar.span(of: .year, containing: start)
+            }
+            let clipped = Window(from: max(span.from, window.from), to: min(span.to, window.to), name: rawValue)
+            spans.append(clipped)
+            start = span.to
+        }
+        return spans
+    }
+}

@@ -1,0 +1,62 @@
+import PulseAnalytics
+import PulseCore
+
+/// The storage protocol: everything that must survive a restart or be shared by several daemons goes through it
+/// (deduplication, each series' last counter, rollups, memberships, bill state), and nothing else in Netpulse
+/// speaks SQL. Ingest, the window engine, exporters and the CLI all use it.
+///
+/// Every method is one transaction (reads see one consistent revision); ``ingest(_:receivedAt:)`` is one durable
+/// group commit. ``SQLiteStore`` is the embedded implementation.
+public protocol MetricStore: RollupReader, AnyObject, Sendable {
+    /// Stores one group commit: deduplicates each batch by (agent, stream, sequence), counts its samples into
+    /// every rollup level in counter order (taking out and re-spreading steps that late data splits), keeps the raw
+    /// samples, and commits durably. Nothing is visible, and nothing may be acknowledged, before it returns.
+    ///
+    /// - Parameter receivedAt: the daemon's clock (ms), for the clock check and bookkeeping.
+    /// - Returns: one outcome per batch, in order.
+    /// - Throws: when the commit failed; then nothing of it was stored.
+    func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome]
+
+    /// Every rollup series: interfaces, hosts, groups and the fleet.
+    func series() async throws -> [SeriesRecord]
+
+    func agents() async throws -> [AgentRecord]
+
+    /// Group memberships over time (for bills and group figures).
+    func memberships() async throws -> [Membership]
+
+    /// The raw samples of an interface series with timestamps in `[from, to)`, in counter order.
+    func samples(series: Int64, from: Int64, to: Int64) async throws -> [RawSample]
+
+    /// Anomalies recorded at or after `since` (ms).
+    func anomalies(since: Int64) async throws -> [Anomaly]
+
+    /// Batches and values stored since the store was made, and its current revision.
+    func totals() async throws -> IngestTotals
+
+    // MARK: Bills
+
+    /// The end of the last 5-minute interval bills have taken in (0 before the first pass).
+    func billCursor() async throws -> Int64
+
+    /// 5-minute intervals that changed after bills had taken them in (late data), oldest first.
+    func changedBillIntervals(limit: Int) async throws -> [(series: Int64, start: Int64)]
+
+    /// The bills not yet issued.
+    func openBills() async throws -> [StoredBill]
+
+    /// The bills of `series` (every series when nil) whose period holds `time`, issued or not.
+    func bills(series: [Int64]?, containing time: Int64) async throws -> [StoredBill]
+
+    /// Adjustments recorded for the bills of `series` whose period holds `time`, oldest first.
+    func billAdjustments(series: [Int64]?, containing time: Int64) async throws -> [BillAdjustment]
+
+    /// Writes one pass of bill keeping in one transaction.
+    func saveBills(_ update: BillUpdate) async throws
+
+    /// Deletes data past `policy`, in transactions of at most `slice` rows so ingest is never held off for long.
+    func prune(_ policy: RetentionPolicy, now: Int64, slice: Int) async throws -> PruneReport
+
+    /// Bytes the store takes on disk.
+    var sizeOnDisk: Int { get }
+}

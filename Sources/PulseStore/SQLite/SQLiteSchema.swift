@@ -1,0 +1,261 @@
+import GRDB
+import PulseAnalytics
+
+/// The SQLite schema, as named append-only migrations: a store made by any earlier version is brought up to date
+/// when it is opened, and each migration is tested from the schema before it (`StoreMigrationTests`).
+enum SQLiteSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        // Netpulse 0.1: one compressed chunk per interface epoch per batch, nothing rolled up.
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE agent (
+                        id INTEGER PRIMARY KEY,
+                        name TEXT NOT NULL UNIQUE,
+                        hostname TEXT NOT NULL,
+                        version TEXT NOT NULL,
+                        first_seen INTEGER NOT NULL,
+                        last_seen INTEGER NOT NULL
+                    );
+                    CREATE TABLE stream (
+                        id INTEGER PRIMARY KEY,
+                        agent_id INTEGER NOT NULL REFERENCES agent(id),
+                        stream INTEGER NOT NULL,
+                        dropped INTEGER NOT NULL DEFAULT 0,
+                        UNIQUE (agent_id, stream)
+                    );
+                    CREATE TABLE batch (
+                        stream_id INTEGER NOT NULL,
+                        sequence INTEGER NOT NULL,
+                        received INTEGER NOT NULL,
+                        value_count INTEGER NOT NULL,
+                        PRIMARY KEY (stream_id, sequence)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE series (
+                        id INTEGER PRIMARY KEY,
+                        agent_id INTEGER NOT NULL REFERENCES agent(id),
+                        interface BLOB NOT NULL,
+                        boot_id BLOB NOT NULL,
+                        ifindex INTEGER NOT NULL,
+                        width INTEGER NOT NULL,
+                        first_seen INTEGER NOT NULL,
+                        UNIQUE (agent_id, interface, boot_id, ifindex, width)
+                    );
+                    CREATE TABLE chunk (
+                        id INTEGER PRIMARY KEY,
+                        series_id INTEGER NOT NULL REFERENCES series(id),
+                        first_ts INTEGER NOT NULL,
+                        last_ts INTEGER NOT NULL,
+                        sample_count INTEGER NOT NULL,
+                        data BLOB NOT NULL
+                    );
+                    CREATE INDEX chunk_by_series ON chunk (series_id, last_ts);
+                    CREATE INDEX chunk_by_age ON chunk (last_ts);
+                    CREATE TABLE link_state (
+                        series_id INTEGER NOT NULL REFERENCES series(id),
+                        ts INTEGER NOT NULL,
+                        speed_mbps INTEGER,
+                        operstate TEXT NOT NULL,
+                        carrier INTEGER,
+                        mtu INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, ts)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        // Netpulse 0.2: logical interfaces, counted steps, rollups, scopes, memberships, compact deduplication.
+        // The 0.1 tables are renamed `*_v1` and backfilled into the new ones by `SQLiteStore.backfillVersion1`,
+        // which drops them when it is done (in its own transactions: a large store takes a while).
+        migrator.registerMigration("v2-analytics") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE agent ADD COLUMN labels TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE series RENAME TO series_v1;
+                    ALTER TABLE chunk RENAME TO chunk_v1;
+                    ALTER TABLE link_state RENAME TO link_state_v1;
+                    ALTER TABLE batch RENAME TO batch_v1;
+
+                    -- Deduplication: the sequences stored per stream, as ranges (a stream has few holes).
+                    CREATE TABLE stream_range (
+                        stream_id INTEGER NOT NULL,
+                        first INTEGER NOT NULL,
+                        last INTEGER NOT NULL,
+                        PRIMARY KEY (stream_id, first)
+                    ) WITHOUT ROWID;
+                    INSERT INTO stream_range (stream_id, first, last)
+                        SELECT stream_id, MIN(sequence), MAX(sequence) FROM (
+                            SELECT stream_id, sequence,
+                                sequence - ROW_NUMBER() OVER (PARTITION BY stream_id ORDER BY sequence) AS island
+                            FROM batch_v1)
+                        GROUP BY stream_id, island;
+
+                    -- Rollup series: logical interfaces (agent + name) and scopes (host, group, fleet).
+                    -- agent_id is 0 for groups and the fleet; name is the interface name, or key=value for a group.
+                    CREATE TABLE series (
+                        id INTEGER PRIMARY KEY,
+                        kind INTEGER NOT NULL,
+                        agent_id INTEGER NOT NULL,
+                        name BLOB NOT NULL,
+                        first_seen INTEGER NOT NULL,
+                        last_seen INTEGER NOT NULL,
+                        link_kind INTEGER NOT NULL DEFAULT 0,
+                        relation INTEGER NOT NULL DEFAULT 0,
+                        speed_mbps INTEGER NOT NULL DEFAULT 0,
+                        mtu INTEGER NOT NULL DEFAULT 0,
+                        operstate INTEGER NOT NULL DEFAULT 0,
+                        carrier INTEGER NOT NULL DEFAULT 2,
+                        UNIQUE (kind, agent_id, name)
+                    );
+                    CREATE TABLE epoch (
+                        id INTEGER PRIMARY KEY,
+                        boot_id BLOB NOT NULL,
+                        ifindex INTEGER NOT NULL,
+                        width INTEGER NOT NULL,
+                        UNIQUE (boot_id, ifindex, width)
+                    );
+                    -- Each interface's first and last sample in counter order, and every step late data may split.
+                    CREATE TABLE series_state (
+                        series_id INTEGER PRIMARY KEY,
+                        first BLOB NOT NULL,
+                        last BLOB NOT NULL
+                    );
+                    -- Gap steps are not spread into the rollup rows while late data may still split them: reads
+                    -- add their spread (`virtual` = 1) over [from_ts, to_ts), so a replayed spool rewrites one row
+                    -- per batch instead of every bucket of the outage. Instant steps are spread (`virtual` = 0)
+                    -- and kept here only to be found and taken out.
+                    CREATE TABLE gap (
+                        series_id INTEGER NOT NULL,
+                        prev_order INTEGER NOT NULL,
+                        prev_tick INTEGER NOT NULL,
+                        next_order INTEGER NOT NULL,
+                        next_tick INTEGER NOT NULL,
+                        prev BLOB NOT NULL,
+                        next BLOB NOT NULL,
+                        scopes BLOB NOT NULL,
+                        step BLOB NOT NULL,
+                        virtual INTEGER NOT NULL,
+                        from_ts INTEGER NOT NULL,
+                        to_ts INTEGER NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, prev_order, prev_tick)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX gap_by_time ON gap (to_ts) WHERE virtual = 1;
+                    -- Raw samples, one row per interface section of a batch, timestamps as the agent sent them
+                    -- (shift: what the clock check moved them by).
+                    CREATE TABLE chunk (
+                        series_id INTEGER NOT NULL,
+                        ord INTEGER NOT NULL,
+                        tick INTEGER NOT NULL,
+                        epoch_id INTEGER NOT NULL,
+                        shift INTEGER NOT NULL,
+                        interval INTEGER NOT NULL,
+                        heartbeat INTEGER NOT NULL,
+                        first_ts INTEGER NOT NULL,
+                        last_ts INTEGER NOT NULL,
+                        data BLOB NOT NULL,
+                        PRIMARY KEY (series_id, ord, tick)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX chunk_by_time ON chunk (last_ts);
+                    -- Link facts, one row per change.
+                    CREATE TABLE link_state (
+                        series_id INTEGER NOT NULL,
+                        ts INTEGER NOT NULL,
+                        speed_mbps INTEGER NOT NULL,
+                        operstate INTEGER NOT NULL,
+                        carrier INTEGER NOT NULL,
+                        mtu INTEGER NOT NULL,
+                        link_kind INTEGER NOT NULL,
+                        relation INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, ts)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE membership (
+                        agent_id INTEGER NOT NULL,
+                        key TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        from_ts INTEGER NOT NULL,
+                        to_ts INTEGER,
+                        PRIMARY KEY (agent_id, key, value, from_ts)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE anomaly (
+                        id INTEGER PRIMARY KEY,
+                        series_id INTEGER NOT NULL,
+                        ts INTEGER NOT NULL,
+                        kind TEXT NOT NULL,
+                        detail TEXT NOT NULL,
+                        revision INTEGER NOT NULL
+                    );
+                    CREATE INDEX anomaly_by_time ON anomaly (ts);
+                    -- 95th-percentile bills: the open ones kept current as intervals end (with the tracker of their
+                    -- largest rates), the issued ones frozen; late changes to an issued bill are adjustments.
+                    CREATE TABLE bill (
+                        series_id INTEGER NOT NULL,
+                        period_from INTEGER NOT NULL,
+                        period_to INTEGER NOT NULL,
+                        method TEXT NOT NULL,
+                        intervals INTEGER NOT NULL,
+                        missing INTEGER NOT NULL,
+                        p_in INTEGER,
+                        p_out INTEGER,
+                        p_sum INTEGER,
+                        revision INTEGER NOT NULL,
+                        as_of INTEGER NOT NULL,
+                        issued_at INTEGER,
+                        tracker BLOB,
+                        PRIMARY KEY (series_id, period_from)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE bill_adjustment (
+                        series_id INTEGER NOT NULL,
+                        period_from INTEGER NOT NULL,
+                        found_at INTEGER NOT NULL,
+                        method TEXT NOT NULL,
+                        intervals INTEGER NOT NULL,
+                        missing INTEGER NOT NULL,
+                        p_in INTEGER,
+                        p_out INTEGER,
+                        p_sum INTEGER,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, period_from, found_at)
+                    ) WITHOUT ROWID;
+                    -- 5-minute buckets that changed after billing had taken them in.
+                    CREATE TABLE bill_dirty (
+                        series_id INTEGER NOT NULL,
+                        start INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, start)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE meta (
+                        key TEXT PRIMARY KEY,
+                        value INTEGER NOT NULL
+                    );
+                    INSERT INTO meta (key, value) VALUES ('revision', 0), ('batches', 0), ('values', 0),
+                        ('bill_cursor', 0);
+                    INSERT INTO meta (key, value) SELECT 'batches', COUNT(*) FROM batch_v1 WHERE 1
+                        ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+                    INSERT INTO meta (key, value) SELECT 'values', COALESCE(SUM(value_count), 0) FROM batch_v1 WHERE 1
+                        ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+                    """)
+        }
+        return migrator
+    }
+
+    /// The rollup table of a level: made when the level is first configured (levels are a setting, not schema).
+    static func rollupTable(_ level: RollupLevel) -> String { "rollup_\(level.width / 1_000)s" }
+
+    static func createRollupTable(_ level: RollupLevel, in db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS \(rollupTable(level)) (
+                    series_id INTEGER NOT NULL,
+                    start INTEGER NOT NULL,
+                    \(bucketColumns.map { "\($0) INTEGER NOT NULL" }.joined(separator: ",\n    "))
+                    ,PRIMARY KEY (series_id, start)
+                ) WITHOUT ROWID
+                """)
+    }
+
+    /// The value columns of a rollup bucket, in the order ``BucketRow`` binds them.
+    static let bucketColumns: [String] =
+        TrafficCounter.allCases.map(\.name) + [
+            "measured_ms", "interpolated_ms", "peak_rx", "peak_tx", "speed_mbps", "epochs", "wraps", "resets",
+            "implausible", "clock_steps", "revision",
+        ]
+}

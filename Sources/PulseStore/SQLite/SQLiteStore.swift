@@ -1,0 +1,83 @@
+import GRDB
+import PulseAnalytics
+import PulseCore
+import Synchronization
+
+/// The embedded store: SQLite in WAL mode (GRDB's `DatabasePool`) under the daemon's state directory.
+///
+/// One writer (the daemon's ingest service, through ``ingest(_:receivedAt:)``) and any number of readers, in this
+/// process and in others: `netpulse` opens the same file read-only while the daemon runs, and its reads never
+/// block ingest (WAL). Blocking work runs on GRDB's own queues, never on the caller's executor.
+public final class SQLiteStore: MetricStore {
+    public let path: String
+    public let settings: StoreSettings
+    let pool: DatabasePool
+    /// The writer's caches: ids, each series' first and last sample, memberships. Only touched inside write
+    /// transactions, which GRDB runs one at a time; rebuilt from the database after a failed commit.
+    let writer: Mutex<StoreWriter>
+
+    /// Opens the store at `path`, creating it or bringing an older one up to date (a Netpulse 0.1 store is
+    /// migrated and its rollups backfilled from its raw chunks).
+    ///
+    /// - Parameters:
+    ///   - readOnly: for tools that only query; the store must exist and be up to date.
+    /// - Throws: ``StoreError`` or the database's error, naming the file.
+    public init(path: String, settings: StoreSettings = .standard, readOnly: Bool = false) throws {
+        self.path = path
+        self.settings = settings
+        var configuration = Configuration()
+        configuration.readonly = readOnly
+        configuration.label = "netpulse-store"
+        configuration.busyMode = .timeout(10)
+        let mode = settings.synchronous.rawValue
+        configuration.prepareDatabase { db in
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA synchronous = \(mode)")
+            }
+        }
+        if readOnly {
+            guard FileIO.exists(path) else {
+                throw StoreError.unusable("\(path): no store yet; has netpulsed run with this config?")
+            }
+        } else {
+            try FileIO.createDirectory(FileIO.parentDirectory(path), mode: 0o750)
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        writer = Mutex(StoreWriter(settings: settings))
+        if readOnly {
+            let applied = try pool.read { db in try SQLiteSchema.migrator.appliedIdentifiers(db) }
+            let known = Set(SQLiteSchema.migrator.migrations)
+            guard applied.isSuperset(of: known) else {
+                throw StoreError.unusable(
+                    "\(path) was written by an older netpulsed; start the new netpulsed once to upgrade it")
+            }
+            guard applied.isSubset(of: known) else {
+                throw StoreError.unusable("\(path) was written by a newer netpulsed; upgrade netpulse to read it")
+            }
+        } else {
+            try SQLiteSchema.migrator.migrate(pool)
+            try pool.write { db in
+                for level in settings.levels { try SQLiteSchema.createRollupTable(level, in: db) }
+            }
+            try backfillVersion1()
+        }
+    }
+
+    public var sizeOnDisk: Int {
+        (FileIO.size(path) ?? 0) + (FileIO.size(path + "-wal") ?? 0)
+    }
+
+    /// The levels present in this store's file (a reader may be configured with fewer).
+    func storedLevels(_ db: Database) throws -> [RollupLevel] {
+        let names = try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rollup\\_%s' ESCAPE '\\'")
+        return names.compactMap { name in
+            Int64(name.dropFirst("rollup_".count).dropLast()).map { RollupLevel(width: $0 * 1_000) }
+        }.sorted()
+    }
+
+    /// The levels a reader can use: the store's own.
+    public func levels() async throws -> [RollupLevel] {
+        try await pool.read { db in try self.storedLevels(db) }
+    }
+}

@@ -1,0 +1,95 @@
+import PulseAnalytics
+import PulseCore
+
+/// The stored form of a ``StepSample`` (series state, gap records): varints, about 30 bytes.
+enum SampleCoding {
+    static func encode(_ sample: StepSample) -> [UInt8] {
+        var writer = WireWriter(reservingCapacity: 48)
+        writer.writeVarint(UInt64(bitPattern: sample.order))
+        writer.writeVarint(UInt64(UInt32(bitPattern: sample.tick)))
+        writer.writeVarint(RiceCode.zigzag(UInt64(bitPattern: sample.time)))
+        writer.writeVarint(UInt64(bitPattern: sample.epoch))
+        writer.writeByte(sample.width.rawValue)
+        for lane in 0..<8 { writer.writeVarint(sample.counters[lane]) }
+        writer.writeVarint(UInt64(bitPattern: sample.interval))
+        writer.writeVarint(UInt64(bitPattern: sample.heartbeat))
+        writer.writeVarint(UInt64(sample.speed))
+        writer.writeByte(sample.kind.rawValue)
+        writer.writeByte(sample.relation.rawValue)
+        writer.writeByte(sample.clockShifted ? 1 : 0)
+        return writer.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> StepSample {
+        var reader = WireReader(bytes)
+        let order = Int64(bitPattern: try reader.readVarint())
+        let tick = Int32(bitPattern: UInt32(truncatingIfNeeded: try reader.readVarint()))
+        let time = Int64(bitPattern: RiceCode.unzigzag(try reader.readVarint()))
+        let epoch = Int64(bitPattern: try reader.readVarint())
+        guard let width = CounterWidth(rawValue: try reader.readByte()) else {
+            throw StoreError.damaged("sample with a bad counter width")
+        }
+        var counters = Traffic.zero
+        for lane in 0..<8 { counters[lane] = try reader.readVarint() }
+        let interval = Int64(bitPattern: try reader.readVarint())
+        let heartbeat = Int64(bitPattern: try reader.readVarint())
+        let speed = UInt32(truncatingIfNeeded: try reader.readVarint())
+        let kind = InterfaceKind(rawValue: try reader.readByte()) ?? .unknown
+        let relation = InterfaceRelation(rawValue: try reader.readByte())
+        let shifted = try reader.readByte() == 1
+        return StepSample(
+            order: order, tick: tick, time: time, epoch: epoch, width: width, counters: counters, interval: interval,
+            heartbeat: heartbeat, speed: speed, kind: kind, relation: relation, clockShifted: shifted)
+    }
+
+    /// A counted step: the eight counted values, its timing and events.
+    static func encode(_ step: CountedStep) -> [UInt8] {
+        var writer = WireWriter(reservingCapacity: 24)
+        for lane in 0..<8 { writer.writeVarint(step.counted[lane]) }
+        writer.writeByte(step.timing.rawValue)
+        writer.writeByte(step.events.rawValue)
+        return writer.bytes
+    }
+
+    static func decodeStep(_ bytes: [UInt8]) throws -> CountedStep {
+        var reader = WireReader(bytes)
+        var counted = Traffic.zero
+        for lane in 0..<8 { counted[lane] = try reader.readVarint() }
+        guard let timing = StepTiming(rawValue: try reader.readByte()) else {
+            throw StoreError.damaged("a step with a bad timing")
+        }
+        return CountedStep(counted: counted, timing: timing, events: StepEvents(rawValue: try reader.readByte()))
+    }
+
+    /// A list of series ids (the scopes a gap step was added to).
+    static func encode(ids: [Int64]) -> [UInt8] {
+        var writer = WireWriter(reservingCapacity: 4 * ids.count + 1)
+        writer.writeVarint(UInt64(ids.count))
+        for id in ids { writer.writeVarint(UInt64(bitPattern: id)) }
+        return writer.bytes
+    }
+
+    static func decodeIDs(_ bytes: [UInt8]) throws -> [Int64] {
+        var reader = WireReader(bytes)
+        let count = try reader.readVarint(max: 1 << 16, "scope ids")
+        return try (0..<count).map { _ in Int64(bitPattern: try reader.readVarint()) }
+    }
+}
+
+/// A store problem for the operator: what is wrong and what to do.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// The database holds something it cannot have written.
+    case damaged(String)
+    /// The store cannot be used as it is; the message says why and what to do.
+    case unusable(String)
+    /// A batch breaks a rule of the protocol the store relies on.
+    case invalidBatch(String)
+
+    public var description: String {
+        switch self {
+        case .damaged(let what): "the store is damaged: \(what)"
+        case .unusable(let why): why
+        case .invalidBatch(let why): why
+        }
+    }
+}

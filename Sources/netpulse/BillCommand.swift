@@ -1,0 +1,78 @@
+import ArgumentParser
+import PulseAnalytics
+import PulseCore
+import PulseQuery
+import PulseStore
+
+/// 95th-percentile bills, as a carrier computes them.
+struct BillCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bill",
+        abstract: "95th-percentile bills of the fleet, groups, hosts or interfaces for a billing period.",
+        discussion: """
+            The 5-minute rates of the period in ascending order, the value at index round(0.95 × n) − 1; missing
+            intervals are excluded and counted. Methods (in, out, max, sum) and billing days come from [billing].
+            """)
+
+    @OptionGroup var options: QueryOptions
+
+    @Option(name: .long, help: "current, previous, or a month (2026-10): the period that starts in it.")
+    var period = "current"
+
+    @Option(name: .long, help: "Bill the fleet, groups, hosts or interfaces (default: from the other options).")
+    var scope: ScopeOption?
+
+    func run() async throws {
+        try await runQuery {
+            let now = WallClock.milliseconds()
+            let (engine, _) = try await options.engine(now: now)
+            let kind = scope?.kind ?? options.defaultScope
+            let series = try engine.catalogue.select(options.selection(kind))
+            guard !series.isEmpty else { throw QueryError("nothing stored yet for this selection") }
+            var lines = [BillLine]()
+            for record in series {
+                let terms = engine.billing.terms(for: engine.billedScope(record))
+                let at = try point(in: engine, day: terms.day, now: now)
+                lines.append(try await engine.bill(record, containing: at, now: now))
+            }
+            switch options.format {
+            case .table:
+                var rows = [["SCOPE", "PERIOD", "METHOD", "95TH PCT", "IN", "OUT", "SUM", "INTERVALS", "MISSING"]]
+                for line in lines {
+                    let bill = line.bill
+                    rows.append([
+                        TerminalText.safe(line.series.name),
+                        "\(engine.billing.calendar.localDate(bill.period.from)) … \(engine.billing.calendar.localDate(bill.period.to))",
+                        bill.method.rawValue, TerminalText.rate(bill.value), TerminalText.rate(bill.inbound),
+                        TerminalText.rate(bill.outbound), TerminalText.rate(bill.sum), "\(bill.intervals)",
+                        "\(bill.missing)",
+                    ])
+                }
+                print(TerminalText.table(rows, numeric: [3, 4, 5, 6, 7, 8]), terminator: "")
+            case .csv:
+                print(
+                    CSVText.row(FigureFormat.billCSVHeader)
+                        + lines.map { CSVText.row(FigureFormat.billCSV($0)) }.joined(), terminator: "")
+            case .json:
+                print(JSONText.array(lines.map { FigureFormat.billJSON($0, calendar: engine.billing.calendar) }))
+            }
+        }
+    }
+
+    /// A time inside the period asked for.
+    func point(in engine: WindowEngine, day: Int, now: Int64) throws -> Int64 {
+        switch period {
+        case "current": return now
+        case "previous": return engine.billing.calendar.previousBillingPeriod(day: day, before: now).from
+        default:
+            let parts = period.split(separator: "-")
+            guard parts.count == 2, let year = Int(parts[0]), let month = Int(parts[1]), parts[0].count == 4,
+                let start = engine.billing.calendar.startOfDay(year: year, month: month, day: 1)
+            else {
+                throw QueryError("--period \(period): use current, previous or a month such as 2026-10")
+            }
+            // The period that starts in that month holds the month's last moment.
+            return engine.billing.calendar.span(of: .month, containing: start).to - 1
+        }
+    }
+}

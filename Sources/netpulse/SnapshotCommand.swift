@@ -1,0 +1,26 @@
+import ArgumentParser
+import PulseCore
+import PulseQuery
+
+/// A snapshot like the daemon's, printed: for scripts and scheduled reports.
+struct SnapshotCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapshot",
+        abstract: "Print an analytics snapshot (the daemon's [snapshots] contents) as JSON or CSV.")
+
+    @OptionGroup var options: QueryOptions
+
+    func validate() throws {
+        guard options.format != .table else { throw ValidationError("--format: a snapshot is json or csv") }
+    }
+
+    func run() async throws {
+        try await runQuery {
+            let now = WallClock.milliseconds()
+            let (engine, daemon) = try await options.engine(now: now)
+            let snapshot = try await Snapshot.make(
+                engine: engine, contents: daemon.snapshots.contents, now: now, source: "netpulse")
+            print(options.format == .json ? snapshot.json : snapshot.csv, terminator: "")
+        }
+    }
+}

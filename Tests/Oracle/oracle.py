@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Reference computation of Netpulse's figures, written from docs/windows.md alone.
+
+Reads a case (JSON on stdin: batches of counter samples as agents send them, the order they arrive in, and the
+queries to answer) and prints what docs/windows.md says the rollups, window figures and bills are (JSON on
+stdout). It shares no code with the Swift implementation: the tests feed both the same case and compare.
+
+Everything is integer arithmetic, as the document specifies, so results must agree to the last digit.
+"""
+
+import json
+import sys
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+COUNTERS = ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped"]
+EVENTS = ["epoch", "wrap", "reset", "implausible", "clock"]
+U64 = (1 << 64) - 1
+
+
+def floor_div(a, b):
+    return a // b
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Counting a step (docs/windows.md, "Counting a step" and "Ceilings")
+
+def bytes_ceiling(speed, elapsed, max_rate):
+    if speed > 0:
+        value = speed * 125 * elapsed * 3 // 2
+    else:
+        value = max_rate * elapsed * 3 // 2000
+    return min(min(value, U64) + 65536, U64)
+
+
+def count_step(p, n, max_rate):
+    """Returns (counted[8], timing, events set)."""
+    g = n["t"] - p["t"]
+    events = set()
+    if n["shifted"]:
+        events.add("clock")
+    same_epoch = p["epoch"] == n["epoch"]
+    counted = [0] * 8
+    if same_epoch:
+        elapsed = g if g > 0 else n["interval"]
+        bc = bytes_ceiling(n["speed"], elapsed, max_rate)
+        pc = min(bc // 84 + 64, U64)
+        for i in range(8):
+            ceiling = bc if i < 2 else pc
+            before, after = p["c"][i], n["c"][i]
+            if after >= before:
+                counted[i] = after - before
+                if after - before > ceiling:
+                    events.add("implausible")
+            elif n["width"] == 32 and before < 2**32 and after < 2**32 and (2**32 - before + after) <= ceiling:
+                counted[i] = 2**32 - before + after
+                events.add("wrap")
+            else:
+                counted[i] = after
+                events.add("reset")
+    else:
+        counted = list(n["c"])
+        events.add("epoch")
+    if g <= 0:
+        timing = "instant"
+        events.add("clock")
+    elif same_epoch and 2 * g <= 3 * n["interval"]:
+        timing = "measured"
+    elif same_epoch and n["heartbeat"] > 0 and p["c"] == n["c"] and 2 * g <= 2 * n["heartbeat"] + 3 * n["interval"]:
+        timing = "idle"
+    else:
+        timing = "gap"
+    return counted, timing, events
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Buckets: a list of 18 numbers, in the order of the rollup columns:
+# 0-7 the eight counters, 8 measured ms, 9 interpolated ms, 10 peak rx, 11 peak tx, 12 speed, 13-17 events.
+
+SUMS = list(range(10)) + list(range(13, 18))
+
+
+def new_bucket():
+    return [0] * 18
+
+
+def spread(counted, timing, events, p, n, width, add):
+    """Calls add(start, part) for each bucket of `width` the step touches."""
+    ev = [1 if e in events else 0 for e in EVENTS]
+    if timing == "instant":
+        add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev)
+        return
+    t0, t1 = p["t"], n["t"]
+    g = t1 - t0
+    peak_rx = peak_tx = 0
+    if timing == "measured":
+        peak_rx = counted[0] * 1000 // g
+        peak_tx = counted[1] * 1000 // g
+    speed = n["speed"] if timing in ("measured", "idle") else 0
+    event_bucket = (t1 - 1) // width * width
+    b = t0 // width * width
+    while b < t1:
+        lo, hi = max(b, t0), min(b + width, t1)
+        part = [counted[i] * (hi - t0) // g - counted[i] * (lo - t0) // g for i in range(8)]
+        part += [0, hi - lo] if timing == "gap" else [hi - lo, 0]
+        part += [peak_rx, peak_tx, speed]
+        part += ev if b == event_bucket else [0, 0, 0, 0, 0]
+        add(b, part)
+        b += width
+
+
+def merge(into, part, sums_only=False):
+    for i in SUMS:
+        into[i] += part[i]
+    if not sums_only:
+        for i in (10, 11, 12):
+            if part[i] > into[i]:
+                into[i] = part[i]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scopes (docs/windows.md, "Scopes")
+
+def counts(kinds, exclude, kind, relation, name):
+    if kind not in kinds:
+        return False
+    if "bond_slave" in relation and "bond" in kinds:
+        return False
+    if "bridge_port" in relation and "bridge" in kinds:
+        return False
+    import fnmatch
+    return not any(fnmatch.fnmatchcase(name, pattern) for pattern in exclude)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+def samples_of(case):
+    """Every sample by logical interface, with the clock check applied per batch."""
+    tolerance = case["settings"]["clock_tolerance"]
+    by_interface = {}
+    for batch in case["batches"]:
+        received = batch["received"]
+        last = max(s[1] for section in batch["sections"] for s in section["samples"])
+        shift = received - last if last > received + tolerance else 0
+        for section in batch["sections"]:
+            key = (batch["agent"], section["name"])
+            links = sorted(section["links"])
+            for tick, t, c in section["samples"]:
+                speed, kind, relation = 0, "unknown", []
+                for link in links:
+                    if link[0] <= tick:
+                        speed, kind, relation = link[1], link[2], link[3]
+                by_interface.setdefault(key, []).append({
+                    "order": batch["order"], "tick": tick, "t": t + shift, "c": c,
+                    "epoch": (section["boot"], section["ifindex"], section["width"]), "width": section["width"],
+                    "interval": batch["interval"], "heartbeat": batch["heartbeat"], "speed": speed, "kind": kind,
+                    "relation": relation, "shifted": shift != 0,
+                })
+    for samples in by_interface.values():
+        samples.sort(key=lambda s: (s["order"], s["tick"]))
+    return by_interface
+
+
+def rollups(case):
+    settings = case["settings"]
+    levels = settings["levels"]
+    kinds, exclude = settings["count_kinds"], settings["exclude"]
+    labels = {agent["name"]: agent["labels"] for agent in case["agents"]}
+    series = {}
+
+    def bucket_of(name, width, start):
+        return series.setdefault(name, {}).setdefault(width, {}).setdefault(start, new_bucket())
+
+    for (agent, interface), samples in samples_of(case).items():
+        for p, n in zip(samples, samples[1:]):
+            counted, timing, events = count_step(p, n, settings["max_rate"])
+            targets = []
+            if counts(kinds, exclude, n["kind"], n["relation"], interface):
+                targets += ["host:" + agent, "fleet"]
+                # Groups use the same rule here (the cases configure no group of their own).
+                for key, value in sorted(labels.get(agent, {}).items()):
+                    targets.append("group:%s=%s" % (key, value))
+            for width in levels:
+                def add(start, part):
+                    merge(bucket_of("interface:%s/%s" % (agent, interface), width, start), part)
+                    for target in targets:
+                        merge(bucket_of(target, width, start), part, sums_only=True)
+                spread(counted, timing, events, p, n, width, add)
+    return series
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Windows, figures and bills (docs/windows.md, "Windows" and "95th-percentile billing")
+
+def rate(byte_count, ms):
+    return byte_count * 1_000_000 // ms if ms > 0 else None
+
+
+def percentile(sorted_values, p):
+    if not sorted_values:
+        return None
+    index = min(len(sorted_values) - 1, max(0, (p * len(sorted_values) + 50) // 100 - 1))
+    return sorted_values[index]
+
+
+def figures(buckets, width, window, now, is_interface, members, speed):
+    start, end = window
+    inside = sorted((s, b) for s, b in buckets.items() if start <= s < end)
+    totals = new_bucket()
+    rx_rates, tx_rates = [], []
+    last = [None, None]
+    for s, b in inside:
+        merge(totals, b)
+        elapsed = min(s + width, now) - s
+        if b[8] + b[9] > 0 and elapsed > 0:
+            rx, tx = rate(b[0], elapsed), rate(b[1], elapsed)
+            rx_rates.append(rx)
+            tx_rates.append(tx)
+            last = [rx, tx]
+    elapsed = max(0, min(end, now) - start)
+    rx_rates.sort()
+    tx_rates.sort()
+    average = [rate(totals[0], elapsed), rate(totals[1], elapsed)]
+    link = speed if speed is not None else totals[12]
+    packets = totals[2] + totals[3]
+    possible = elapsed * max(members, 1)
+
+    def util(value):
+        return value * 8 // (link * 100_000) if value is not None and link > 0 else None
+
+    def ppm(part, whole):
+        return part * 1_000_000 // whole if whole > 0 else None
+
+    if is_interface:
+        peak = [totals[10] * 1000, totals[11] * 1000] if rx_rates else [None, None]
+    else:
+        peak = [rx_rates[-1] if rx_rates else None, tx_rates[-1] if tx_rates else None]
+    return {
+        "bytes": [totals[0], totals[1]],
+        "average": average,
+        "minimum": [rx_rates[0] if rx_rates else None, tx_rates[0] if tx_rates else None],
+        "maximum": [rx_rates[-1] if rx_rates else None, tx_rates[-1] if tx_rates else None],
+        "last": last,
+        "p50": [percentile(rx_rates, 50), percentile(tx_rates, 50)],
+        "p95": [percentile(rx_rates, 95), percentile(tx_rates, 95)],
+        "p99": [percentile(rx_rates, 99), percentile(tx_rates, 99)],
+        "utilisation": [util(average[0]), util(average[1])],
+        "peak": peak,
+        "error_ratio": ppm(totals[4] + totals[5], packets),
+        "drop_ratio": ppm(totals[6] + totals[7], packets),
+        "coverage": ppm(totals[8] + totals[9], possible) or 0,
+        "measured_coverage": ppm(totals[8], possible) or 0,
+        "buckets_with_data": len(rx_rates),
+    }
+
+
+def local_midnight(zone, year, month, day):
+    return int(datetime(year, month, day, tzinfo=zone).timestamp() * 1000)
+
+
+def billing_period(zone_name, day, at):
+    zone = ZoneInfo(zone_name)
+    local = datetime.fromtimestamp(at / 1000, tz=zone)
+
+    def start_of(year, month):
+        if month == 13:
+            year, month = year + 1, 1
+        if month == 0:
+            year, month = year - 1, 12
+        days = (datetime(year + (month == 12), month % 12 + 1, 1) - datetime(year, month, 1)).days
+        return local_midnight(zone, year, month, min(day, days)), (year, month)
+
+    start, (year, month) = start_of(local.year, local.month)
+    if start > at:
+        start, (year, month) = start_of(local.year, local.month - 1)
+    end, _ = start_of(year, month + 1)
+    return start, end
+
+
+def bill(buckets, period, now, method):
+    start, end = period
+    rx, tx, total = [], [], []
+    for s, b in buckets.items():
+        if start <= s and s + 300_000 <= min(now, end) and b[8] + b[9] > 0:
+            r, t = b[0] * 1_000_000 // 300_000, b[1] * 1_000_000 // 300_000
+            rx.append(r)
+            tx.append(t)
+            total.append(r + t)
+    rx.sort()
+    tx.sort()
+    total.sort()
+    ended = max(0, min(now, end) - start) // 300_000
+    p_rx, p_tx, p_sum = percentile(rx, 95), percentile(tx, 95), percentile(total, 95)
+    value = {"in": p_rx, "out": p_tx, "sum": p_sum,
+             "max": max(p_rx, p_tx) if p_rx is not None and p_tx is not None else None}[method]
+    return {"period": [start, end], "intervals": len(rx), "missing": ended - len(rx), "in": p_rx, "out": p_tx,
+            "sum": p_sum, "value": value}
+
+
+def main():
+    case = json.load(sys.stdin)
+    series = rollups(case)
+    queries = case["queries"]
+    now = queries["now"]
+    out = {"buckets": {}, "figures": [], "bills": []}
+    shown = queries.get("bucket_levels", case["settings"]["levels"])
+    for name, levels in series.items():
+        out["buckets"][name] = {
+            str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:18]] for s, b in sorted(buckets.items())]
+            for width, buckets in levels.items() if width in shown}
+    # Members and speeds of scopes: counted interfaces with data in the window, by their last sample's kind.
+    samples = samples_of(case)
+    kinds, exclude = case["settings"]["count_kinds"], case["settings"]["exclude"]
+    labels = {agent["name"]: agent["labels"] for agent in case["agents"]}
+
+    def members_of(scope):
+        result = []
+        for (agent, interface), list_ in samples.items():
+            last = list_[-1]
+            if not counts(kinds, exclude, last["kind"], last["relation"], interface):
+                continue
+            if scope == "fleet" or scope == "host:" + agent or scope in ["group:%s=%s" % kv for kv in labels.get(agent, {}).items()]:
+                result.append("interface:%s/%s" % (agent, interface))
+        return result
+
+    for window in queries["windows"]:
+        start, end, width = window
+        for name in sorted(series):
+            buckets = series[name].get(width, {})
+            if name.startswith("interface:"):
+                members, speed = 1, None
+            else:
+                members, speed = 0, 0
+                for member in members_of(name):
+                    totals = new_bucket()
+                    for s, b in series.get(member, {}).get(width, {}).items():
+                        if start <= s < end:
+                            merge(totals, b)
+                    if totals[8] + totals[9] > 0:
+                        members += 1
+                        speed += totals[12]
+            result = figures(buckets, width, (start, end), now, name.startswith("interface:"), members, speed)
+            result.update({"series": name, "window": [start, end], "resolution": width, "members": members})
+            out["figures"].append(result)
+    for request in queries["bills"]:
+        period = billing_period(queries["time_zone"], request["day"], request["at"])
+        for name in sorted(series):
+            result = bill(series[name].get(300_000, {}), period, now, request["method"])
+            result["series"] = name
+            out["bills"].append(result)
+    sys.stdout.write(json.dumps(out, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

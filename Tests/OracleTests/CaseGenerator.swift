@@ -1,0 +1,172 @@
+import Foundation
+import PulseAnalytics
+import PulseCore
+import PulseStore
+
+/// A generated oracle case: what agents sampled and batched, the order batches reach the daemon in, and the
+/// queries to answer. Written as JSON for `Tests/Oracle/oracle.py` and fed to the real store.
+struct OracleCase {
+    struct Section {
+        var name: String
+        var boot: BootID
+        var ifindex: UInt32
+        var width: CounterWidth
+        /// (tick index in the batch, agent timestamp, eight rolled-up counters)
+        var samples: [(tick: Int, time: Int64, counters: [UInt64])]
+        /// (tick index, speed Mbit/s or 0, kind, relation)
+        var links: [(tick: Int, speed: UInt32, kind: InterfaceKind, relation: InterfaceRelation)]
+    }
+
+    struct Batch {
+        var agent: String
+        var stream: UInt64
+        var sequence: UInt64
+        var order: UInt64
+        var interval: Int64
+        var heartbeat: Int64
+        var received: Int64
+        var sections: [Section]
+    }
+
+    var agents: [(name: String, labels: [(String, String)])]
+    /// In arrival order.
+    var batches: [Batch]
+    var now: Int64
+    /// (from, to, resolution width)
+    var windows: [(Int64, Int64, Int64)]
+    var timeZone: String
+    /// (billing day, a time in the period, method)
+    var bills: [(day: Int, at: Int64, method: BillingMethod)]
+    /// The levels whose every bucket is compared (all are computed).
+    var bucketLevels: [Int64] = [60_000, 300_000, 3_600_000, 86_400_000]
+    var maximumRate: UInt64 = 50_000_000_000
+    var clockTolerance: Int64 = 30_000
+
+    var json: String {
+        func relation(_ value: InterfaceRelation) -> String {
+            var names = [String]()
+            if value.contains(.bondSlave) { names.append("\"bond_slave\"") }
+            if value.contains(.bridgePort) { names.append("\"bridge_port\"") }
+            return "[" + names.joined(separator: ",") + "]"
+        }
+        let batchesJSON = batches.map { batch in
+            let sections = batch.sections.map { section in
+                let samples = section.samples.map { "[\($0.tick),\($0.time),[\($0.counters.map(String.init).joined(separator: ","))]]" }
+                let links = section.links.map { "[\($0.tick),\($0.speed),\"\($0.kind.name)\",\(relation($0.relation))]" }
+                return """
+                    {"name":"\(section.name)","boot":"\(section.boot)","ifindex":\(section.ifindex),"width":\(section.width.rawValue),\
+                    "samples":[\(samples.joined(separator: ","))],"links":[\(links.joined(separator: ","))]}
+                    """
+            }
+            return """
+                {"agent":"\(batch.agent)","order":\(batch.order),"interval":\(batch.interval),"heartbeat":\(batch.heartbeat),\
+                "received":\(batch.received),"sections":[\(sections.joined(separator: ","))]}
+                """
+        }
+        let agentsJSON = agents.map { agent in
+            "{\"name\":\"\(agent.name)\",\"labels\":{\(agent.labels.map { "\"\($0.0)\":\"\($0.1)\"" }.joined(separator: ","))}}"
+        }
+        return """
+            {"settings":{"levels":[60000,300000,3600000,86400000],"max_rate":\(maximumRate),\
+            "clock_tolerance":\(clockTolerance),"count_kinds":["physical","bond","unknown"],"exclude":[]},\
+            "agents":[\(agentsJSON.joined(separator: ","))],"batches":[\(batchesJSON.joined(separator: ","))],\
+            "queries":{"now":\(now),"time_zone":"\(timeZone)","bucket_levels":[\(bucketLevels.map(String.init).joined(separator: ","))],\
+            "windows":[\(windows.map { "[\($0.0),\($0.1),\($0.2)]" }.joined(separator: ","))],\
+            "bills":[\(bills.map { "{\"day\":\($0.day),\"at\":\($0.at),\"method\":\"\($0.method.rawValue)\"}" }.joined(separator: ","))]}}
+            """
+    }
+
+    /// The batches as the store receives them.
+    var ingestBatches: [(IngestBatch, received: Int64)] {
+        let labels = Dictionary(uniqueKeysWithValues: agents.map { ($0.name, Labels($0.labels.map { ($0.0, $0.1) })) })
+        return batches.map { batch in
+            let ticks = Set(batch.sections.flatMap { $0.samples.map(\.tick) }).sorted()
+            var times = [Int: Int64]()
+            for section in batch.sections { for sample in section.samples { times[sample.tick] = sample.time } }
+            let index = Dictionary(uniqueKeysWithValues: ticks.enumerated().map { ($1, $0) })
+            var descriptors = [InterfaceDescriptor]()
+            var sections = [BatchSection]()
+            var links = [LinkStateRecord]()
+            for (id, section) in batch.sections.enumerated() {
+                descriptors.append(
+                    InterfaceDescriptor(
+                        id: UInt32(id), name: InterfaceName(section.name),
+                        epoch: CounterEpoch(bootID: section.boot, ifindex: section.ifindex, width: section.width)))
+                var values = [UInt64]()
+                for sample in section.samples {
+                    var counters = CounterValues()
+                    for (lane, counter) in TrafficCounter.allCases.enumerated() {
+                        counters[counter.source] = sample.counters[lane]
+                    }
+                    values += counters.values
+                }
+                sections.append(
+                    BatchSection(descriptorID: UInt32(id), ticks: section.samples.map { index[$0.tick]! }, values: values))
+                for link in section.links {
+                    links.append(
+                        LinkStateRecord(
+                            descriptorID: UInt32(id), tick: index[link.tick]!,
+                            state: LinkState(
+                                speedMbps: link.speed == 0 ? nil : link.speed, operState: .up, carrier: true, mtu: 1_500,
+                                kind: link.kind, relation: link.relation)))
+                }
+            }
+            let wire = WireBatch(
+                stream: batch.stream, sequence: batch.sequence, order: batch.order, interval: UInt64(batch.interval),
+                heartbeat: UInt64(batch.heartbeat), timestamps: ticks.map { times[$0]! }, sections: sections,
+                linkStates: links)
+            let agent = AgentIdentity(name: batch.agent, hostname: batch.agent, version: "test", labels: labels[batch.agent]!)
+            return (IngestBatch(agent: agent, batch: wire, descriptors: descriptors), batch.received)
+        }
+    }
+}
+
+/// Simulates agents sampling interfaces: traffic, wraps, resets, reboots, re-created interfaces, idle suppression,
+/// outages, clocks that step, batching, and how batches travel (late, shuffled, lost).
+struct CaseGenerator {
+    struct Interface {
+        var name: String
+        var kind: InterfaceKind
+        var relation: InterfaceRelation = []
+        var width: CounterWidth = .bits64
+        var speed: UInt32
+        var ifindex: UInt32
+        var counters = [UInt64](repeating: 0, count: 8)
+        /// Mean bytes per second; 0 for an interface that is idle unless a burst says otherwise.
+        var rate: UInt64
+    }
+
+    struct Agent {
+        var name: String
+        var labels: [(String, String)]
+        var boot: BootID
+        var interfaces: [Interface]
+        var stream: UInt64
+        var sequence: UInt64 = 0
+        var order: UInt64 = 0
+        /// Idle suppression state per interface: the last sample taken, whether it was sent, when it last was.
+        var last: [String: (time: Int64, counters: [UInt64], epoch: String, sent: Bool, sentAt: Int64)] = [:]
+    }
+
+    var random: SplitMix64
+
+    init(seed: UInt64) { random = SplitMix64(seed: seed) }
+
+    mutating func noise(_ mean: UInt64) -> UInt64 {
+        guard mean > 0 else { return 0 }
+        return mean / 2 + (random.next() as UInt64) % (mean + 1)
+    }
+
+    /// Advances an interface's counters by `seconds` of traffic at `scale` × its rate (wrapping at its width).
+    mutating func advance(_ interface: inout Interface, seconds: Int64, scale: UInt64 = 1) {
+        let bytes = [noise(interface.rate * scale) * UInt64(seconds), noise(interface.rate * scale / 3) * UInt64(seconds)]
+        let increments = [
+            bytes[0], bytes[1], bytes[0] / 900, bytes[1] / 700, bytes[0] > 0 ? (random.next() as UInt64) % 3 : 0, 0,
+            bytes[0] > 0 ? (random.next() as UInt64) % 2 : 0, 0,
+        ]
+        for lane in 0..<8 {
+            interface.counters[lane] = interface.counters[lane] &+ increments[lane]
+            if interface.width == .bits32 { interface.counters[lane] &= 0xFFFF_FFFF }
+        }
+    }
+}

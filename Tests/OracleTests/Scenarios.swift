@@ -1,0 +1,260 @@
+import PulseAnalytics
+import PulseCore
+
+/// What happens to one agent at one second of a scenario.
+struct Happening {
+    /// The agent is not running: nothing is sampled.
+    var down = false
+    /// The agent's clock, relative to true time (ms).
+    var clockOffset: Int64 = 0
+    /// The kernel rebooted just before this second: a new boot id, counters restart.
+    var reboot = false
+    /// Per interface: `reset` (driver reset), `recreate` (new ifindex), `jump` (an implausible step), `burst`.
+    var interfaces: [String: Set<String>] = [:]
+}
+
+extension CaseGenerator {
+    /// Runs `agents` from `start` for `ticks` samples of `interval` ms and returns the batches each makes, in the
+    /// order they were closed, with `received` = the true time of closing plus two seconds.
+    mutating func simulate(
+        _ agents: inout [Agent], start: Int64, ticks: Int, interval: Int64, heartbeat: Int64, batchTicks: Int,
+        happening: (String, Int) -> Happening
+    ) -> [(batch: OracleCase.Batch, closedAt: Int64, tick: Int)] {
+        var made = [(batch: OracleCase.Batch, closedAt: Int64, tick: Int)]()
+        for index in agents.indices {
+            var open = [(time: Int64, samples: [(interface: Int, time: Int64, counters: [UInt64], epoch: String)])]()
+            var openTicks = 0
+            var lastAgentTime = Int64.min
+            var wasDown = false
+            func close(_ agent: inout Agent, trueTime: Int64, tick: Int) {
+                guard !open.isEmpty else { return }
+                let times = Set(open.flatMap { $0.samples.map(\.time) }).sorted()
+                let tickOf = Dictionary(uniqueKeysWithValues: times.enumerated().map { ($1, $0) })
+                var sections = [OracleCase.Section]()
+                for (position, interface) in agent.interfaces.enumerated() {
+                    // One section per epoch of the interface in this batch (a re-created interface has two).
+                    let samples = open.flatMap { $0.samples.filter { $0.interface == position } }
+                    var epochs = [String]()
+                    for sample in samples where !epochs.contains(sample.epoch) { epochs.append(sample.epoch) }
+                    for epoch in epochs {
+                        let mine = samples.filter { $0.epoch == epoch }
+                        let parts = epoch.split(separator: "/")
+                        let first = tickOf[mine[0].time]!
+                        sections.append(
+                            OracleCase.Section(
+                                name: interface.name, boot: BootID(uuidString: parts[0])!, ifindex: UInt32(parts[1])!,
+                                width: interface.width,
+                                samples: mine.map { (tickOf[$0.time]!, $0.time, $0.counters) },
+                                links: [(first, interface.speed, interface.kind, interface.relation)]))
+                    }
+                }
+                agent.sequence += 1
+                agent.order = max(agent.order + 1, UInt64(times.last!))
+                made.append(
+                    (
+                        OracleCase.Batch(
+                            agent: agent.name, stream: agent.stream, sequence: agent.sequence, order: agent.order,
+                            interval: interval, heartbeat: heartbeat, received: trueTime + 2_000, sections: sections),
+                        trueTime, tick
+                    ))
+                open.removeAll()
+                openTicks = 0
+            }
+            var agent = agents[index]
+            for tick in 0..<ticks {
+                let trueTime = start + Int64(tick) * interval
+                let now = happening(agent.name, tick)
+                for position in agent.interfaces.indices {
+                    let events = now.interfaces[agent.interfaces[position].name] ?? []
+                    if now.reboot {
+                        agent.interfaces[position].counters = agent.interfaces[position].counters.map { _ in (random.next() as UInt64) % 1_000 }
+                    }
+                    if events.contains("reset") {
+                        agent.interfaces[position].counters = agent.interfaces[position].counters.map { $0 % 97 }
+                    }
+                    if events.contains("recreate") {
+                        agent.interfaces[position].ifindex += 1
+                        agent.interfaces[position].counters = [UInt64](repeating: 0, count: 8)
+                    }
+                    let idle = agent.interfaces[position].rate == 0
+                    if events.contains("burst") {
+                        agent.interfaces[position].rate = 10_000
+                        advance(&agent.interfaces[position], seconds: interval / 1_000)
+                        agent.interfaces[position].rate = 0
+                    } else if !idle {
+                        advance(&agent.interfaces[position], seconds: interval / 1_000, scale: 1)
+                    }
+                    if events.contains("jump") {
+                        agent.interfaces[position].counters[0] &+= 50_000_000_000
+                    }
+                }
+                if now.reboot { agent.boot = BootID(high: random.next() as UInt64, low: random.next() as UInt64) }
+                if now.down {
+                    if !wasDown { close(&agent, trueTime: trueTime, tick: tick) }
+                    wasDown = true
+                    agent.last.removeAll()
+                    continue
+                }
+                wasDown = false
+                let agentTime = trueTime + now.clockOffset
+                if agentTime <= lastAgentTime { close(&agent, trueTime: trueTime, tick: tick) }
+                lastAgentTime = agentTime
+                var samples = [(interface: Int, time: Int64, counters: [UInt64], epoch: String)]()
+                for (position, interface) in agent.interfaces.enumerated() {
+                    let epoch = "\(agent.boot)/\(interface.ifindex)"
+                    let key = interface.name
+                    if heartbeat > 0, let last = agent.last[key], last.epoch == epoch {
+                        if last.counters == interface.counters {
+                            if agentTime - last.sentAt >= heartbeat {
+                                samples.append((position, agentTime, interface.counters, epoch))
+                                agent.last[key] = (agentTime, interface.counters, epoch, true, agentTime)
+                            } else {
+                                agent.last[key] = (agentTime, interface.counters, epoch, false, last.sentAt)
+                            }
+                            continue
+                        }
+                        if !last.sent { samples.append((position, last.time, last.counters, epoch)) }
+                    }
+                    samples.append((position, agentTime, interface.counters, epoch))
+                    agent.last[key] = (agentTime, interface.counters, epoch, true, agentTime)
+                }
+                open.append((agentTime, samples))
+                openTicks += 1
+                if openTicks == batchTicks { close(&agent, trueTime: trueTime, tick: tick) }
+            }
+            close(&agent, trueTime: start + Int64(ticks) * interval, tick: ticks)
+            agents[index] = agent
+        }
+        return made
+    }
+
+    /// Two hours at 1 s of two agents with everything that can go wrong.
+    static func anomalies(seed: UInt64) -> OracleCase {
+        var generator = CaseGenerator(seed: seed)
+        let start: Int64 = 1_781_078_400_000  // 2026-06-10T08:00:00Z
+        var agents = [
+            Agent(
+                name: "web-01", labels: [("role", "web"), ("site", "fra1")], boot: BootID(high: 1, low: 1),
+                interfaces: [
+                    Interface(name: "eth0", kind: .physical, speed: 1_000, ifindex: 2, rate: 2_000_000),
+                    Interface(name: "wan0", kind: .physical, width: .bits32, speed: 100, ifindex: 7, rate: 8_000_000),
+                    Interface(name: "veth9", kind: .veth, speed: 0, ifindex: 9, rate: 1_000_000),
+                    Interface(name: "bond0", kind: .bond, speed: 2_000, ifindex: 3, rate: 3_000_000),
+                    Interface(name: "eth1", kind: .physical, relation: .bondSlave, speed: 1_000, ifindex: 4, rate: 1_500_000),
+                    Interface(name: "a<b&c", kind: .virtual, speed: 0, ifindex: 11, rate: 700),
+                ], stream: 0xAAAA),
+            Agent(
+                name: "db-01", labels: [("site", "fra1")], boot: BootID(high: 2, low: 2),
+                interfaces: [
+                    Interface(name: "eth0", kind: .physical, speed: 1_000, ifindex: 2, rate: 500_000),
+                    Interface(name: "lo", kind: .loopback, speed: 0, ifindex: 1, rate: 0),
+                ], stream: 0xBBBB),
+        ]
+        let ticks = 7_200
+        var made = generator.simulate(&agents, start: start, ticks: ticks, interval: 1_000, heartbeat: 60_000, batchTicks: 10) {
+            agent, second in
+            var now = Happening()
+            if agent == "web-01" {
+                if second == 1_500 { now.interfaces["eth0"] = ["reset"] }
+                if second == 3_000 { now.interfaces["wan0"] = ["recreate"] }
+                if second == 5_000 { now.interfaces["eth0"] = ["jump"] }
+                if second >= 2_400 { now.clockOffset = -1_200_000 }
+            } else {
+                if (500..<520).contains(second) || (2_000..<2_010).contains(second) { now.interfaces["lo"] = ["burst"] }
+                if (1_000..<1_100).contains(second) { now.clockOffset = 7_200_000 }
+                if (3_700..<4_000).contains(second) { now.down = true }
+                if second == 4_000 { now.reboot = true }
+            }
+            return now
+        }
+        let end = start + Int64(ticks) * 1_000
+        // How batches travel: web-01's spool holds 10 minutes back until the end; db-01's batches of 5 minutes
+        // overtake each other; one batch is lost for good.
+        var held = [OracleCase.Batch]()
+        var arrivals = [OracleCase.Batch]()
+        var shuffled = [OracleCase.Batch]()
+        for (batch, closedAt, tick) in made.sorted(by: { $0.closedAt < $1.closedAt }) {
+            _ = closedAt
+            if batch.agent == "web-01", (1_800..<2_400).contains(tick) {
+                held.append(batch)
+            } else if batch.agent == "web-01", (3_300..<3_310).contains(tick) {
+                continue
+            } else if batch.agent == "db-01", (600..<900).contains(tick) {
+                shuffled.append(batch)
+                if tick >= 890 {
+                    arrivals += shuffled.shuffled(using: &generator.random)
+                    shuffled.removeAll()
+                }
+            } else {
+                arrivals.append(batch)
+            }
+        }
+        arrivals += shuffled
+        for index in held.indices { held[index].received = end + 60_000 }
+        arrivals += held
+        made.removeAll()
+        return OracleCase(
+            agents: agents.map { ($0.name, $0.labels) }, batches: arrivals, now: end + 3_600_000,
+            windows: [
+                (start, end, 60_000), (start - 3_600_000, end + 3_600_000, 300_000),
+                (start - 8 * 3_600_000, start + 16 * 3_600_000, 3_600_000), (start, start + 1_800_000, 60_000),
+            ],
+            timeZone: "UTC", bills: [(1, start, .max), (1, start, .sum), (10, start, .inbound)])
+    }
+
+    /// Three months at 5-minute samples in Europe/Berlin (February to April 2026): months of 28, 31 and 30 days,
+    /// the change to summer time, billing days that do not exist in every month, a late start, an outage, and a
+    /// week of data that arrives after everything else.
+    static func billing(seed: UInt64) -> OracleCase {
+        var generator = CaseGenerator(seed: seed)
+        let start: Int64 = 1_769_900_400_000  // 2026-02-01T00:00:00+01:00
+        var agents = [
+            Agent(
+                name: "edge-1", labels: [("customer", "acme"), ("site", "ams")], boot: BootID(high: 3, low: 3),
+                interfaces: [Interface(name: "eth0", kind: .physical, speed: 10_000, ifindex: 2, rate: 40_000_000)],
+                stream: 0xCCCC),
+            Agent(
+                name: "edge-2", labels: [("site", "ams")], boot: BootID(high: 4, low: 4),
+                interfaces: [Interface(name: "eth0", kind: .physical, speed: 10_000, ifindex: 2, rate: 25_000_000)],
+                stream: 0xDDDD),
+        ]
+        let ticks = 25_620  // to 2026-05-01T00:00:00+02:00
+        let made = generator.simulate(&agents, start: start, ticks: ticks, interval: 300_000, heartbeat: 0, batchTicks: 48) {
+            agent, tick in
+            var now = Happening()
+            // edge-1 starts on the third day: its first bill has missing intervals.
+            if agent == "edge-1", tick < 2 * 288 { now.down = true }
+            // edge-2 is down for two days in March.
+            if agent == "edge-2", (37 * 288..<39 * 288).contains(tick) { now.down = true }
+            return now
+        }
+        // edge-1's batches of a week in March arrive after everything else.
+        let lateWeek = 45 * 288..<52 * 288
+        var arrivals = made.filter { !($0.batch.agent == "edge-1" && lateWeek.contains($0.tick)) }.map(\.batch)
+        let end = start + Int64(ticks) * 300_000
+        arrivals += made.filter { $0.batch.agent == "edge-1" && lateWeek.contains($0.tick) }.map {
+            var batch = $0.batch
+            batch.received = end + 60_000
+            return batch
+        }
+        var bills = [(day: Int, at: Int64, method: BillingMethod)]()
+        for month in 0..<3 {
+            let at = start + Int64(month) * 30 * 86_400_000 + 20 * 86_400_000
+            bills.append((31, at, [.max, .inbound, .sum][month]))
+            bills.append((15, at, .outbound))
+            bills.append((1, at, .max))
+        }
+        var oracleCase = OracleCase(
+            agents: agents.map { ($0.name, $0.labels) }, batches: arrivals, now: end + 43_200_000,
+            windows: [
+                // February in Berlin, hour by hour; the day of the change to summer time (23 hours) at 5 minutes;
+                // the UTC days of the three months.
+                (1_769_900_400_000, 1_772_319_600_000, 3_600_000), (1_774_738_800_000, 1_774_821_600_000, 300_000),
+                (1_769_904_000_000, 1_777_593_600_000, 86_400_000),
+            ],
+            timeZone: "Europe/Berlin", bills: bills)
+        // Minute buckets are checked by the anomalies case; here every 5-minute, hourly and daily one.
+        oracleCase.bucketLevels = [300_000, 3_600_000, 86_400_000]
+        return oracleCase
+    }
+}

@@ -1,0 +1,134 @@
+import PulseAnalytics
+import PulseCore
+import PulseStore
+import Testing
+
+@testable import PulseDaemon
+
+@Suite struct DaemonConfigTests {
+    @Test func exampleFileLoadsAndErrorsNameTheLine() throws {
+        var root = #filePath
+        for _ in 0..<3 { root = FileIO.parentDirectory(root) }
+        let config = try DaemonConfig.load(path: "\(root)/config/netpulsed.toml")
+        #expect(config.listen == Endpoint(host: "0.0.0.0", port: 7420))
+        #expect(config.storePath == "/var/lib/netpulsed/netpulse.db")
+        #expect(config.store.levels == RollupLevel.standard)
+        #expect(config.retention == .standard)
+        #expect(
+            throws: ConfigError(
+                file: "d.toml", line: 2, key: "store.synchronous", "is \"sometimes\"; use \"full\" or \"normal\"")
+        ) {
+            try DaemonConfig.parse(ConfigDocument(text: "[store]\nsynchronous = \"sometimes\"\n", file: "d.toml"))
+        }
+        #expect(
+            throws: ConfigError(
+                file: "d.toml", line: 2, key: "listen.adress",
+                "is not a known setting of [listen]; known: address, handshake_timeout, idle_timeout, max_connections")
+        ) {
+            try DaemonConfig.parse(ConfigDocument(text: "[listen]\nadress = \"x\"\n", file: "d.toml"))
+        }
+    }
+
+    @Test func analyticsSettingsAreReadAndCheckedWithTheirLines() throws {
+        let config = try DaemonConfig.parse(
+            ConfigDocument(
+                text: """
+                    [daemon]
+                    time_zone = "Europe/Berlin"
+                    [rollups]
+                    levels = ["1m", "5m", "1h", "1d"]
+                    [retention]
+                    raw = "72h"
+                    1d = "forever"
+                    1h = "365d"
+                    [aggregation]
+                    count = ["physical", "bond", "veth"]
+                    [aggregation.lab]
+                    match = "site=lab"
+                    count = ["physical"]
+                    [billing]
+                    day = 15
+                    method = "sum"
+                    group_by = ["customer"]
+                    [billing.acme]
+                    match = "customer=acme"
+                    day = 1
+                    [labels.web-01]
+                    site = "fra1"
+                    [snapshots]
+                    windows = ["last-1h", "this-month"]
+                    """, file: "d.toml"))
+        #expect(config.calendar.timeZone.identifier == "Europe/Berlin")
+        #expect(config.retention.raw == 72 * 3_600_000)
+        #expect(config.retention.keeps(.oneDay) == nil && config.retention.keeps(.oneHour) == 365 * 86_400_000)
+        #expect(config.store.rules.standard.kinds == [.physical, .bond, .veth])
+        #expect(config.store.rules.groups[GroupKey(key: "site", value: "lab")]?.kinds == [.physical])
+        #expect(config.billing.day == 15 && config.billing.method == .sum)
+        #expect(config.billing.terms(for: .group(GroupKey(key: "customer", value: "acme"))) == (1, .sum))
+        #expect(config.labels["web-01"] == Labels([("site", "fra1")]))
+        #expect(config.snapshots.windows == [.last(3_600_000), .calendar(.month, offset: 0)])
+
+        let bad: [(String, ConfigError)] = [
+            (
+                "[rollups]\nlevels = [\"1m\", \"7m\"]\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "rollups.levels",
+                    "has \"7m\"; a level is a whole number of seconds that divides a day")
+            ),
+            (
+                "[rollups]\nlevels = [\"1m\", \"1h\"]\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "rollups.levels",
+                    "must include \"5m\": 95th-percentile billing reads 5-minute rates")
+            ),
+            (
+                "[daemon]\ntime_zone = \"Mars/Olympus\"\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "daemon.time_zone",
+                    "\"Mars/Olympus\" is not a time zone of the tz database (see /usr/share/zoneinfo)")
+            ),
+            (
+                "[billing]\nmethod = \"median\"\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "billing.method",
+                    "is \"median\"; use \"in\", \"out\", \"max\" or \"sum\"")
+            ),
+            (
+                "[aggregation]\ncount = [\"nics\"]\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "aggregation.count",
+                    "has \"nics\"; kinds are unknown, physical, bond, bridge, vlan, veth, loopback, tunnel, virtual")
+            ),
+            (
+                "[labels.web-01]\nSite = \"x\"\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "labels.web-01.Site",
+                    "is not a label name: use a-z, 0-9, '_' and '-' (at most 64)")
+            ),
+            (
+                "[snapshots]\nwindows = [\"fortnight\"]\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "snapshots.windows",
+                    "has \"fortnight\"; use last-DURATION (last-1h), today, yesterday, this-week, last-week, this-month, last-month, this-year, billing-period or last-billing-period"
+                )
+            ),
+            (
+                "[retention]\n5m = \"30d\"\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "retention.5m",
+                    "must keep at least 62 days: a bill needs its whole period and the one before")
+            ),
+        ]
+        for (text, error) in bad {
+            #expect(throws: error) { try DaemonConfig.parse(ConfigDocument(text: text, file: "d.toml")) }
+        }
+    }
+
+    @Test func agentsNeverChooseTheirBillingGroup() throws {
+        let config = try DaemonConfig.parse(
+            ConfigDocument(text: "[billing]\ngroup_by = [\"customer\"]\n[labels.a]\nrole = \"db\"\n", file: "d.toml"))
+        let sent = Labels([("customer", "free-ride"), ("role", "edge"), ("site", "fra1")])
+        #expect(config.effectiveLabels(agent: "a", sent: sent) == Labels([("role", "db"), ("site", "fra1")]))
+        #expect(config.effectiveLabels(agent: "b", sent: sent) == Labels([("role", "edge"), ("site", "fra1")]))
+    }
+}

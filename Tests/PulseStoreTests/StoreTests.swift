@@ -1,0 +1,253 @@
+import PulseAnalytics
+import PulseCore
+import Testing
+
+@testable import PulseStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func temporaryDirectory() -> String {
+    var template = Array("/tmp/netpulse-test-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+}
+
+/// Builds batches the way an agent does: one interface per section, cumulative counters, an order per batch.
+struct BatchMaker {
+    var agent = AgentIdentity(name: "web-01", hostname: "web-01", version: "0.2.0")
+    var stream: UInt64 = 99
+    var boot = BootID(high: 10, low: 20)
+    var interval: UInt64 = 1_000
+    var heartbeat: UInt64 = 0
+
+    func descriptor(_ id: UInt32, _ name: String, ifindex: UInt32 = 2, width: CounterWidth = .bits64)
+        -> InterfaceDescriptor
+    {
+        InterfaceDescriptor(
+            id: id, name: InterfaceName(name), epoch: CounterEpoch(bootID: boot, ifindex: ifindex, width: width))
+    }
+
+    /// One interface's batch: `rx` values at one-second ticks from `start`; tx is half of rx.
+    func batch(
+        _ sequence: UInt64, order: UInt64? = nil, start: Int64, rx: [UInt64], interface: String = "eth0",
+        ifindex: UInt32 = 2, speed: UInt32? = 1_000, kind: InterfaceKind = .physical
+    ) -> IngestBatch {
+        let values = rx.flatMap { value -> [UInt64] in
+            var counters = CounterValues()
+            counters[.rxBytes] = value
+            counters[.txBytes] = value / 2
+            counters[.rxPackets] = value / 100
+            return counters.values
+        }
+        let wire = WireBatch(
+            stream: stream, sequence: sequence, order: order ?? sequence, interval: interval, heartbeat: heartbeat,
+            timestamps: rx.indices.map { start + Int64($0) * 1_000 },
+            sections: [BatchSection(descriptorID: 1, ticks: Array(rx.indices), values: values)],
+            linkStates: [
+                LinkStateRecord(
+                    descriptorID: 1, tick: 0,
+                    state: LinkState(speedMbps: speed, operState: .up, carrier: true, mtu: 1_500, kind: kind))
+            ])
+        return IngestBatch(agent: agent, batch: wire, descriptors: [descriptor(1, interface, ifindex: ifindex)])
+    }
+}
+
+@Suite struct StoreTests {
+    let maker = BatchMaker()
+    let day: Int64 = 1_763_856_000_000  // 2025-11-23T00:00:00Z
+
+    func interface(_ store: SQLiteStore, _ name: String = "eth0") async throws -> SeriesRecord {
+        try #require(try await store.series().first { $0.kind == .interface && $0.interface == InterfaceName(name) })
+    }
+
+    @Test func storesOnceAndReadsBackExactly() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        let first = maker.batch(1, start: day + 10_000, rx: [100, 200, 400])
+        let second = maker.batch(2, start: day + 13_000, rx: [700, 1_000])
+        #expect(
+            try await store.ingest([first, second, first], receivedAt: day + 20_000) == [.stored, .stored, .duplicate])
+        #expect(try await store.ingest([second], receivedAt: day + 21_000) == [.duplicate])
+
+        // A fresh reader (read-only, like `netpulse`) sees exactly what was acknowledged.
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        let eth0 = try await interface(reader)
+        let samples = try await reader.samples(series: eth0.id, from: 0, to: .max)
+        #expect(samples.map(\.timestamp) == [10_000, 11_000, 12_000, 13_000, 14_000].map { day + $0 })
+        #expect(samples.map { $0.counters[.rxBytes] } == [100, 200, 400, 700, 1_000])
+        // Rollups: every step counted once; 4 s measured.
+        for level in RollupLevel.standard {
+            let sums = try await reader.sums(level: level, series: [eth0.id], from: 0, to: .max)[eth0.id]
+            #expect(sums?.traffic[.rxBytes] == 900 && sums?.traffic[.txBytes] == 450, "\(level)")
+            #expect(sums?.measuredMilliseconds == 4_000 && sums?.interpolatedMilliseconds == 0)
+            #expect(sums?.peakRx == 300 && sums?.speedMbps == 1_000)
+        }
+        // The counted interface is in its host's and the fleet's totals.
+        let series = try await reader.series()
+        let host = try #require(series.first { $0.kind == .host })
+        let fleet = try #require(series.first { $0.kind == .fleet })
+        let scopes = try await reader.sums(level: .oneHour, series: [host.id, fleet.id], from: 0, to: .max)
+        #expect(scopes[host.id]?.traffic[.rxBytes] == 900 && scopes[fleet.id]?.traffic[.rxBytes] == 900)
+        #expect(try await reader.totals().batches == 2)
+        #expect(eth0.facts?.kind == .physical && eth0.facts?.speedMbps == 1_000)
+    }
+
+    @Test func aNewEpochCountsFromItsFirstCounter() async throws {
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        _ = try await store.ingest(
+            [
+                maker.batch(1, start: day, rx: [1_000, 5_000]),
+                // The interface was re-created (new ifindex): its counters restarted and already counted 300.
+                maker.batch(2, start: day + 2_000, rx: [300, 800], ifindex: 5),
+            ], receivedAt: day + 5_000)
+        let eth0 = try await interface(store)
+        let sums = try await store.sums(level: .oneMinute, series: [eth0.id], from: 0, to: .max)[eth0.id]
+        #expect(sums?.traffic[.rxBytes] == Int64(4_000 + 300 + 500))
+        #expect(sums?.count(of: .epoch) == 1)
+    }
+
+    /// An outage's bytes are spread over it, and when the spool delivers the samples in between, the rollups are
+    /// exactly what they would have been had everything arrived in order.
+    @Test func lateDataReplacesTheSpreadAndBumpsTheRevision() async throws {
+        let ordered = try SQLiteStore(path: temporaryDirectory() + "/a.db")
+        let late = try SQLiteStore(path: temporaryDirectory() + "/b.db")
+        var batches = [IngestBatch]()
+        for index in 0..<12 {
+            let rx: [UInt64] = (0..<60).map { tick in
+                let t = UInt64(index * 60 + tick)
+                return t * 1_000 + t * t
+            }
+            batches.append(maker.batch(UInt64(index + 1), start: day + Int64(index) * 60_000, rx: rx))
+        }
+        for batch in batches { _ = try await ordered.ingest([batch], receivedAt: day + 3_600_000) }
+        // First and last arrive; the ten between come later, shuffled.
+        _ = try await late.ingest([batches[0], batches[11]], receivedAt: day + 1_000_000)
+        let eth0 = try await interface(late)
+        let spread = try await late.buckets(level: .fiveMinutes, series: [eth0.id], from: 0, to: .max)[eth0.id] ?? []
+        #expect(spread.contains { $0.values.interpolatedMilliseconds > 0 })
+        let revisionBefore = spread.map(\.revision).max() ?? 0
+        var generator = SplitMix64(seed: 7)
+        for batch in batches[1..<11].shuffled(using: &generator) {
+            _ = try await late.ingest([batch], receivedAt: day + 2_000_000)
+        }
+        for level in RollupLevel.standard {
+            let a = try await ordered.buckets(
+                level: level, series: [try await interface(ordered).id], from: 0, to: .max)
+            let b = try await late.buckets(level: level, series: [eth0.id], from: 0, to: .max)
+            #expect(a.values.first?.map(\.values) == b.values.first?.map(\.values), "\(level)")
+        }
+        let after = try await late.buckets(level: .fiveMinutes, series: [eth0.id], from: 0, to: .max)[eth0.id] ?? []
+        #expect(after.allSatisfy { $0.values.interpolatedMilliseconds == 0 })
+        #expect((after.map(\.revision).max() ?? 0) > revisionBefore)
+        #expect(try await late.anomalies(since: 0).filter { $0.kind == "unplaced" }.isEmpty)
+    }
+
+    @Test func aClockAheadIsMovedBackAndFlagged() async throws {
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        // The agent's clock runs an hour ahead of the daemon's.
+        _ = try await store.ingest(
+            [maker.batch(1, start: day + 3_600_000, rx: [0, 1_000, 2_000])], receivedAt: day + 2_500)
+        let eth0 = try await interface(store)
+        let samples = try await store.samples(series: eth0.id, from: 0, to: .max)
+        #expect(samples.map(\.timestamp) == [day + 500, day + 1_500, day + 2_500])
+        let sums = try await store.sums(level: .oneMinute, series: [eth0.id], from: 0, to: .max)[eth0.id]
+        #expect(sums?.traffic[.rxBytes] == 2_000 && sums?.count(of: .clock) == 2)
+        #expect(try await store.anomalies(since: 0).contains { $0.kind == "clock-ahead" })
+    }
+
+    @Test func retentionDeletesOldDataInSlices() async throws {
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        _ = try await store.ingest(
+            [maker.batch(1, start: day, rx: [1, 2]), maker.batch(2, start: day + 10 * 86_400_000, rx: [3, 4])],
+            receivedAt: day + 10 * 86_400_000)
+        let eth0 = try await interface(store)
+        let report = try await store.prune(.standard, now: day + 10 * 86_400_000 + 1_000, slice: 1)
+        #expect(report.rawChunks == 1)
+        #expect(try await store.samples(series: eth0.id, from: 0, to: .max).count == 2)
+        // A month later the minute buckets of the first day are gone; the hourly ones stay (the ten days between
+        // the batches are a gap, spread over every hour).
+        _ = try await store.prune(.standard, now: day + 35 * 86_400_000, slice: 1)
+        #expect(
+            try await store.buckets(level: .oneMinute, series: [eth0.id], from: 0, to: day + 86_400_000)[eth0.id] == nil
+        )
+        #expect(
+            try await store.buckets(level: .oneHour, series: [eth0.id], from: 0, to: day + 86_400_000)[eth0.id]?.count
+                == 24)
+    }
+
+    @Test func chunksRoundTripAndRejectDamage() throws {
+        let timestamps: [Int64] = [1_000, 2_000, 3_005]
+        let values = (0..<48).map { UInt64($0 * 1_000) }
+        let chunk = SeriesChunk.encode(timestamps: timestamps, values: values)
+        let decoded = try SeriesChunk.decode(chunk)
+        #expect(decoded.timestamps == timestamps && decoded.values == values)
+        #expect(throws: WireError.self) { try SeriesChunk.decode(Array(chunk.dropLast())) }
+        #expect(throws: WireError.self) { try SeriesChunk.decode(chunk + [0]) }
+    }
+
+    @Test func aReaderOfAMissingStoreIsToldWhatToDo() {
+        #expect(throws: StoreError.self) { try SQLiteStore(path: temporaryDirectory() + "/none.db", readOnly: true) }
+    }
+}
+
+/// A store written by Netpulse 0.1 (a fixture made by the 0.1 daemon and agent: 11 samples of `lo`, and the
+/// agent's spool of 4 batches it had not delivered) opens, is migrated and backfilled, deduplicates what 0.1
+/// stored, and counts the spool's batches on after it, exactly.
+@Suite struct UpgradeTests {
+    static let fixtures = FileIO.parentDirectory(#filePath) + "/Fixtures"
+    static let spool = FileIO.parentDirectory(FileIO.parentDirectory(#filePath)) + "/PulseAgentTests/Fixtures/spool-0.1"
+
+    /// What `netpulse rates --format csv` of 0.1 printed for this store: rx and tx counted 86,193 bytes.
+    static let countedBy01: Int64 = 86_193
+
+    @Test func aVersion1StoreIsMigratedAndBackfilled() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        try FileIO.writeAtomically(path, try FileIO.readBytes(Self.fixtures + "/netpulse-0.1.db"))
+        let store = try SQLiteStore(path: path)
+        let lo = try #require(try await store.series().first { $0.kind == .interface && $0.interface == "lo" })
+        #expect(lo.agent == "old-agent")
+        let samples = try await store.samples(series: lo.id, from: 0, to: .max)
+        #expect(samples.count == 11)
+        for level in RollupLevel.standard {
+            let sums = try await store.sums(level: level, series: [lo.id], from: 0, to: .max)[lo.id]
+            #expect(sums?.traffic[.rxBytes] == Self.countedBy01 && sums?.traffic[.txBytes] == Self.countedBy01)
+        }
+        // Reopening does not backfill again.
+        let reopened = try SQLiteStore(path: path)
+        let again = try await reopened.sums(level: .oneHour, series: [lo.id], from: 0, to: .max)[lo.id]
+        #expect(again?.traffic[.rxBytes] == Self.countedBy01)
+        // And a 0.2 reader can read it.
+        _ = try SQLiteStore(path: path, readOnly: true)
+
+        // The 0.1 agent's spool, as a 0.2 agent converts it: same streams and sequences, new orders.
+        let names = try FileIO.listDirectory(Self.spool).filter { $0.hasSuffix(".npb") }.sorted()
+        var batches = [IngestBatch]()
+        var lastCounter: UInt64 = 0
+        for (index, name) in names.enumerated() {
+            let frames = try WireCodec.frames(in: try FileIO.readBytes("\(Self.spool)/\(name)"))
+            guard case .describe(let describe) = try WireCodec.decode(frames[0], version: 1),
+                case .batch(var batch) = try WireCodec.decode(frames[1], version: 1)
+            else { throw StoreError.damaged("fixture") }
+            batch.order = 1_900_000_000_000 + UInt64(index)
+            batch.interval = 1_000
+            let descriptors = batch.sections.map { section in
+                describe.interfaces.first { $0.id == section.descriptorID }!
+            }
+            lastCounter = batch.sections[0].sample(batch.sections[0].sampleCount - 1)[.rxBytes]
+            batches.append(
+                IngestBatch(
+                    agent: AgentIdentity(name: "old-agent", hostname: "vm", version: "0.2.0"), batch: batch,
+                    descriptors: descriptors))
+        }
+        let firstCounter = samples[0].counters[.rxBytes]
+        #expect(try await store.ingest(batches, receivedAt: 1_900_000_000_000) == Array(repeating: .stored, count: 4))
+        let total = try await store.sums(level: .oneDay, series: [lo.id], from: 0, to: .max)[lo.id]
+        #expect(total?.traffic[.rxBytes] == Int64(lastCounter - firstCounter))
+
+        // A batch 0.1 stored and acknowledged is still recognised: sequence 1 of the spool's stream.
+        var replayed = batches[0]
+        replayed.sequence = 1
+        #expect(try await store.ingest([replayed], receivedAt: 1_900_000_000_000) == [.duplicate])
+    }
+}
