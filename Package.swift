@@ -69,7 +69,10 @@ let package = Package(
         // The storage protocol and its SQLite implementation: the only module with SQL.
         .target(
             name: "PulseStore",
-            dependencies: ["PulseCore", "PulseAnalytics", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "PulseCore", "PulseAnalytics", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // Window queries over any store: figures, traffic tables, top-N, bills (for the daemon's exporters and the CLI).
         .target(name: "PulseQuery", dependencies: ["PulseCore", "PulseAnalytics", "PulseStore"]),

@@ -20,6 +20,15 @@ case "ingest" where arguments.count >= 3:
         print("ingest benchmark failed: \(error)")
         exit(1)
     }
+case "store":
+    let interfaces = arguments.count > 2 ? Int(arguments[2]) ?? 10_000 : 10_000
+    let seconds = arguments.count > 3 ? Int(arguments[3]) ?? 60 : 60
+    do {
+        try blocking { try await StoreBench.run(interfaces: interfaces, seconds: seconds) }
+    } catch {
+        print("store benchmark failed: \(error)")
+        exit(1)
+    }
 case "usage" where arguments.count >= 5:
     guard let pid = Int32(arguments[2]), let seconds = Double(arguments[3]), let rate = Double(arguments[4]) else {
         print("usage: netpulse-bench usage PID SECONDS SAMPLES_PER_SECOND")

@@ -47,7 +47,9 @@ public struct Catalogue: Sendable {
     /// beginning of time (its data may be older than the first time the daemon saw its labels).
     public func agents(in group: GroupKey, during window: Window) -> Set<String> {
         var first = [String: Int64]()
-        for membership in memberships { first[membership.agent] = min(first[membership.agent] ?? .max, membership.from) }
+        for membership in memberships {
+            first[membership.agent] = min(first[membership.agent] ?? .max, membership.from)
+        }
         return Set(
             memberships.filter { membership in
                 let from = membership.from == first[membership.agent] ? Int64.min : membership.from

@@ -87,10 +87,9 @@ public struct Snapshot: Sendable {
                     ("top", JSONText.object(topJSON)),
                 ]))
         }
-        var billsJSON = [String]()
-        for scope in catalogue.series where contents.bills.contains(scope.kind) {
-            billsJSON.append(
-                FigureFormat.billJSON(try await engine.bill(scope, containing: now, now: now), calendar: calendar))
+        let billed = catalogue.series.filter { contents.bills.contains($0.kind) }
+        let billsJSON = try await engine.bills(billed, containing: { _ in now }, now: now).map {
+            FigureFormat.billJSON($0, calendar: engine.billing.calendar)
         }
         let agentsJSON = catalogue.agents.map { agent in
             JSONText.object([

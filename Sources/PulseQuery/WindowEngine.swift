@@ -161,7 +161,9 @@ public struct WindowEngine: Sendable {
                 }
             }
         case .p95:
-            let level = try resolution(for: window, now: now, preferred: .fiveMinutes)
+            // 5-minute rates, as bills use, where the window falls on 5-minute boundaries; else its resolution.
+            let aligned = Resolution.candidates(for: window, now: now, levels: levels).contains(.fiveMinutes)
+            let level = aligned ? RollupLevel.fiveMinutes : try resolution(for: window, now: now)
             let buckets = try await store.buckets(
                 level: level, series: candidates.map(\.id), from: window.from, to: window.to)
             for (id, list) in buckets {
@@ -177,16 +179,47 @@ public struct WindowEngine: Sendable {
 
     // MARK: Bills
 
-    /// The bill of a scope for the billing period holding `at` (by the scope's own billing day).
+    /// The bill of a scope for the billing period holding `at` (by the scope's own billing day): the one the store
+    /// keeps current (``BillKeeper``) when there is one, else computed from the period's 5-minute buckets.
     public func bill(_ scope: SeriesRecord, containing at: Int64, now: Int64) async throws -> BillLine {
-        let terms = billing.terms(for: billedScope(scope))
-        let span = billing.calendar.billingPeriod(day: terms.day, containing: at)
-        let period = Window(from: span.from, to: span.to, name: "billing-period")
-        let buckets =
-            try await store.buckets(
-                level: .fiveMinutes, series: [scope.id], from: period.from, to: period.to)[scope.id] ?? []
-        return BillLine(
-            series: scope, bill: Bill.compute(buckets: buckets, period: period, now: now, method: terms.method))
+        try await bills([scope], containing: { _ in at }, now: now)[0]
+    }
+
+    /// The bills of `scopes`, each for the period holding `at(scope)`: one read of the kept bills per distinct
+    /// time, the missing ones computed.
+    public func bills(
+        _ scopes: [SeriesRecord], containing at: (SeriesRecord) -> Int64, now: Int64
+    ) async throws -> [BillLine] {
+        var stored = [Int64: StoredBill]()
+        var adjustments = [Int64: [BillAdjustment]]()
+        for (time, group) in Dictionary(grouping: scopes, by: at) {
+            let ids = group.map(\.id)
+            for bill in try await store.bills(series: ids, containing: time) { stored[bill.series] = bill }
+            for adjustment in try await store.billAdjustments(series: ids, containing: time) {
+                adjustments[adjustment.series, default: []].append(adjustment)
+            }
+        }
+        var lines = [BillLine]()
+        for scope in scopes {
+            let terms = billing.terms(for: billedScope(scope))
+            let span = billing.calendar.billingPeriod(day: terms.day, containing: at(scope))
+            if let kept = stored[scope.id], kept.bill.period.from == span.from {
+                lines.append(
+                    BillLine(
+                        series: scope, bill: kept.bill, asOf: kept.asOf, issuedAt: kept.issuedAt,
+                        adjustments: adjustments[scope.id] ?? []))
+                continue
+            }
+            let period = Window(from: span.from, to: span.to, name: "billing-period")
+            let buckets =
+                try await store.buckets(
+                    level: .fiveMinutes, series: [scope.id], from: period.from, to: period.to)[scope.id] ?? []
+            lines.append(
+                BillLine(
+                    series: scope, bill: Bill.compute(buckets: buckets, period: period, now: now, method: terms.method),
+                    asOf: min(now, period.to), issuedAt: nil, adjustments: []))
+        }
+        return lines
     }
 
     /// How billing overrides name a series.
@@ -228,6 +261,12 @@ public struct Ranked: Sendable, Hashable {
 public struct BillLine: Sendable, Hashable {
     public var series: SeriesRecord
     public var bill: Bill
+    /// The bill counts the intervals that ended by then.
+    public var asOf: Int64
+    /// When it was issued and frozen (nil while the period is open).
+    public var issuedAt: Int64?
+    /// What late data would make an issued bill, oldest first.
+    public var adjustments: [BillAdjustment]
 }
 
 /// A row of a traffic table.

@@ -23,29 +23,40 @@ struct BillCommand: AsyncParsableCommand {
     var scope: ScopeOption?
 
     func run() async throws {
-        try await runQuery {
+        try await runQuery(options) {
             let now = WallClock.milliseconds()
             let (engine, _) = try await options.engine(now: now)
+            _ = try point(in: engine, day: engine.billing.day, now: now)
             let kind = scope?.kind ?? options.defaultScope
             let series = try engine.catalogue.select(options.selection(kind))
             guard !series.isEmpty else { throw QueryError("nothing stored yet for this selection") }
-            var lines = [BillLine]()
+            var points = [Int64: Int64]()
             for record in series {
-                let terms = engine.billing.terms(for: engine.billedScope(record))
-                let at = try point(in: engine, day: terms.day, now: now)
-                lines.append(try await engine.bill(record, containing: at, now: now))
+                points[record.id] = try point(
+                    in: engine, day: engine.billing.terms(for: engine.billedScope(record)).day, now: now)
             }
+            let lines = try await engine.bills(series, containing: { points[$0.id]! }, now: now)
             switch options.format {
             case .table:
-                var rows = [["SCOPE", "PERIOD", "METHOD", "95TH PCT", "IN", "OUT", "SUM", "INTERVALS", "MISSING"]]
+                var rows = [
+                    ["SCOPE", "PERIOD", "METHOD", "95TH PCT", "IN", "OUT", "SUM", "INTERVALS", "MISSING", "STATUS"]
+                ]
                 for line in lines {
                     let bill = line.bill
+                    let calendar = engine.billing.calendar
+                    var status =
+                        line.issuedAt.map { "issued \(calendar.localDate($0))" }
+                        ?? "open, as of \(calendar.localMinute(line.asOf))"
+                    if let adjustment = line.adjustments.last {
+                        status +=
+                            "; adjusted to \(TerminalText.rate(adjustment.bill.value)) on \(calendar.localDate(adjustment.foundAt))"
+                    }
                     rows.append([
                         TerminalText.safe(line.series.name),
-                        "\(engine.billing.calendar.localDate(bill.period.from)) … \(engine.billing.calendar.localDate(bill.period.to))",
+                        "\(calendar.localDate(bill.period.from)) … \(calendar.localDate(bill.period.to))",
                         bill.method.rawValue, TerminalText.rate(bill.value), TerminalText.rate(bill.inbound),
                         TerminalText.rate(bill.outbound), TerminalText.rate(bill.sum), "\(bill.intervals)",
-                        "\(bill.missing)",
+                        "\(bill.missing)", status,
                     ])
                 }
                 print(TerminalText.table(rows, numeric: [3, 4, 5, 6, 7, 8]), terminator: "")

@@ -21,15 +21,12 @@ struct Export: AsyncParsableCommand {
     @Option(name: .long, help: "Export interfaces, hosts, groups or the fleet (default: from the other options).")
     var scope: ScopeOption?
 
-    func validate() throws {
-        guard level == "raw" || Units.parseDuration(level) != nil else {
-            throw ValidationError("--level \(level): use raw, 1m, 5m, 1h or 1d")
-        }
-        guard options.format != .table else { throw ValidationError("--format: export writes csv or json") }
-    }
-
     func run() async throws {
-        try await runQuery {
+        try await runQuery(options) {
+            guard level == "raw" || Units.parseDuration(level) != nil else {
+                throw QueryError("--level \(level): use raw, 1m, 5m, 1h or 1d")
+            }
+            guard options.format != .table else { throw QueryError("--format: export writes csv or json") }
             let now = WallClock.milliseconds()
             let (engine, _) = try await options.engine(now: now)
             let window = try options.window(engine, now: now, fallback: .last(86_400_000))

@@ -50,22 +50,22 @@ struct QueryOptions: ParsableArguments {
         case table, json, csv
     }
 
-    func validate() throws {
-        if let last {
-            guard Units.parseDuration(last).map({ $0 > 0 }) == true else {
-                throw ValidationError("--last \(last): not a duration; use a number and a unit, such as 30m, 24h or 7d")
-            }
+    /// Checks what ArgumentParser cannot (run first by every query command, so a mistake is one line of error,
+    /// not a usage screen).
+    func check() throws {
+        if let last, Units.parseDuration(last).map({ $0 > 0 }) != true {
+            throw QueryError("--last \(last): not a duration; use a number and a unit, such as 30m, 24h or 7d")
         }
-        if last != nil && (from != nil || window != nil) {
-            throw ValidationError("use either --last, --window or --from/--to")
+        if last != nil && (from != nil || window != nil) || window != nil && from != nil {
+            throw QueryError("use one of --last, --window or --from/--to")
         }
         if let window, WindowSpec(parsing: window) == nil {
-            throw ValidationError(
+            throw QueryError(
                 "--window \(window): unknown; use today, yesterday, this-week, last-week, this-month, last-month, this-year, billing-period, last-billing-period or last-DURATION"
             )
         }
         if let group, GroupKey(parsing: group) == nil {
-            throw ValidationError("--group \(group): use key=value, such as site=fra1")
+            throw QueryError("--group \(group): use key=value, such as site=fra1")
         }
     }
 
@@ -147,9 +147,11 @@ struct QueryOptions: ParsableArguments {
     }
 }
 
-/// Runs an async query command's body, turning errors into one line on stderr and a non-zero exit.
-func runQuery(_ body: () async throws -> Void) async throws {
+/// Runs an async query command's body after checking its options, turning errors into one line on stderr and a
+/// non-zero exit.
+func runQuery(_ options: QueryOptions, _ body: () async throws -> Void) async throws {
     do {
+        try options.check()
         try await body()
     } catch let error as ExitCode {
         throw error

@@ -12,7 +12,7 @@ struct Rates: AsyncParsableCommand {
     @OptionGroup var options: QueryOptions
 
     func run() async throws {
-        try await runQuery {
+        try await runQuery(options) {
             let now = WallClock.milliseconds()
             let (engine, _) = try await options.engine(now: now)
             let interfaces = try engine.catalogue.select(options.selection(.interface))

@@ -10,12 +10,9 @@ struct SnapshotCommand: AsyncParsableCommand {
 
     @OptionGroup var options: QueryOptions
 
-    func validate() throws {
-        guard options.format != .table else { throw ValidationError("--format: a snapshot is json or csv") }
-    }
-
     func run() async throws {
-        try await runQuery {
+        try await runQuery(options) {
+            guard options.format != .table else { throw QueryError("--format: a snapshot is json or csv") }
             let now = WallClock.milliseconds()
             let (engine, daemon) = try await options.engine(now: now)
             let snapshot = try await Snapshot.make(

@@ -20,13 +20,10 @@ struct Top: AsyncParsableCommand {
     @Option(name: .long, help: "Rank interfaces, hosts or groups.")
     var scope = ScopeOption.interface
 
-    func validate() throws {
-        guard top >= 1 else { throw ValidationError("--top must be at least 1") }
-        guard scope != .fleet else { throw ValidationError("--scope: rank interfaces, hosts or groups") }
-    }
-
     func run() async throws {
-        try await runQuery {
+        try await runQuery(options) {
+            guard top >= 1 else { throw QueryError("--top must be at least 1") }
+            guard scope != .fleet else { throw QueryError("--scope: rank interfaces, hosts or groups") }
             let now = WallClock.milliseconds()
             let (engine, _) = try await options.engine(now: now)
             let window = try options.window(engine, now: now, fallback: .last(86_400_000))

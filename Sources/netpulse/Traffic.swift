@@ -22,7 +22,7 @@ struct Traffic: AsyncParsableCommand {
     var scope: ScopeOption?
 
     func run() async throws {
-        try await runQuery {
+        try await runQuery(options) {
             let now = WallClock.milliseconds()
             let (engine, _) = try await options.engine(now: now)
             let fallback: WindowSpec =

@@ -37,6 +37,8 @@ struct OracleCase {
     var timeZone: String
     /// (billing day, a time in the period, method)
     var bills: [(day: Int, at: Int64, method: BillingMethod)]
+    /// A time inside data that arrives after the period holding it closed (its bills get adjustments).
+    var lateDataAt: Int64?
     /// The levels whose every bucket is compared (all are computed).
     var bucketLevels: [Int64] = [60_000, 300_000, 3_600_000, 86_400_000]
     var maximumRate: UInt64 = 50_000_000_000
@@ -51,8 +53,12 @@ struct OracleCase {
         }
         let batchesJSON = batches.map { batch in
             let sections = batch.sections.map { section in
-                let samples = section.samples.map { "[\($0.tick),\($0.time),[\($0.counters.map(String.init).joined(separator: ","))]]" }
-                let links = section.links.map { "[\($0.tick),\($0.speed),\"\($0.kind.name)\",\(relation($0.relation))]" }
+                let samples = section.samples.map {
+                    "[\($0.tick),\($0.time),[\($0.counters.map(String.init).joined(separator: ","))]]"
+                }
+                let links = section.links.map {
+                    "[\($0.tick),\($0.speed),\"\($0.kind.name)\",\(relation($0.relation))]"
+                }
                 return """
                     {"name":"\(section.name)","boot":"\(section.boot)","ifindex":\(section.ifindex),"width":\(section.width.rawValue),\
                     "samples":[\(samples.joined(separator: ","))],"links":[\(links.joined(separator: ","))]}
@@ -101,13 +107,15 @@ struct OracleCase {
                     values += counters.values
                 }
                 sections.append(
-                    BatchSection(descriptorID: UInt32(id), ticks: section.samples.map { index[$0.tick]! }, values: values))
+                    BatchSection(
+                        descriptorID: UInt32(id), ticks: section.samples.map { index[$0.tick]! }, values: values))
                 for link in section.links {
                     links.append(
                         LinkStateRecord(
                             descriptorID: UInt32(id), tick: index[link.tick]!,
                             state: LinkState(
-                                speedMbps: link.speed == 0 ? nil : link.speed, operState: .up, carrier: true, mtu: 1_500,
+                                speedMbps: link.speed == 0 ? nil : link.speed, operState: .up, carrier: true,
+                                mtu: 1_500,
                                 kind: link.kind, relation: link.relation)))
                 }
             }
@@ -115,7 +123,8 @@ struct OracleCase {
                 stream: batch.stream, sequence: batch.sequence, order: batch.order, interval: UInt64(batch.interval),
                 heartbeat: UInt64(batch.heartbeat), timestamps: ticks.map { times[$0]! }, sections: sections,
                 linkStates: links)
-            let agent = AgentIdentity(name: batch.agent, hostname: batch.agent, version: "test", labels: labels[batch.agent]!)
+            let agent = AgentIdentity(
+                name: batch.agent, hostname: batch.agent, version: "test", labels: labels[batch.agent]!)
             return (IngestBatch(agent: agent, batch: wire, descriptors: descriptors), batch.received)
         }
     }
@@ -159,7 +168,9 @@ struct CaseGenerator {
 
     /// Advances an interface's counters by `seconds` of traffic at `scale` × its rate (wrapping at its width).
     mutating func advance(_ interface: inout Interface, seconds: Int64, scale: UInt64 = 1) {
-        let bytes = [noise(interface.rate * scale) * UInt64(seconds), noise(interface.rate * scale / 3) * UInt64(seconds)]
+        let bytes = [
+            noise(interface.rate * scale) * UInt64(seconds), noise(interface.rate * scale / 3) * UInt64(seconds),
+        ]
         let increments = [
             bytes[0], bytes[1], bytes[0] / 900, bytes[1] / 700, bytes[0] > 0 ? (random.next() as UInt64) % 3 : 0, 0,
             bytes[0] > 0 ? (random.next() as UInt64) % 2 : 0, 0,

@@ -67,7 +67,9 @@ extension CaseGenerator {
                 for position in agent.interfaces.indices {
                     let events = now.interfaces[agent.interfaces[position].name] ?? []
                     if now.reboot {
-                        agent.interfaces[position].counters = agent.interfaces[position].counters.map { _ in (random.next() as UInt64) % 1_000 }
+                        agent.interfaces[position].counters = agent.interfaces[position].counters.map { _ in
+                            (random.next() as UInt64) % 1_000
+                        }
                     }
                     if events.contains("reset") {
                         agent.interfaces[position].counters = agent.interfaces[position].counters.map { $0 % 97 }
@@ -140,7 +142,8 @@ extension CaseGenerator {
                     Interface(name: "wan0", kind: .physical, width: .bits32, speed: 100, ifindex: 7, rate: 8_000_000),
                     Interface(name: "veth9", kind: .veth, speed: 0, ifindex: 9, rate: 1_000_000),
                     Interface(name: "bond0", kind: .bond, speed: 2_000, ifindex: 3, rate: 3_000_000),
-                    Interface(name: "eth1", kind: .physical, relation: .bondSlave, speed: 1_000, ifindex: 4, rate: 1_500_000),
+                    Interface(
+                        name: "eth1", kind: .physical, relation: .bondSlave, speed: 1_000, ifindex: 4, rate: 1_500_000),
                     Interface(name: "a<b&c", kind: .virtual, speed: 0, ifindex: 11, rate: 700),
                 ], stream: 0xAAAA),
             Agent(
@@ -151,7 +154,9 @@ extension CaseGenerator {
                 ], stream: 0xBBBB),
         ]
         let ticks = 7_200
-        var made = generator.simulate(&agents, start: start, ticks: ticks, interval: 1_000, heartbeat: 60_000, batchTicks: 10) {
+        var made = generator.simulate(
+            &agents, start: start, ticks: ticks, interval: 1_000, heartbeat: 60_000, batchTicks: 10
+        ) {
             agent, second in
             var now = Happening()
             if agent == "web-01" {
@@ -219,7 +224,9 @@ extension CaseGenerator {
                 stream: 0xDDDD),
         ]
         let ticks = 25_620  // to 2026-05-01T00:00:00+02:00
-        let made = generator.simulate(&agents, start: start, ticks: ticks, interval: 300_000, heartbeat: 0, batchTicks: 48) {
+        let made = generator.simulate(
+            &agents, start: start, ticks: ticks, interval: 300_000, heartbeat: 0, batchTicks: 48
+        ) {
             agent, tick in
             var now = Happening()
             // edge-1 starts on the third day: its first bill has missing intervals.
@@ -244,8 +251,9 @@ extension CaseGenerator {
             bills.append((15, at, .outbound))
             bills.append((1, at, .max))
         }
+        // A minute past a 5-minute boundary: the bills kept in the store are then current to the same interval.
         var oracleCase = OracleCase(
-            agents: agents.map { ($0.name, $0.labels) }, batches: arrivals, now: end + 43_200_000,
+            agents: agents.map { ($0.name, $0.labels) }, batches: arrivals, now: end + 43_200_000 + 60_000,
             windows: [
                 // February in Berlin, hour by hour; the day of the change to summer time (23 hours) at 5 minutes;
                 // the UTC days of the three months.
@@ -255,6 +263,7 @@ extension CaseGenerator {
             timeZone: "Europe/Berlin", bills: bills)
         // Minute buckets are checked by the anomalies case; here every 5-minute, hourly and daily one.
         oracleCase.bucketLevels = [300_000, 3_600_000, 86_400_000]
+        oracleCase.lateDataAt = start + Int64(lateWeek.lowerBound) * 300_000 + 86_400_000
         return oracleCase
     }
 }

@@ -132,7 +132,8 @@ public struct DaemonConfig: Sendable, Hashable {
         config.store.levels = levels
         let standard = RetentionPolicy.standard
         var retention = RetentionPolicy(
-            raw: try reader.duration("retention", "raw", default: standard.raw, range: 3_600_000...(3_650 * 86_400_000)),
+            raw: try reader.duration(
+                "retention", "raw", default: standard.raw, range: 3_600_000...(3_650 * 86_400_000)),
             levels: [:],
             lateData: try reader.duration(
                 "retention", "late_data", default: standard.lateData, range: 3_600_000...(400 * 86_400_000)))

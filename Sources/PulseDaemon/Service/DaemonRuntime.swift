@@ -55,6 +55,7 @@ public struct DaemonRuntime: Sendable {
             .init(service: ingest),
             .init(service: listener, successTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: RetentionService(store: store, policy: config.retention, logger: logger)),
+            .init(service: BillingService(store: store, config: config, logger: logger)),
             .init(
                 service: ReloadService(
                     configPath: configPath, current: current, tls: listener.tls, status: status, logger: logger)),

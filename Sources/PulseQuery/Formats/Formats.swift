@@ -230,6 +230,20 @@ public enum FigureFormat {
             ("p95_out_bytes_per_second", JSONText.decimal(bill.outbound, places: 3)),
             ("p95_sum_bytes_per_second", JSONText.decimal(bill.sum, places: 3)),
             ("intervals", "\(bill.intervals)"), ("missing_intervals", "\(bill.missing)"),
+            ("as_of", JSONText.string(RFC3339.text(line.asOf))),
+            ("issued_at", line.issuedAt.map { JSONText.string(RFC3339.text($0)) } ?? "null"),
+            (
+                "adjustments",
+                JSONText.array(
+                    line.adjustments.map { adjustment in
+                        JSONText.object([
+                            ("found_at", JSONText.string(RFC3339.text(adjustment.foundAt))),
+                            ("p95_bytes_per_second", JSONText.decimal(adjustment.bill.value, places: 3)),
+                            ("intervals", "\(adjustment.bill.intervals)"),
+                            ("missing_intervals", "\(adjustment.bill.missing)"),
+                        ])
+                    })
+            ),
             ("revision", "\(bill.revision)"),
         ])
     }
@@ -237,7 +251,7 @@ public enum FigureFormat {
     public static let billCSVHeader = [
         "kind", "series", "period_from_utc", "period_to_utc", "method", "p95_bytes_per_second", "p95_bits_per_second",
         "p95_in_bytes_per_second", "p95_out_bytes_per_second", "p95_sum_bytes_per_second", "intervals",
-        "missing_intervals", "revision",
+        "missing_intervals", "as_of_utc", "issued_at_utc", "adjusted_p95_bytes_per_second", "revision",
     ]
 
     public static func billCSV(_ line: BillLine) -> [String] {
@@ -246,7 +260,8 @@ public enum FigureFormat {
         return [
             line.series.kind.name, line.series.name, RFC3339.text(bill.period.from), RFC3339.text(bill.period.to),
             bill.method.rawValue, rate(bill.value), rate(bill.value.map { $0 * 8 }), rate(bill.inbound),
-            rate(bill.outbound), rate(bill.sum), "\(bill.intervals)", "\(bill.missing)", "\(bill.revision)",
+            rate(bill.outbound), rate(bill.sum), "\(bill.intervals)", "\(bill.missing)", RFC3339.text(line.asOf),
+            line.issuedAt.map(RFC3339.text) ?? "", rate(line.adjustments.last?.bill.value), "\(bill.revision)",
         ]
     }
 }

@@ -140,22 +140,23 @@ enum SQLiteSchema {
                         PRIMARY KEY (series_id, prev_order, prev_tick)
                     ) WITHOUT ROWID;
                     CREATE INDEX gap_by_time ON gap (to_ts) WHERE virtual = 1;
-                    -- Raw samples, one row per interface section of a batch, timestamps as the agent sent them
-                    -- (shift: what the clock check moved them by).
-                    CREATE TABLE chunk (
-                        series_id INTEGER NOT NULL,
+                    -- Raw samples, one row per batch in arrival order (appends: one row per batch rather than per
+                    -- interface keeps a commit from touching a page per interface), each interface section as a
+                    -- series, an epoch, its first tick and a SeriesChunk (timestamps as the agent sent them; shift:
+                    -- what the clock check moved them by).
+                    CREATE TABLE raw (
+                        id INTEGER PRIMARY KEY,
+                        agent_id INTEGER NOT NULL,
                         ord INTEGER NOT NULL,
-                        tick INTEGER NOT NULL,
-                        epoch_id INTEGER NOT NULL,
                         shift INTEGER NOT NULL,
                         interval INTEGER NOT NULL,
                         heartbeat INTEGER NOT NULL,
                         first_ts INTEGER NOT NULL,
                         last_ts INTEGER NOT NULL,
-                        data BLOB NOT NULL,
-                        PRIMARY KEY (series_id, ord, tick)
-                    ) WITHOUT ROWID;
-                    CREATE INDEX chunk_by_time ON chunk (last_ts);
+                        data BLOB NOT NULL
+                    );
+                    CREATE INDEX raw_by_agent ON raw (agent_id, ord);
+                    CREATE INDEX raw_by_time ON raw (last_ts);
                     -- Link facts, one row per change.
                     CREATE TABLE link_state (
                         series_id INTEGER NOT NULL,

@@ -16,7 +16,9 @@ extension SQLiteStore {
                     do {
                         var count = 0
                         try db.inTransaction(.immediate) {
-                            count = try writer.settleGaps(endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100), in: db)
+                            count = try writer.settleGaps(
+                                endedBefore: now - policy.lateData, policy: policy, now: now,
+                                limit: max(1, slice / 100), in: db)
                             return .commit
                         }
                         return count
@@ -33,10 +35,7 @@ extension SQLiteStore {
         while true {
             let deleted = try await pool.write { db in
                 try db.execute(
-                    sql: """
-                        DELETE FROM chunk WHERE (series_id, ord, tick) IN
-                            (SELECT series_id, ord, tick FROM chunk WHERE last_ts < ? LIMIT ?)
-                        """,
+                    sql: "DELETE FROM raw WHERE id IN (SELECT id FROM raw WHERE last_ts < ? LIMIT ?)",
                     arguments: [now - policy.raw, slice])
                 return db.changesCount
             }
@@ -210,17 +209,14 @@ extension StoreWriter {
                         interval: interval,
                         heartbeat: 60_000, speed: speed))
             }
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO chunk (series_id, ord, tick, epoch_id, shift, interval, heartbeat, first_ts,
-                        last_ts, data) VALUES (?, ?, 0, ?, 0, ?, 60000, ?, ?, ?)
-                    """,
-                arguments: [
-                    series, order, epoch, interval, chunk.timestamps[0], chunk.timestamps[chunk.timestamps.count - 1],
-                    row[1] as Data,
-                ])
+            var raw = RawBatch()
+            raw.append(series: series, epoch: epoch, firstTick: 0, chunk: Array(row[1] as Data))
+            try insertRaw(
+                raw, agent: agentID, order: order, shift: 0, interval: interval, heartbeat: 60_000,
+                from: chunk.timestamps[0], to: chunk.timestamps[chunk.timestamps.count - 1], in: db)
             try place(samples, series: series, name: name, agent: agent, in: db)
         }
+        try writeStates(in: db)
         try writeDeltas(revision: revision, in: db)
         try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'revision'", arguments: [revision])
         self.revision = revision

@@ -204,29 +204,38 @@ extension SQLiteStore {
 
     public func samples(series: Int64, from: Int64, to: Int64) async throws -> [RawSample] {
         try await pool.read { db in
-            let rows = try Row.fetchAll(
+            guard
+                let agent = try Int64.fetchOne(db, sql: "SELECT agent_id FROM series WHERE id = ?", arguments: [series])
+            else { return [] }
+            var epochs = [Int64: CounterEpoch]()
+            for row in try Row.fetchAll(db, sql: "SELECT id, boot_id, ifindex, width FROM epoch") {
+                epochs[row[0]] = CounterEpoch(
+                    bootID: BootIDBytes.bootID(Array(row[1] as Data)),
+                    ifindex: UInt32(truncatingIfNeeded: row[2] as Int64),
+                    width: CounterWidth(rawValue: UInt8(truncatingIfNeeded: row[3] as Int64)) ?? .bits64)
+            }
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT c.ord, c.tick, c.shift, c.data, e.boot_id, e.ifindex, e.width
-                    FROM chunk c JOIN epoch e ON e.id = c.epoch_id
-                    WHERE c.series_id = ? AND c.last_ts >= ? AND c.first_ts < ?
-                    ORDER BY c.ord, c.tick
+                    SELECT ord, shift, data FROM raw WHERE agent_id = ? AND last_ts >= ? AND first_ts < ? ORDER BY ord
                     """,
-                arguments: [series, from, to])
+                arguments: [agent, from, to])
             var samples = [RawSample]()
-            for row in rows {
-                let epoch = CounterEpoch(
-                    bootID: BootIDBytes.bootID(Array(row[4] as Data)),
-                    ifindex: UInt32(truncatingIfNeeded: row[5] as Int64),
-                    width: CounterWidth(rawValue: UInt8(truncatingIfNeeded: row[6] as Int64)) ?? .bits64)
-                let shift: Int64 = row[2]
-                let chunk = try SeriesChunk.decode(Array(row[3] as Data))
-                for (index, timestamp) in chunk.timestamps.enumerated() where (from..<to).contains(timestamp + shift) {
-                    let start = index * Counter.count
-                    samples.append(
-                        RawSample(
-                            order: row[0], timestamp: timestamp + shift, epoch: epoch,
-                            counters: CounterValues(Array(chunk.values[start..<start + Counter.count]))!))
+            while let row = try rows.next() {
+                let shift: Int64 = row[1]
+                for section in try RawBatch.sections(Array(row[2] as Data)) where section.series == series {
+                    guard let epoch = epochs[section.epoch] else {
+                        throw StoreError.damaged("raw samples of an unknown epoch")
+                    }
+                    let chunk = try SeriesChunk.decode(section.chunk)
+                    for (index, timestamp) in chunk.timestamps.enumerated()
+                    where (from..<to).contains(timestamp + shift) {
+                        let start = index * Counter.count
+                        samples.append(
+                            RawSample(
+                                order: row[0], timestamp: timestamp + shift, epoch: epoch,
+                                counters: CounterValues(Array(chunk.values[start..<start + Counter.count]))!))
+                    }
                 }
             }
             return samples

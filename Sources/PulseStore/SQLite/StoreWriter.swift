@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import PulseAnalytics
 import PulseCore
 
@@ -47,6 +48,8 @@ struct StoreWriter {
     /// The commit being built: bucket changes, spans changed by virtual gaps, anomalies, and its revision.
     var deltas: [BucketKey: BucketValues] = [:]
     var changedSpans: [(series: Int64, from: Int64, to: Int64)] = []
+    var changedStates = Set<Int64>()
+    var run: Run?
     var anomalies: [Anomaly] = []
     var pendingRevision: Int64 = 0
 
@@ -88,13 +91,14 @@ struct StoreWriter {
             values += Int64(batch.valueCount)
         }
         if stored > 0 || !deltas.isEmpty || !changedSpans.isEmpty {
+            try writeStates(in: db)
             try writeDeltas(revision: revision, in: db)
             for anomaly in anomalies {
-                try db.execute(
+                try db.run(
                     sql: "INSERT INTO anomaly (series_id, ts, kind, detail, revision) VALUES (?, ?, ?, ?, ?)",
                     arguments: [anomaly.series, anomaly.timestamp, anomaly.kind, anomaly.detail, revision])
             }
-            try db.execute(
+            try db.run(
                 sql: """
                     UPDATE meta SET value = CASE key WHEN 'revision' THEN ? WHEN 'batches' THEN value + ?
                         ELSE value + ? END WHERE key IN ('revision', 'batches', 'values')
@@ -108,6 +112,8 @@ struct StoreWriter {
     mutating func begin(in db: Database) throws -> Int64 {
         deltas.removeAll(keepingCapacity: true)
         changedSpans.removeAll(keepingCapacity: true)
+        changedStates.removeAll(keepingCapacity: true)
+        run = nil
         anomalies.removeAll()
         billCursor = try Self.meta("bill_cursor", db)
         pendingRevision = try (self.revision ?? Self.meta("revision", db)) + 1
@@ -127,7 +133,7 @@ struct StoreWriter {
             {
                 return known
             }
-            try db.execute(
+            try db.run(
                 sql: "UPDATE agent SET hostname = ?, version = ?, last_seen = ? WHERE id = ?",
                 arguments: [identity.hostname, identity.version, now, known.id])
             known.identity.hostname = identity.hostname
@@ -135,7 +141,7 @@ struct StoreWriter {
             known.lastSeen = now
             return known
         }
-        try db.execute(
+        try db.run(
             sql: """
                 INSERT INTO agent (name, hostname, version, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET hostname = excluded.hostname, version = excluded.version,
@@ -162,20 +168,20 @@ struct StoreWriter {
             let membership = agent.memberships[index]
             guard !groups.contains(membership.group) else { continue }
             agent.memberships[index].to = now
-            try db.execute(
+            try db.run(
                 sql: "UPDATE membership SET to_ts = ? WHERE agent_id = ? AND key = ? AND value = ? AND from_ts = ?",
                 arguments: [now, agent.id, membership.group.key, membership.group.value, membership.from])
         }
         let current = Set(agent.memberships.filter { $0.to == nil }.map(\.group))
         for group in groups.subtracting(current).sorted() {
             agent.memberships.append(Membership(agent: agent.identity.name, group: group, from: now, to: nil))
-            try db.execute(
+            try db.run(
                 sql:
                     "INSERT OR REPLACE INTO membership (agent_id, key, value, from_ts, to_ts) VALUES (?, ?, ?, ?, NULL)",
                 arguments: [agent.id, group.key, group.value, now])
         }
         agent.identity.labels = labels
-        try db.execute(
+        try db.run(
             sql: "UPDATE agent SET labels = ? WHERE id = ?", arguments: [LabelText.encode(labels), agent.id])
     }
 
@@ -186,7 +192,7 @@ struct StoreWriter {
         if let known = streams[key] {
             stream = known
         } else {
-            try db.execute(
+            try db.run(
                 sql: "INSERT INTO stream (agent_id, stream) VALUES (?, ?) ON CONFLICT DO NOTHING",
                 arguments: [agent, Int64(bitPattern: batch.stream)])
             stream = try Int64.fetchOne(
@@ -210,33 +216,33 @@ struct StoreWriter {
         switch (joinsBefore, joinsAfter) {
         case (true, true):
             let merged = known[after - 1].lowerBound...known[after].upperBound
-            try db.execute(
+            try db.run(
                 sql: "DELETE FROM stream_range WHERE stream_id = ? AND first = ?",
                 arguments: [stream, Int64(bitPattern: known[after].lowerBound)])
-            try db.execute(
+            try db.run(
                 sql: "UPDATE stream_range SET last = ? WHERE stream_id = ? AND first = ?",
                 arguments: [Int64(bitPattern: merged.upperBound), stream, Int64(bitPattern: merged.lowerBound)])
             known[after - 1] = merged
             known.remove(at: after)
         case (true, false):
             known[after - 1] = known[after - 1].lowerBound...sequence
-            try db.execute(
+            try db.run(
                 sql: "UPDATE stream_range SET last = ? WHERE stream_id = ? AND first = ?",
                 arguments: [Int64(bitPattern: sequence), stream, Int64(bitPattern: known[after - 1].lowerBound)])
         case (false, true):
-            try db.execute(
+            try db.run(
                 sql: "UPDATE stream_range SET first = ? WHERE stream_id = ? AND first = ?",
                 arguments: [Int64(bitPattern: sequence), stream, Int64(bitPattern: known[after].lowerBound)])
             known[after] = sequence...known[after].upperBound
         case (false, false):
-            try db.execute(
+            try db.run(
                 sql: "INSERT INTO stream_range (stream_id, first, last) VALUES (?, ?, ?)",
                 arguments: row(sequence...sequence))
             known.insert(sequence...sequence, at: after)
         }
         ranges[stream] = known
         if batch.droppedBefore > 0 {
-            try db.execute(
+            try db.run(
                 sql: "UPDATE stream SET dropped = dropped + ? WHERE id = ?",
                 arguments: [Int64(clamping: batch.droppedBefore), stream])
         }
@@ -262,10 +268,12 @@ struct StoreWriter {
         // Sections of one logical interface (two epochs in one batch) are counted together, by tick.
         var byName = [InterfaceName: [StepSample]]()
         var names = [InterfaceName]()
+        var raw = RawBatch()
         for section in batch.sections {
             let name = section.descriptor.name
             let seriesID = try self.seriesID(.interface, agent: agent.id, name: name.bytes, at: now, in: db)
             let epoch = try epochID(section.descriptor.epoch, in: db)
+            raw.append(series: seriesID, epoch: epoch, firstTick: section.ticks[0], chunk: section.chunk)
             if byName[name] == nil { names.append(name) }
             var link = 0
             var current: LinkState?
@@ -284,27 +292,34 @@ struct StoreWriter {
                         kind: current?.kind ?? .unknown, relation: current?.relation ?? [], clockShifted: shift != 0))
             }
             byName[name] = samples
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR IGNORE INTO chunk (series_id, ord, tick, epoch_id, shift, interval, heartbeat, first_ts,
-                        last_ts, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [
-                seriesID, order, section.ticks[0], epoch, shift, batch.interval, batch.heartbeat,
-                section.timestamps[0] + shift, section.timestamps[section.timestamps.count - 1] + shift,
-                Data(section.chunk),
-            ])
             if let latest = section.links.last {
                 let index = section.ticks.firstIndex(of: latest.tick) ?? 0
                 try updateFacts(seriesID, latest.state, at: section.timestamps[index] + shift, in: db)
             }
         }
+        let times = batch.sections.flatMap { [$0.timestamps[0], $0.timestamps[$0.timestamps.count - 1]] }
+        try insertRaw(
+            raw, agent: agent.id, order: order, shift: shift, interval: batch.interval, heartbeat: batch.heartbeat,
+            from: (times.min() ?? 0) + shift, to: (times.max() ?? 0) + shift, in: db)
         for name in names {
             var samples = byName[name]!
             if samples.count > 1 { samples.sort { $0.tick < $1.tick } }
             let seriesID = try self.seriesID(.interface, agent: agent.id, name: name.bytes, at: now, in: db)
             try place(samples, series: seriesID, name: name, agent: agent, in: db)
         }
+    }
+
+    /// Stores a batch's raw samples as one row (see the `raw` table).
+    mutating func insertRaw(
+        _ raw: RawBatch, agent: Int64, order: Int64, shift: Int64, interval: Int64, heartbeat: Int64, from: Int64,
+        to: Int64, in db: Database
+    ) throws {
+        try db.run(
+            sql: """
+                INSERT INTO raw (agent_id, ord, shift, interval, heartbeat, first_ts, last_ts, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [agent, order, shift, interval, heartbeat, from, to, Data(raw.bytes)])
     }
 
     /// Keeps the interface's latest link facts, and a history row when they change.
@@ -322,12 +337,12 @@ struct StoreWriter {
             Int64(state.speedMbps ?? 0), Int64(state.operState.rawValue), carrier, Int64(state.mtu),
             Int64(state.kind.rawValue), Int64(state.relation.rawValue),
         ]
-        try db.execute(
+        try db.run(
             sql: """
                 UPDATE series SET speed_mbps = ?, operstate = ?, carrier = ?, mtu = ?, link_kind = ?, relation = ?
                 WHERE id = ?
                 """, arguments: StatementArguments(values + [series]))
-        try db.execute(
+        try db.run(
             sql: """
                 INSERT OR REPLACE INTO link_state (series_id, ts, speed_mbps, operstate, carrier, mtu, link_kind,
                     relation) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -370,7 +385,7 @@ struct StoreWriter {
                     add(removed, from: gap.previous, to: gap.next, series: series, scopes: gap.scopes, sign: -1)
                 }
                 markChanged(from: gap.previous.time, to: gap.next.time, series: [series] + gap.scopes)
-                try db.execute(
+                try db.run(
                     sql: "DELETE FROM gap WHERE series_id = ? AND prev_order = ? AND prev_tick = ?",
                     arguments: [series, gap.previous.order, gap.previous.tick])
                 steps.insert((gap.previous, first), at: 0)
@@ -420,9 +435,20 @@ struct StoreWriter {
                         detail: "\(agent.identity.name)/\(name): a step counted above the link's capacity"))
             }
         }
-        let state = states[series]!
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO series_state (series_id, first, last) VALUES (?, ?, ?)")
-            .execute(arguments: [series, Data(SampleCoding.encode(state.first)), Data(SampleCoding.encode(state.last))])
+        changedStates.insert(series)
+    }
+
+    /// Writes the first and last samples of the series this commit moved (once each, however many batches did).
+    mutating func writeStates(in db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO series_state (series_id, first, last) VALUES (?, ?, ?)")
+        for series in changedStates {
+            guard let state = states[series] else { continue }
+            try statement.execute(arguments: [
+                series, Data(SampleCoding.encode(state.first)), Data(SampleCoding.encode(state.last)),
+            ])
+        }
+        changedStates.removeAll(keepingCapacity: true)
     }
 
     private mutating func state(of series: Int64, in db: Database) throws -> SeriesState? {
@@ -517,7 +543,7 @@ struct StoreWriter {
         let arguments: StatementArguments = [
             Data(BootIDBytes.bytes(epoch.bootID)), Int64(epoch.ifindex), Int64(epoch.width.rawValue),
         ]
-        try db.execute(
+        try db.run(
             sql: "INSERT INTO epoch (boot_id, ifindex, width) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             arguments: arguments)
         let id = try Int64.fetchOne(
@@ -533,19 +559,50 @@ struct StoreWriter {
         _ step: CountedStep, from previous: StepSample, to next: StepSample, series: Int64, scopes: [Int64],
         sign: Int64
     ) {
+        if run?.series != series || run?.scopes != scopes {
+            flushRun()
+            run = Run(series: series, scopes: scopes, levels: Array(repeating: nil, count: settings.levels.count))
+        }
         for (levelIndex, level) in settings.levels.enumerated() {
             Spreader.spread(step, from: previous, to: next, level: level, sign: sign) { start, values in
-                deltas[BucketKey(series: series, level: levelIndex, start: start), default: .empty].merge(values)
-                guard !scopes.isEmpty else { return }
-                let sums = values.sumsOnly
-                for scope in scopes {
-                    deltas[BucketKey(series: scope, level: levelIndex, start: start), default: .empty].merge(sums)
+                if let pending = run!.levels[levelIndex], pending.start == start {
+                    run!.levels[levelIndex]!.values.merge(values)
+                } else {
+                    if let pending = run!.levels[levelIndex] { flush(pending, level: levelIndex) }
+                    run!.levels[levelIndex] = (start, values)
                 }
             }
         }
     }
 
+    /// Consecutive steps of one series mostly land in the same bucket (sixty one-second steps a minute): they are
+    /// added up here first, and reach the commit's table of bucket changes once per bucket.
+    struct Run {
+        var series: Int64
+        var scopes: [Int64]
+        var levels: [(start: Int64, values: BucketValues)?]
+    }
+
+    private mutating func flush(_ entry: (start: Int64, values: BucketValues), level: Int) {
+        guard let run else { return }
+        deltas[BucketKey(series: run.series, level: level, start: entry.start), default: .empty].merge(entry.values)
+        guard !run.scopes.isEmpty else { return }
+        let sums = entry.values.sumsOnly
+        for scope in run.scopes {
+            deltas[BucketKey(series: scope, level: level, start: entry.start), default: .empty].merge(sums)
+        }
+    }
+
+    mutating func flushRun() {
+        guard let run else { return }
+        for (level, entry) in run.levels.enumerated() {
+            if let entry { flush(entry, level: level) }
+        }
+        self.run = nil
+    }
+
     mutating func writeDeltas(revision: Int64, in db: Database) throws {
+        flushRun()
         let fiveMinutes = settings.levels.firstIndex(of: .fiveMinutes)
         var statements = [Statement]()
         for level in settings.levels {
@@ -576,23 +633,52 @@ struct StoreWriter {
                 }
             }
         }
+        var arguments = [Int64](repeating: 0, count: 2 + SQLiteSchema.bucketColumns.count)
         for (key, values) in deltas {
-            var arguments = [Int64]()
-            arguments.reserveCapacity(2 + SQLiteSchema.bucketColumns.count)
-            arguments.append(key.series)
-            arguments.append(key.start)
-            for lane in 0..<8 { arguments.append(values.traffic[lane]) }
-            arguments += [
-                values.measuredMilliseconds, values.interpolatedMilliseconds, Int64(clamping: values.peakRx),
-                Int64(clamping: values.peakTx), Int64(values.speedMbps),
-            ]
-            for lane in 0..<5 { arguments.append(values.events[lane]) }
-            arguments.append(revision)
-            try statements[key.level].execute(arguments: StatementArguments(arguments))
+            arguments[0] = key.series
+            arguments[1] = key.start
+            for lane in 0..<8 { arguments[2 + lane] = values.traffic[lane] }
+            arguments[10] = values.measuredMilliseconds
+            arguments[11] = values.interpolatedMilliseconds
+            arguments[12] = Int64(clamping: values.peakRx)
+            arguments[13] = Int64(clamping: values.peakTx)
+            arguments[14] = Int64(values.speedMbps)
+            for lane in 0..<5 { arguments[15 + lane] = values.events[lane] }
+            arguments[20] = revision
+            try arguments.withUnsafeBufferPointer { try db.run(statements[key.level], integers: $0) }
             if key.level == fiveMinutes, key.start < billCursor {
                 try dirty.execute(arguments: [key.series, key.start])
             }
         }
+    }
+}
+
+/// The stored form of a batch's raw samples: per section, its series, epoch, first tick and ``SeriesChunk``.
+struct RawBatch {
+    var bytes = [UInt8]()
+
+    mutating func append(series: Int64, epoch: Int64, firstTick: Int32, chunk: [UInt8]) {
+        var writer = WireWriter(reservingCapacity: 24)
+        writer.writeVarint(UInt64(bitPattern: series))
+        writer.writeVarint(UInt64(bitPattern: epoch))
+        writer.writeVarint(UInt64(UInt32(bitPattern: firstTick)))
+        writer.writeVarint(UInt64(chunk.count))
+        bytes += writer.bytes
+        bytes += chunk
+    }
+
+    /// Each section: (series, epoch, first tick, chunk).
+    static func sections(_ bytes: [UInt8]) throws -> [(series: Int64, epoch: Int64, firstTick: Int32, chunk: [UInt8])] {
+        var reader = WireReader(bytes)
+        var sections = [(series: Int64, epoch: Int64, firstTick: Int32, chunk: [UInt8])]()
+        while !reader.isAtEnd {
+            let series = Int64(bitPattern: try reader.readVarint())
+            let epoch = Int64(bitPattern: try reader.readVarint())
+            let tick = Int32(bitPattern: UInt32(truncatingIfNeeded: try reader.readVarint()))
+            let length = Int(try reader.readVarint(max: UInt64(bytes.count), "raw chunk"))
+            sections.append((series, epoch, tick, Array(try reader.readBytes(length))))
+        }
+        return sections
     }
 }
 
@@ -622,5 +708,28 @@ enum BootIDBytes {
         return BootID(
             high: bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }, low: bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
         )
+    }
+}
+
+extension Database {
+    /// Runs one statement compiled once per connection: ingest runs the same few statements thousands of times a
+    /// second, and compiling (parsing, authorizing) them each time cost more than running them.
+    func run(sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
+    /// Runs a cached statement with only integer arguments, bound straight to SQLite: the bucket upserts, the
+    /// hottest statement of ingest, skip building `StatementArguments` (boxed values) for every row.
+    func run(_ statement: Statement, integers: UnsafeBufferPointer<Int64>) throws {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        for (index, value) in integers.enumerated() { sqlite3_bind_int64(handle, Int32(index + 1), value) }
+        let code = sqlite3_step(handle)
+        sqlite3_reset(handle)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)),
+                sql: statement.sql)
+        }
     }
 }

@@ -30,8 +30,23 @@ final class TestNetwork: @unchecked Sendable {
         for name in Self.oddNames { try run(["ip", "-n", host, "link", "set", name, "up"]) }
     }
 
-    /// Sends `bytes` over TCP from the peer namespace to the host namespace.
-    func sendTraffic(bytes: Int) throws {
+    /// Paces what the peer sends with a token bucket filter of `megabits` per second; returns the rate in bit/s.
+    @discardableResult
+    func limitRate(megabits: Int) throws -> Int {
+        try run([
+            "ip", "netns", "exec", peer, "tc", "qdisc", "replace", "dev", "npv1", "root", "tbf", "rate",
+            "\(megabits)mbit",
+            "burst", "32kbit", "latency", "400ms",
+        ])
+        return megabits * 1_000_000
+    }
+
+    func removeRateLimit() {
+        _ = try? run(["ip", "netns", "exec", peer, "tc", "qdisc", "del", "dev", "npv1", "root"], allowFailure: true)
+    }
+
+    /// Sends `bytes` over TCP from the peer namespace to the host namespace, running `meanwhile` while they flow.
+    func sendTraffic(bytes: Int, meanwhile: () throws -> Void = {}) throws {
         let sink = Process()
         sink.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
         sink.arguments = [
@@ -41,10 +56,16 @@ final class TestNetwork: @unchecked Sendable {
         try sink.run()
         defer { if sink.isRunning { sink.terminate() } }
         Thread.sleep(forTimeInterval: 0.5)
-        try run([
-            "ip", "netns", "exec", peer, "python3", "-c",
+        let source = Process()
+        source.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        source.arguments = [
+            "netns", "exec", peer, "python3", "-c",
             "import socket\nc=socket.create_connection(('\(hostAddress)', 9100)); c.sendall(b'x' * \(bytes)); c.close()",
-        ])
+        ]
+        try source.run()
+        defer { if source.isRunning { source.terminate() } }
+        try meanwhile()
+        source.waitUntilExit()
         sink.waitUntilExit()
     }
 

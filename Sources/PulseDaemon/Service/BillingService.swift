@@ -1,0 +1,38 @@
+import Logging
+import PulseCore
+import PulseQuery
+import PulseStore
+import ServiceLifecycle
+
+/// Keeps the bills in the store current: a ``BillKeeper`` pass every minute (a 5-minute interval is taken in a
+/// minute after it ends), logging bills issued and adjustments recorded.
+final class BillingService: Service, Sendable {
+    let keeper: BillKeeper
+    let logger: Logger
+
+    init(store: any MetricStore, config: DaemonConfig, logger: Logger) {
+        keeper = BillKeeper(store: store, billing: config.billing, rules: config.store.rules)
+        self.logger = logger
+    }
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully {
+            do {
+                let report = try await keeper.update(now: WallClock.milliseconds())
+                if report.issued > 0 { logger.notice("billing: issued \(report.issued) bill(s) for closed periods") }
+                if report.adjustments > 0 {
+                    logger.warning(
+                        "billing: late data changes \(report.adjustments) issued bill(s); recorded as adjustments (netpulse bill --period previous)"
+                    )
+                }
+            } catch {
+                logger.error("billing: cannot bring bills up to date: \(error)")
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
+            } catch {
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import PulseAnalytics
+import PulseCore
+import PulseStore
+import Testing
+
+extension EndToEnd {
+    /// Real traffic of a known size between two network namespaces, through the real agent, daemon and CLI: the
+    /// window totals equal the kernel's counter deltas exactly, rates are within 1 %, a spool replayed after an
+    /// outage lands in the right buckets and keeps the totals exact, and every snapshot and CLI output is valid
+    /// JSON (against the snapshot schema) and parseable CSV, with interface names such as `a<b&c` and `p"q>`.
+    @Suite(.serialized) struct AnalyticsTests {
+        static let checker = Build.root + "/Tests/Tools/check_outputs.py"
+
+        @Test(.enabled(if: isRoot, "needs root to create network namespaces"), .timeLimit(.minutes(4)))
+        func windowTotalsEqualTheKernelsAndOutputsParse() throws {
+            let network = try TestNetwork()
+            let fleet = try Fleet(netns: network.host)
+            // 10-second buckets (levels are a setting), so a whole bucket falls inside half a minute of traffic;
+            // veths count toward the host here, as the only interfaces of this namespace.
+            try fleet.editDaemonConfig {
+                $0 + """
+
+                    [rollups]
+                    levels = ["10s", "5m", "1h", "1d"]
+                    [aggregation]
+                    count = ["physical", "veth", "unknown"]
+                    [labels.agent-1]
+                    site = "lab"
+                    [snapshots]
+                    interval = "10s"
+                    windows = ["last-1h", "today"]
+                    scopes = ["fleet", "groups", "hosts", "interfaces"]
+                    rank_by = ["bytes", "peak", "p95", "errors"]
+
+                    """
+            }
+            try fleet.startDaemon()
+            let config = try fleet.writeAgentConfig("agent-1", interval: "1s", batch: "2s", exclude: #"["lo"]"#)
+            let agent = try fleet.startAgent("agent-1", config: config)
+            try eventually("agent connected") { agent.output.contains("connected to netpulsed") }
+            let before = try network.kernelCounters()["npv0"]!
+            try eventually("the idle counters are stored") {
+                try fleet.samples("agent-1", "npv0").last?.counters.values == before
+            }
+
+            // Half a minute at 40 Mbit/s, paced by a token bucket filter on the sending side.
+            let rate = try network.limitRate(megabits: 40)
+            var steady = [(time: Double, bytes: UInt64)]()
+            // 150 MiB at 5 MB/s: about half a minute.
+            try network.sendTraffic(bytes: 150 << 20) {
+                // While it flows: the kernel's counter a few seconds in and near the end, for the rate.
+                Thread.sleep(forTimeInterval: 4)
+                steady.append((Date().timeIntervalSince1970, try network.kernelCounters()["npv0"]![0]))
+                Thread.sleep(forTimeInterval: 20)
+                steady.append((Date().timeIntervalSince1970, try network.kernelCounters()["npv0"]![0]))
+            }
+            let after = try network.kernelCounters()["npv0"]!
+            try eventually("the final counters are stored") {
+                try fleet.samples("agent-1", "npv0").last?.counters.values == after
+            }
+            #expect(after[0] - before[0] >= 150 << 20)
+
+            // Totals of every window equal the kernel's deltas, to the byte, read with the CLI.
+            let store = ["--store", fleet.storePath, "--config", fleet.directory + "/netpulsed.toml"]
+            let traffic = try run(
+                [Build.cli, "traffic", "--by", "hour", "--agent", "agent-1", "--interface", "npv0", "--format", "json"]
+                    + store)
+            let rows = try JSONSerialization.jsonObject(with: Data(traffic.utf8)) as! [[String: Any]]
+            let hours = rows[0]["rows"] as! [[String: Any]]
+            #expect(hours.map { ($0["rx_bytes"] as! NSNumber).uint64Value }.reduce(0, +) == after[0] - before[0])
+            #expect(hours.map { ($0["tx_bytes"] as! NSNumber).uint64Value }.reduce(0, +) == after[8] - before[8])
+
+            // Rates: each 10-second bucket fully inside the steady part is within 1 % of the kernel's rate.
+            let kernelRate = Double(steady[1].bytes - steady[0].bytes) / (steady[1].time - steady[0].time)
+            #expect(abs(kernelRate - Double(rate) / 8) / (Double(rate) / 8) < 0.05, "tbf paced \(kernelRate) B/s")
+            let from = Int64((steady[0].time + 1) * 1_000)
+            let to = Int64((steady[1].time - 1) * 1_000)
+            let buckets = try csvRows(
+                try run(
+                    [
+                        Build.cli, "export", "--level", "10s", "--agent", "agent-1", "--interface", "npv0", "--format",
+                        "csv",
+                        "--from", RFC3339.text(from), "--to", RFC3339.text(to + 10_000),
+                    ] + store))
+            let inside = buckets.filter { Int64($0["start_ms"]!)! >= from && Int64($0["start_ms"]!)! + 10_000 <= to }
+            #expect(inside.count >= 1)
+            for bucket in inside {
+                let bucketRate = Double(bucket["rx_bytes"]!)! / 10
+                #expect(
+                    abs(bucketRate - kernelRate) / kernelRate < 0.01,
+                    "bucket at \(bucket["start_utc"]!): \(bucketRate) B/s")
+            }
+
+            // An outage: the daemon stops, traffic flows, the agent spools; the replay lands where it belongs.
+            let revision = try blocking { try await fleet.store().totals().revision }
+            #expect(fleet.daemon!.stop() == 0)
+            let outageStart = Int64(Date().timeIntervalSince1970 * 1_000)
+            network.removeRateLimit()
+            try network.sendTraffic(bytes: 20 << 20)
+            try eventually("batches spooled") { fleet.spooledFiles("agent-1").count >= 4 }
+            let outageEnd = Int64(Date().timeIntervalSince1970 * 1_000)
+            let final = try network.kernelCounters()["npv0"]!
+            try fleet.startDaemon()
+            try eventually("replayed", timeout: 30) {
+                try fleet.samples("agent-1", "npv0").last?.counters.values == final
+            }
+            let replayed = try csvRows(
+                try run(
+                    [
+                        Build.cli, "export", "--level", "10s", "--agent", "agent-1", "--interface", "npv0", "--format",
+                        "csv",
+                        "--from", RFC3339.text(outageStart), "--to", RFC3339.text(outageEnd),
+                    ] + store))
+            #expect(!replayed.isEmpty && replayed.allSatisfy { Int64($0["revision"]!)! > revision })
+            #expect(replayed.allSatisfy { $0["interpolated_ms"] == "0" }, "the spool delivered every sample")
+            let day = try csvRows(
+                try run(
+                    [
+                        Build.cli, "traffic", "--by", "day", "--agent", "agent-1", "--interface", "npv0", "--format",
+                        "csv",
+                    ] + store))
+            #expect(day.map { UInt64($0["rx_bytes"]!)! }.reduce(0, +) == final[0] - before[0])
+
+            // Snapshots and every CLI output parse; the odd names survive.
+            try eventually("a snapshot after the replay", timeout: 30) {
+                let json = try String(
+                    contentsOfFile: fleet.directory + "/netpulsed/snapshots/latest.json", encoding: .utf8)
+                return json.contains("\"store_revision\":") && json.contains("a<b&c") && json.contains(#"p\"q>"#)
+            }
+            try run(["python3", Self.checker, "snapshot", fleet.directory + "/netpulsed/snapshots/latest.json"])
+            let csv = try run(["python3", Self.checker, "csv", fleet.directory + "/netpulsed/snapshots/latest.csv"])
+            #expect(csv.contains("csv ok"))
+            let outputs = fleet.directory + "/outputs"
+            try FileManager.default.createDirectory(atPath: outputs, withIntermediateDirectories: true)
+            for (name, arguments) in [
+                ("rates", ["rates"]), ("traffic", ["traffic", "--by", "5min", "--interface", "*"]),
+                ("top", ["top", "--by", "bytes", "--last", "1h"]),
+                ("top-p95", ["top", "--by", "p95", "--scope", "host"]),
+                ("bill", ["bill", "--scope", "interface"]),
+                ("export", ["export", "--level", "5m", "--interface", "*"]),
+                ("raw", ["export", "--level", "raw", "--last", "10m"]),
+            ] {
+                for format in ["json", "csv"] {
+                    let path = "\(outputs)/\(name).\(format)"
+                    try run([Build.cli] + arguments + ["--format", format] + store).write(
+                        toFile: path, atomically: true, encoding: .utf8)
+                    try run(["python3", Self.checker, format, path])
+                }
+            }
+            let ratesCSV = try String(contentsOfFile: "\(outputs)/rates.csv", encoding: .utf8)
+            #expect(ratesCSV.contains("agent-1,a<b&c,") && ratesCSV.contains("agent-1,\"p\"\"q>\","))
+            let snapshot = try run([Build.cli, "snapshot", "--format", "json"] + store)
+            try snapshot.write(toFile: "\(outputs)/snapshot.json", atomically: true, encoding: .utf8)
+            try run(["python3", Self.checker, "snapshot", "\(outputs)/snapshot.json"])
+            #expect(fleet.daemon!.stop() == 0, "netpulsed:\n\(fleet.daemon!.output)")
+            #expect(agent.stop() == 0)
+        }
+
+        /// Bad input gets one line saying what is wrong, and a non-zero exit.
+        @Test func badQueriesAreRefusedWithOneLine() throws {
+            let fleet = try Fleet()
+            try fleet.startDaemon()
+            let agent = try fleet.startAgent(
+                "agent-1", config: try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#))
+            try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 3 }
+            let store = ["--store", fleet.storePath, "--config", fleet.directory + "/netpulsed.toml"]
+            let cases: [([String], String)] = [
+                (["top", "--group", "site=nowhere"], "unknown group 'site=nowhere'"),
+                (["traffic", "--agent", "ghost"], "unknown agent 'ghost'"),
+                (["traffic", "--from", "2026-11-02", "--to", "2026-11-01"], "is not before --to"),
+                (["top", "--last", "soon"], "--last soon: not a duration"),
+                (["top", "--from", "yesterday"], "--from yesterday: not a time"),
+                (["export", "--level", "7q"], "--level 7q: use raw, 1m, 5m, 1h or 1d"),
+                (["bill", "--period", "someday"], "--period someday"),
+                (["traffic", "--window", "fortnight"], "--window fortnight: unknown"),
+            ]
+            for (arguments, message) in cases {
+                let process = try Daemonized([Build.cli] + arguments + store, log: fleet.directory + "/cli.log")
+                process.process.waitUntilExit()
+                #expect(process.process.terminationStatus != 0, "\(arguments)")
+                let output = process.output
+                #expect(output.contains(message), "\(arguments): \(output)")
+                #expect(output.split(separator: "\n").filter { !$0.isEmpty }.count <= 2, "\(arguments): \(output)")
+                try? FileManager.default.removeItem(atPath: fleet.directory + "/cli.log")
+            }
+            #expect(agent.stop() == 0)
+        }
+
+        /// A CSV text as rows keyed by its header (RFC 4180, via Python's csv module, not our own writer).
+        func csvRows(_ text: String) throws -> [[String: String]] {
+            let path = NSTemporaryDirectory() + "netpulse-csv-\(UUID().uuidString).csv"
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let json = try run([
+                "python3", "-c",
+                "import csv, json, sys; print(json.dumps(list(csv.DictReader(open(sys.argv[1], newline='')))))", path,
+            ])
+            return try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [[String: String]]
+        }
+    }
+}
