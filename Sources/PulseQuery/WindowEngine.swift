@@ -107,7 +107,8 @@ public struct WindowEngine: Sendable {
     // MARK: Traffic tables
 
     /// Consecutive windows of `unit` covering `window` (vnStat's 5-minute, hourly, daily, monthly and yearly
-    /// views), each with its totals, average rates and coverage.
+    /// views), each with its totals, average rates and coverage; periods before the first with data are left out,
+    /// as vnStat leaves out days before it started.
     public func traffic(
         _ series: SeriesRecord, unit: TrafficUnit, window: Window, now: Int64
     ) async throws -> [TrafficRow] {
@@ -125,7 +126,7 @@ public struct WindowEngine: Sendable {
                         tx: RateMath.rate(bytes: values.traffic[.txBytes], milliseconds: elapsed)),
                     coverage: RateMath.perMillion(values.coveredMilliseconds, of: elapsed * Int64(members)) ?? 0))
         }
-        return rows
+        return Array(rows.drop { !$0.values.hasData })
     }
 
     // MARK: Top-N

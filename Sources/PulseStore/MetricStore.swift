@@ -42,10 +42,10 @@ public protocol MetricStore: RollupReader, AnyObject, Sendable {
     /// 5-minute intervals that changed after bills had taken them in (late data), oldest first.
     func changedBillIntervals(limit: Int) async throws -> [(series: Int64, start: Int64)]
 
-    /// The bills not yet issued.
+    /// The bills not yet issued, with their trackers.
     func openBills() async throws -> [StoredBill]
 
-    /// The bills of `series` (every series when nil) whose period holds `time`, issued or not.
+    /// The bills of `series` (every series when nil) whose period holds `time`, issued or not (without trackers).
     func bills(series: [Int64]?, containing time: Int64) async throws -> [StoredBill]
 
     /// Adjustments recorded for the bills of `series` whose period holds `time`, oldest first.

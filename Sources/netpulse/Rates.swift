@@ -7,7 +7,10 @@ import PulseStore
 /// Each interface's current rates and today's totals, from the rollups (no raw data is decoded).
 struct Rates: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Each interface's current rates and today's totals, read from the daemon's rollups.")
+        abstract: "Each interface's current rates and today's totals, read from the daemon's rollups.",
+        discussion: """
+            The rate is the newest bucket of the finest rollup level (1 minute) over the time its samples cover.
+            """)
 
     @OptionGroup var options: QueryOptions
 
@@ -16,16 +19,20 @@ struct Rates: AsyncParsableCommand {
             let now = WallClock.milliseconds()
             let (engine, _) = try await options.engine(now: now)
             let interfaces = try engine.catalogue.select(options.selection(.interface))
-            // The current rate: the newest minute with data in the last five (the current minute included).
+            // The current rate: the newest finest bucket with data in the last few (the current one included), over
+            // the time its samples cover: a minute that is half over, or began idle, is not diluted by the rest.
             let finest = engine.finest
-            let recent = Window(
-                from: finest.bucketStart(now) - 5 * finest.width, to: finest.bucketStart(now) + finest.width,
-                name: "recent")
-            let current = Dictionary(
-                try await engine.figures(interfaces, window: recent, now: now, resolution: finest).map {
-                    ($0.series.id, $0.figures)
-                },
-                uniquingKeysWith: { first, _ in first })
+            let recent = try await engine.store.buckets(
+                level: finest, series: interfaces.map(\.id), from: finest.bucketStart(now) - 5 * finest.width,
+                to: finest.bucketStart(now) + finest.width)
+            var current = [Int64: Direction<Int64?>]()
+            for (id, buckets) in recent {
+                guard let latest = buckets.last(where: { $0.values.hasData }) else { continue }
+                let covered = latest.values.coveredMilliseconds
+                current[id] = Direction(
+                    rx: RateMath.rate(bytes: latest.values.traffic[.rxBytes], milliseconds: covered),
+                    tx: RateMath.rate(bytes: latest.values.traffic[.txBytes], milliseconds: covered))
+            }
             let day = engine.calendar.span(of: .day, containing: now)
             let today = try await engine.sums(
                 interfaces.map(\.id), window: Window(from: day.from, to: finest.bucketStart(now) + finest.width),
@@ -42,8 +49,8 @@ struct Rates: AsyncParsableCommand {
                     let totals = today[interface.id] ?? .empty
                     rows.append([
                         interface.agent ?? "", TerminalText.safe(interface.interface?.description ?? ""),
-                        interface.facts?.kind.name ?? "unknown", TerminalText.rate(figures?.last.rx ?? nil),
-                        TerminalText.rate(figures?.last.tx ?? nil), TerminalText.bytes(totals.traffic[.rxBytes]),
+                        interface.facts?.kind.name ?? "unknown", TerminalText.rate(figures?.rx ?? nil),
+                        TerminalText.rate(figures?.tx ?? nil), TerminalText.bytes(totals.traffic[.rxBytes]),
                         TerminalText.bytes(totals.traffic[.txBytes]),
                         "\(Units.formatDuration(max(0, now - interface.lastSeen) / 1_000 * 1_000)) ago",
                     ])
@@ -61,8 +68,8 @@ struct Rates: AsyncParsableCommand {
                         interface.agent ?? "", interface.interface?.description ?? "",
                         interface.facts?.kind.name ?? "unknown",
                         interface.facts?.speedMbps.map { "\($0)" } ?? "",
-                        (figures?.last.rx ?? nil).map { FixedPoint.text($0, places: 3) } ?? "",
-                        (figures?.last.tx ?? nil).map { FixedPoint.text($0, places: 3) } ?? "",
+                        (figures?.rx ?? nil).map { FixedPoint.text($0, places: 3) } ?? "",
+                        (figures?.tx ?? nil).map { FixedPoint.text($0, places: 3) } ?? "",
                         "\(totals.traffic[.rxBytes])", "\(totals.traffic[.txBytes])", RFC3339.text(interface.lastSeen),
                     ])
                 }
@@ -75,8 +82,8 @@ struct Rates: AsyncParsableCommand {
                             let totals = today[interface.id] ?? .empty
                             return JSONText.object([
                                 ("series", FigureFormat.seriesJSON(interface)),
-                                ("rx_bytes_per_second", JSONText.decimal(figures?.last.rx ?? nil, places: 3)),
-                                ("tx_bytes_per_second", JSONText.decimal(figures?.last.tx ?? nil, places: 3)),
+                                ("rx_bytes_per_second", JSONText.decimal(figures?.rx ?? nil, places: 3)),
+                                ("tx_bytes_per_second", JSONText.decimal(figures?.tx ?? nil, places: 3)),
                                 ("today_rx_bytes", "\(totals.traffic[.rxBytes])"),
                                 ("today_tx_bytes", "\(totals.traffic[.txBytes])"),
                                 ("last_seen", JSONText.string(RFC3339.text(interface.lastSeen))),

@@ -17,7 +17,8 @@ extension SQLiteStore {
 
     public func openBills() async throws -> [StoredBill] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.billColumns) FROM bill WHERE issued_at IS NULL").map(Self.bill)
+            try Row.fetchAll(db, sql: "SELECT \(Self.billColumns), tracker FROM bill WHERE issued_at IS NULL").map(
+                Self.bill)
         }
     }
 
@@ -97,9 +98,9 @@ extension SQLiteStore {
         }
     }
 
+    /// The columns of a bill, without its tracker (only the keeper needs that, and it is most of the row).
     static let billColumns = """
-        series_id, period_from, period_to, method, intervals, missing, p_in, p_out, p_sum, revision, as_of, issued_at,
-        tracker
+        series_id, period_from, period_to, method, intervals, missing, p_in, p_out, p_sum, revision, as_of, issued_at
         """
 
     static func bill(_ row: Row) -> StoredBill {
@@ -109,6 +110,7 @@ extension SQLiteStore {
                 period: Window(from: row[1], to: row[2], name: "billing-period"),
                 method: BillingMethod(rawValue: row[3]) ?? .max, intervals: row[4], missing: row[5], inbound: row[6],
                 outbound: row[7], sum: row[8], revision: row[9]),
-            asOf: row[10], issuedAt: row[11], tracker: (row[12] as Data?).flatMap { BillTracker(encoded: Array($0)) })
+            asOf: row[10], issuedAt: row[11],
+            tracker: row.count > 12 ? (row[12] as Data?).flatMap { BillTracker(encoded: Array($0)) } : nil)
     }
 }
