@@ -2,13 +2,17 @@
 # Benchmarks behind docs/benchmarks.md, on release builds. Not part of the tests.
 #   scripts/bench.sh            everything (the agent's cost needs root for its network namespaces)
 #   scripts/bench.sh wire       only the wire size
-#   scripts/bench.sh ingest     only the daemon's ingest throughput
+#   scripts/bench.sh ingest     only the daemon's ingest (real pace and saturated) and the store alone
+#   scripts/bench.sh size       only the store's size per interface, beside an rrdtool RRD
+#   scripts/bench.sh query      only the CLI's queries on bulk-loaded stores (BENCH_QUERY_SIZES, default
+#                               "1000 10000 100000"; 100,000 takes about 25 GB of BENCH_QUERY_DIR and most of an
+#                               hour to load)
 #   scripts/bench.sh agent      only the agent's CPU and memory
 #   scripts/bench.sh charts     only the chart rendering (scripts/bench-charts.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/common.sh
-ensure_packages prometheus-node-exporter curl
+ensure_packages prometheus-node-exporter curl rrdtool
 WHAT=${1:-all}
 R=.build/release
 
@@ -26,7 +30,39 @@ if [ "$WHAT" = all ] || [ "$WHAT" = wire ]; then
 fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = ingest ]; then
-    $R/netpulse-bench ingest "$R/netpulsed" "${BENCH_AGENTS:-200}" "${BENCH_SECONDS:-20}"
+    # 625 agents × 16 interfaces = 10,000 interfaces.
+    $R/netpulse-bench ingest "$R/netpulsed" "${BENCH_AGENTS:-625}" "${BENCH_SECONDS:-30}"
+    echo
+    $R/netpulse-bench store "${BENCH_INTERFACES:-10000}" "${BENCH_STORE_SECONDS:-60}"
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = size ]; then
+    DIR=$(mktemp -d /tmp/netpulse-bench-size.XXXXXX)
+    $R/netpulse-bench fill "$DIR/netpulse.db" 32 24 >/dev/null
+    python3 scripts/bench-size.py "$DIR/netpulse.db" 32 24 "$DIR"
+    rm -rf "$DIR"
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = query ]; then
+    # Stores of N interfaces with 30 days of 5-minute data (and their hourly and daily rollups and open bills),
+    # written by the bulk loader, not by ingest (SQLiteStore+BulkLoad.swift); each is deleted after its run.
+    # From 100,000 interfaces on, 5-minute rows are kept for the first day and the last 8 only (the queries read
+    # nothing else of them; a full month would be 62 GB), see QueryBench.swift.
+    QUERY_DIR=${BENCH_QUERY_DIR:-/var/tmp}
+    echo "fresh netpulse processes on bulk-loaded stores, 30 days of 5-minute data (median of 5 runs):"
+    for N in ${BENCH_QUERY_SIZES:-1000 10000 100000}; do
+        STORE_DIR="$QUERY_DIR/netpulse-bench-query-$N"
+        FINE_DAYS=""
+        if [ "$N" -ge 100000 ]; then FINE_DAYS=8; fi
+        $R/netpulse-bench query-store "$STORE_DIR" "$N" 30 $FINE_DAYS | tail -n 1
+        python3 scripts/bench-query.py $R/netpulse "$STORE_DIR/netpulsed.toml" "$N interfaces"
+        if [ "$(id -u)" -eq 0 ]; then
+            python3 scripts/bench-query.py $R/netpulse "$STORE_DIR/netpulsed.toml" "$N interfaces, cold cache" 3 cold
+        fi
+        rm -rf "$STORE_DIR"
+    done
     echo
 fi
 

@@ -4,18 +4,21 @@ import PulseCore
 // netpulse-bench: the figures behind docs/benchmarks.md. Run through scripts/bench.sh (release build).
 //   netpulse-bench wire
 //   netpulse-bench ingest DAEMON_BINARY [AGENTS] [SECONDS]
+//   netpulse-bench store [INTERFACES] [SECONDS]           (the store's ingest alone, in process)
+//   netpulse-bench fill DB INTERFACES HOURS              (a store for scripts/bench-size.py to weigh)
+//   netpulse-bench query-store DIR INTERFACES DAYS [FINE_DAYS]  (a store for the query benchmarks, bulk loaded)
 //   netpulse-bench usage PID SECONDS SAMPLES_PER_SECOND   (CPU per sample and peak RSS of a running process)
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "wire":
     WireSize.report()
 case "ingest" where arguments.count >= 3:
-    let agents = arguments.count > 3 ? Int(arguments[3]) ?? 200 : 200
-    let seconds = arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20
+    let agents = arguments.count > 3 ? Int(arguments[3]) ?? 625 : 625
+    let seconds = arguments.count > 4 ? Int(arguments[4]) ?? 30 : 30
     do {
         try IngestBench.run(
             daemonBinary: arguments[2], agents: agents, seconds: seconds,
-            batchesPerAgent: Int(ProcessInfo.processInfo.environment["BENCH_BATCHES"] ?? "") ?? 1000)
+            pacedSeconds: Int(ProcessInfo.processInfo.environment["BENCH_PACED_SECONDS"] ?? "") ?? 60)
     } catch {
         print("ingest benchmark failed: \(error)")
         exit(1)
@@ -27,6 +30,25 @@ case "store":
         try blocking { try await StoreBench.run(interfaces: interfaces, seconds: seconds) }
     } catch {
         print("store benchmark failed: \(error)")
+        exit(1)
+    }
+case "fill" where arguments.count >= 5:
+    do {
+        try blocking {
+            try await StoreBench.fill(
+                path: arguments[2], interfaces: Int(arguments[3]) ?? 32, hours: Int(arguments[4]) ?? 96)
+        }
+    } catch {
+        print("cannot fill the store: \(error)")
+        exit(1)
+    }
+case "query-store" where arguments.count >= 5:
+    do {
+        try QueryBench.makeStore(
+            directory: arguments[2], interfaces: Int(arguments[3]) ?? 10_000, days: Int(arguments[4]) ?? 30,
+            fineDays: arguments.count > 5 ? Int(arguments[5]) : nil)
+    } catch {
+        print("cannot make the store: \(error)")
         exit(1)
     }
 case "usage" where arguments.count >= 5:
@@ -49,6 +71,8 @@ case "usage" where arguments.count >= 5:
         exit(1)
     }
 default:
-    print("usage: netpulse-bench wire | ingest DAEMON [AGENTS] [SECONDS] | usage PID SECONDS SAMPLES_PER_SECOND")
+    print(
+        "usage: netpulse-bench wire | ingest DAEMON [AGENTS] [SECONDS] | store [INTERFACES] [SECONDS] | fill DB INTERFACES HOURS | query-store DIR INTERFACES DAYS [FINE_DAYS] | usage PID SECONDS SAMPLES_PER_SECOND"
+    )
     exit(2)
 }

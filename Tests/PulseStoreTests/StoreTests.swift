@@ -1,3 +1,4 @@
+import Foundation
 import PulseAnalytics
 import PulseCore
 import Testing
@@ -191,7 +192,7 @@ struct BatchMaker {
     }
 }
 
-/// A store written by Netpulse 0.1 (a fixture made by the 0.1 daemon and agent: 11 samples of `lo`, and the
+/// Stores written by older releases open and are migrated. A store written by Netpulse 0.1 (a fixture made by the 0.1 daemon and agent: 11 samples of `lo`, and the
 /// agent's spool of 4 batches it had not delivered) opens, is migrated and backfilled, deduplicates what 0.1
 /// stored, and counts the spool's batches on after it, exactly.
 @Suite struct UpgradeTests {
@@ -249,5 +250,72 @@ struct BatchMaker {
         var replayed = batches[0]
         replayed.sequence = 1
         #expect(try await store.ingest([replayed], receivedAt: 1_900_000_000_000) == [.duplicate])
+    }
+
+    /// What the 0.2.0 fixture generator read back through 0.2.0's own API (`Fixtures/netpulse-0.2.json`).
+    struct Expected02: Decodable {
+        struct Series: Decodable { var id: Int64, kind: String, name: String }
+        struct Tracker: Decodable { var capacity: Int, count: Int, encodedHex: String }
+        struct StoredBill: Decodable {
+            var series: Int64, periodFrom: Int64, periodTo: Int64, method: String, intervals: Int, missing: Int
+            var inbound: Int64?, outbound: Int64?, sum: Int64?, revision: Int64, asOf: Int64, issuedAt: Int64?
+            var tracker: Tracker?
+        }
+        struct Sums: Decodable { var series: Int64, rxBytes: Int64, txBytes: Int64 }
+        struct Totals: Decodable { var batches: Int64, values: Int64, revision: Int64 }
+        var billsContaining: Int64, billCursor: Int64
+        var series: [Series], bills: [StoredBill], sums: [Sums], totals: Totals
+    }
+
+    /// A store written by Netpulse 0.2.0 (`Fixtures/make-netpulse-0.2.swift.txt`, built at 59282ff: two agents,
+    /// two interfaces each, two hours, the bill keeper every 5 minutes) keeps every open bill and the tracker it
+    /// goes on from when the trackers move out of the bill table into their own (`v2-bill-trackers`).
+    @Test func aVersion02StoreKeepsItsBillsAndTrackers() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        try FileIO.writeAtomically(path, try FileIO.readBytes(Self.fixtures + "/netpulse-0.2.db"))
+        let expected = try JSONDecoder().decode(
+            Expected02.self, from: Data(try FileIO.readBytes(Self.fixtures + "/netpulse-0.2.json")))
+        let store = try SQLiteStore(path: path)
+
+        let series = try await store.series().sorted { $0.id < $1.id }
+        #expect(
+            series.map { "\($0.id) \($0.kind.name) \($0.name)" }
+                == expected.series.map { "\($0.id) \($0.kind) \($0.name)" })
+        let totals = try await store.totals()
+        #expect(
+            [totals.batches, totals.values, totals.revision] == [
+                expected.totals.batches, expected.totals.values, expected.totals.revision,
+            ])
+        #expect(try await store.billCursor() == expected.billCursor)
+        let sums = try await store.sums(level: .fiveMinutes, series: nil, from: 0, to: .max)
+        for want in expected.sums {
+            #expect(sums[want.series]?.traffic[.rxBytes] == want.rxBytes, "rx of series \(want.series)")
+            #expect(sums[want.series]?.traffic[.txBytes] == want.txBytes, "tx of series \(want.series)")
+        }
+
+        let bills = try await store.bills(series: nil, containing: expected.billsContaining)
+        let open = Dictionary(uniqueKeysWithValues: try await store.openBills().map { ($0.series, $0) })
+        #expect(bills.count == expected.bills.count && open.count == expected.bills.count)
+        for want in expected.bills {
+            let got = try #require(bills.first { $0.series == want.series }, "bill of series \(want.series)")
+            #expect(got.bill.period.from == want.periodFrom && got.bill.period.to == want.periodTo)
+            #expect(got.bill.method.rawValue == want.method)
+            #expect(got.bill.intervals == want.intervals && got.bill.missing == want.missing)
+            #expect(got.bill.inbound == want.inbound && got.bill.outbound == want.outbound && got.bill.sum == want.sum)
+            #expect(got.bill.revision == want.revision && got.asOf == want.asOf && got.issuedAt == want.issuedAt)
+            let tracker = try #require(open[want.series]?.tracker, "tracker of series \(want.series)")
+            let wantTracker = try #require(want.tracker)
+            #expect(tracker.capacity == wantTracker.capacity && tracker.count == wantTracker.count)
+            #expect(tracker.encoded.map { String(format: "%02x", $0) }.joined() == wantTracker.encodedHex)
+        }
+
+        // Saving a bill without its tracker drops the tracker, and a reopened store reads the same bills.
+        var first = try #require(open[expected.bills[0].series])
+        first.tracker = nil
+        try await store.saveBills(BillUpdate(bills: [first], adjustments: [], cursor: expected.billCursor, settled: []))
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await reopened.openBills().filter { $0.tracker == nil }.map(\.series) == [first.series])
+        #expect(
+            try await reopened.bills(series: nil, containing: expected.billsContaining).count == expected.bills.count)
     }
 }

@@ -3,7 +3,50 @@ public protocol RollupReader: Sendable {
     /// The buckets of `series` at `level` whose start lies in `[from, to)`, oldest first, by series.
     func buckets(level: RollupLevel, series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [Bucket]]
 
+    /// Each series' buckets of `level` in `[from, to)`, oldest first, handed to `reduce` one series at a time and
+    /// dropped once it returns; what it returns is kept (nil: nothing). Only `fields` are sure to be read. A
+    /// ranking of ten thousand interfaces by 95th percentile over a week reads twenty million buckets, which must
+    /// not all be held at once.
+    func reduceBuckets<Result: Sendable>(
+        level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields,
+        _ reduce: @escaping @Sendable (Int64, [Bucket]) -> Result?
+    ) async throws -> [Int64: Result]
+
     /// Each series' buckets of `level` in `[from, to)` merged into one (sums added, peaks and speed the largest);
-    /// every series when `series` is nil. Series without buckets there are left out.
-    func sums(level: RollupLevel, series: [Int64]?, from: Int64, to: Int64) async throws -> [Int64: BucketValues]
+    /// every series when `series` is nil. Series without buckets there are left out. Only `fields` are sure to be
+    /// read (the others may be zero): a ranking by bytes need not add up twenty columns.
+    func sums(
+        level: RollupLevel, series: [Int64]?, from: Int64, to: Int64, fields: BucketFields
+    ) async throws -> [Int64: BucketValues]
+}
+
+/// Groups of a bucket's columns, for reads that need only some.
+public struct BucketFields: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let bytes = BucketFields(rawValue: 1 << 0)
+    /// Packets, errors and drops.
+    public static let packets = BucketFields(rawValue: 1 << 1)
+    /// Measured and interpolated time.
+    public static let coverage = BucketFields(rawValue: 1 << 2)
+    /// Peaks and link speed.
+    public static let peaks = BucketFields(rawValue: 1 << 3)
+    public static let events = BucketFields(rawValue: 1 << 4)
+    public static let revision = BucketFields(rawValue: 1 << 5)
+
+    public static let all: BucketFields = [.bytes, .packets, .coverage, .peaks, .events, .revision]
+
+    /// Whether the rollup column at `index` of the bucket columns (bytes, packets, errors, drops, times, peaks,
+    /// speed, events, revision) is one of these fields.
+    public func includes(column index: Int) -> Bool {
+        switch index {
+        case 0, 1: contains(.bytes)
+        case 2...7: contains(.packets)
+        case 8, 9: contains(.coverage)
+        case 10...12: contains(.peaks)
+        case 13...17: contains(.events)
+        default: contains(.revision)
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import PulseAnalytics
 
 extension SQLiteStore {
@@ -17,28 +18,35 @@ extension SQLiteStore {
 
     public func openBills() async throws -> [StoredBill] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.billColumns), tracker FROM bill WHERE issued_at IS NULL").map(
-                Self.bill)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.billColumnNames.map { "b.\($0)" }.joined(separator: ", ")), t.tracker
+                    FROM bill b LEFT JOIN bill_tracker t ON t.series_id = b.series_id AND t.period_from = b.period_from
+                    WHERE b.issued_at IS NULL
+                    """
+            ).map(Self.bill)
         }
     }
 
     public func bills(series: [Int64]?, containing time: Int64) async throws -> [StoredBill] {
         try await pool.read { db in
-            guard let series else {
-                return try Row.fetchAll(
-                    db, sql: "SELECT \(Self.billColumns) FROM bill WHERE period_from <= ? AND period_to > ?",
-                    arguments: [time, time]
-                ).map(Self.bill)
-            }
             var bills = [StoredBill]()
+            func read(_ sql: String, _ arguments: [Int64]) throws {
+                let statement = try db.makeStatement(sql: sql)
+                try statement.setArguments(StatementArguments(arguments))
+                try db.forEachRow(of: statement) { bills.append(Self.bill($0)) }
+            }
+            guard let series else {
+                try read("SELECT \(Self.billColumns) FROM bill WHERE period_from <= ? AND period_to > ?", [time, time])
+                return bills
+            }
             for slice in Self.slices(series) {
-                bills += try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT \(Self.billColumns) FROM bill
-                        WHERE series_id IN (\(Self.placeholders(slice.count))) AND period_from <= ? AND period_to > ?
-                        """, arguments: StatementArguments(slice + [time, time])
-                ).map(Self.bill)
+                try read(
+                    """
+                    SELECT \(Self.billColumns) FROM bill
+                    WHERE series_id IN (\(Self.placeholders(slice.count))) AND period_from <= ? AND period_to > ?
+                    """, slice + [time, time])
             }
             return bills
         }
@@ -67,19 +75,7 @@ extension SQLiteStore {
 
     public func saveBills(_ update: BillUpdate) async throws {
         try await pool.write { db in
-            let upsert = try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO bill (series_id, period_from, period_to, method, intervals, missing, p_in,
-                        p_out, p_sum, revision, as_of, issued_at, tracker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-            for stored in update.bills {
-                let bill = stored.bill
-                try upsert.execute(arguments: [
-                    stored.series, bill.period.from, bill.period.to, bill.method.rawValue, bill.intervals, bill.missing,
-                    bill.inbound, bill.outbound, bill.sum, bill.revision, stored.asOf, stored.issuedAt,
-                    stored.tracker.map { Data($0.encoded) },
-                ])
-            }
+            for stored in update.bills { try Self.save(stored, in: db) }
             for adjustment in update.adjustments {
                 let bill = adjustment.bill
                 try db.execute(
@@ -98,10 +94,52 @@ extension SQLiteStore {
         }
     }
 
-    /// The columns of a bill, without its tracker (only the keeper needs that, and it is most of the row).
-    static let billColumns = """
-        series_id, period_from, period_to, method, intervals, missing, p_in, p_out, p_sum, revision, as_of, issued_at
-        """
+    /// Writes a bill, and its tracker while it is open.
+    static func save(_ stored: StoredBill, in db: Database) throws {
+        let bill = stored.bill
+        try db.run(
+            sql: """
+                INSERT OR REPLACE INTO bill (series_id, period_from, period_to, method, intervals, missing, p_in,
+                    p_out, p_sum, revision, as_of, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                stored.series, bill.period.from, bill.period.to, bill.method.rawValue, bill.intervals, bill.missing,
+                bill.inbound, bill.outbound, bill.sum, bill.revision, stored.asOf, stored.issuedAt,
+            ])
+        if let tracker = stored.tracker {
+            try db.run(
+                sql: "INSERT OR REPLACE INTO bill_tracker (series_id, period_from, tracker) VALUES (?, ?, ?)",
+                arguments: [stored.series, bill.period.from, Data(tracker.encoded)])
+        } else {
+            try db.run(
+                sql: "DELETE FROM bill_tracker WHERE series_id = ? AND period_from = ?",
+                arguments: [stored.series, bill.period.from])
+        }
+    }
+
+    /// The columns of a bill (its tracker is in `bill_tracker`).
+    static let billColumnNames = [
+        "series_id", "period_from", "period_to", "method", "intervals", "missing", "p_in", "p_out", "p_sum", "revision",
+        "as_of", "issued_at",
+    ]
+    static let billColumns = billColumnNames.joined(separator: ", ")
+
+    /// A bill from the current row of `statement` (``billColumns``), read straight from SQLite: a fleet of 10,000
+    /// interfaces has 10,000 bills to list.
+    static func bill(_ row: SQLiteStatement) -> StoredBill {
+        func integer(_ index: Int32) -> Int64 { sqlite3_column_int64(row, index) }
+        func optional(_ index: Int32) -> Int64? {
+            sqlite3_column_type(row, index) == SQLITE_NULL ? nil : sqlite3_column_int64(row, index)
+        }
+        let method = sqlite3_column_text(row, 3).map { String(cString: $0) } ?? ""
+        return StoredBill(
+            series: integer(0),
+            bill: Bill(
+                period: Window(from: integer(1), to: integer(2), name: "billing-period"),
+                method: BillingMethod(rawValue: method) ?? .max, intervals: Int(integer(4)), missing: Int(integer(5)),
+                inbound: optional(6), outbound: optional(7), sum: optional(8), revision: integer(9)),
+            asOf: integer(10), issuedAt: optional(11))
+    }
 
     static func bill(_ row: Row) -> StoredBill {
         StoredBill(

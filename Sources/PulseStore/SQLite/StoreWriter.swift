@@ -351,14 +351,17 @@ struct StoreWriter {
 
     /// Link facts from six columns of `row` from `first`: speed, operstate, carrier, mtu, kind, relation.
     static func linkState(_ row: Row, from first: Int) -> LinkState {
-        let speed: Int64 = row[first]
-        let carrier: Int64 = row[first + 2]
-        return LinkState(
-            speedMbps: speed > 0 ? UInt32(truncatingIfNeeded: speed) : nil,
-            operState: OperState(rawValue: UInt8(truncatingIfNeeded: row[first + 1] as Int64)) ?? .unknown,
-            carrier: carrier == 2 ? nil : carrier == 1, mtu: UInt32(truncatingIfNeeded: row[first + 3] as Int64),
-            kind: InterfaceKind(rawValue: UInt8(truncatingIfNeeded: row[first + 4] as Int64)) ?? .unknown,
-            relation: InterfaceRelation(rawValue: UInt8(truncatingIfNeeded: row[first + 5] as Int64)))
+        linkState((0..<6).map { row[first + $0] as Int64 })
+    }
+
+    /// Link facts from their six columns (speed_mbps, operstate, carrier, mtu, link_kind, relation).
+    static func linkState(_ columns: [Int64]) -> LinkState {
+        LinkState(
+            speedMbps: columns[0] > 0 ? UInt32(truncatingIfNeeded: columns[0]) : nil,
+            operState: OperState(rawValue: UInt8(truncatingIfNeeded: columns[1])) ?? .unknown,
+            carrier: columns[2] == 2 ? nil : columns[2] == 1, mtu: UInt32(truncatingIfNeeded: columns[3]),
+            kind: InterfaceKind(rawValue: UInt8(truncatingIfNeeded: columns[4])) ?? .unknown,
+            relation: InterfaceRelation(rawValue: UInt8(truncatingIfNeeded: columns[5])))
     }
 
     // MARK: Placing samples in counter order
@@ -635,21 +638,28 @@ struct StoreWriter {
         }
         var arguments = [Int64](repeating: 0, count: 2 + SQLiteSchema.bucketColumns.count)
         for (key, values) in deltas {
-            arguments[0] = key.series
-            arguments[1] = key.start
-            for lane in 0..<8 { arguments[2 + lane] = values.traffic[lane] }
-            arguments[10] = values.measuredMilliseconds
-            arguments[11] = values.interpolatedMilliseconds
-            arguments[12] = Int64(clamping: values.peakRx)
-            arguments[13] = Int64(clamping: values.peakTx)
-            arguments[14] = Int64(values.speedMbps)
-            for lane in 0..<5 { arguments[15 + lane] = values.events[lane] }
-            arguments[20] = revision
+            Self.bucketArguments(values, series: key.series, start: key.start, revision: revision, into: &arguments)
             try arguments.withUnsafeBufferPointer { try db.run(statements[key.level], integers: $0) }
             if key.level == fiveMinutes, key.start < billCursor {
                 try dirty.execute(arguments: [key.series, key.start])
             }
         }
+    }
+
+    /// Fills `arguments` for one row of a rollup table: series, start, then `SQLiteSchema.bucketColumns` in order.
+    static func bucketArguments(
+        _ values: BucketValues, series: Int64, start: Int64, revision: Int64, into arguments: inout [Int64]
+    ) {
+        arguments[0] = series
+        arguments[1] = start
+        for lane in 0..<8 { arguments[2 + lane] = values.traffic[lane] }
+        arguments[10] = values.measuredMilliseconds
+        arguments[11] = values.interpolatedMilliseconds
+        arguments[12] = Int64(clamping: values.peakRx)
+        arguments[13] = Int64(clamping: values.peakTx)
+        arguments[14] = Int64(values.speedMbps)
+        for lane in 0..<5 { arguments[15 + lane] = values.events[lane] }
+        arguments[20] = revision
     }
 }
 
@@ -716,6 +726,23 @@ extension Database {
     /// second, and compiling (parsing, authorizing) them each time cost more than running them.
     func run(sql: String, arguments: StatementArguments = StatementArguments()) throws {
         try cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
+    /// Steps `statement` (arguments already set), calling `body` with the SQLite statement on each row, for
+    /// reads of many integer rows that would otherwise build a `Row` of boxed values each.
+    func forEachRow(of statement: Statement, _ body: (SQLiteStatement) throws -> Void) throws {
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)),
+                    sql: statement.sql)
+            }
+            try body(handle)
+        }
     }
 
     /// Runs a cached statement with only integer arguments, bound straight to SQLite: the bucket upserts, the
