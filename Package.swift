@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "PulseDaemon",
             dependencies: [
-                "PulseCore", "PulseSystemd", "PulseStore", "PulseAnalytics", "PulseQuery",
+                "PulseCore", "PulseSystemd", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -87,6 +87,11 @@ let package = Package(
 
         // Charts: a chart grammar that renders SVG, with no dependencies at all.
         .target(name: "PulseCharts"),
+        // Figures → charts and documents: dashboards rendered to SVG files on disk, and their index page.
+        .target(
+            name: "PulseReports",
+            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseQuery", "PulseCharts"]
+        ),
 
         // MARK: Executables (thin: parse arguments, load config, run services)
         .executableTarget(
@@ -143,9 +148,15 @@ let package = Package(
         ),
         .testTarget(
             name: "PulseDaemonTests",
-            dependencies: ["PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery"]
+            dependencies: [
+                "PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
+            ]
         ),
         .testTarget(name: "PulseChartsTests", dependencies: ["PulseCharts"], exclude: ["Golden"]),
+        .testTarget(
+            name: "PulseReportsTests",
+            dependencies: ["PulseReports", "PulseCharts", "PulseQuery", "PulseStore", "PulseAnalytics", "PulseCore"]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

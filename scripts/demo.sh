@@ -77,6 +77,8 @@ site = "demo-lab"
 interval = "10s"
 windows = ["last-1h", "today", "billing-period"]
 scopes = ["fleet", "groups", "hosts", "interfaces"]
+[dashboards]
+hour_interval = "10s"
 CONF
 cat > "$DEMO/agent.toml" <<CONF
 [agent]
@@ -152,6 +154,21 @@ echo "==> the daemon's analytics snapshots (docs/snapshots.md), kept in $DEMO/ne
 ls -l "$DEMO/netpulsed/snapshots" | tail -n +2 | sed 's/^/    /'
 echo "    newest: $(readlink -f "$DEMO/netpulsed/snapshots/latest.json")"
 echo "            $(readlink -f "$DEMO/netpulsed/snapshots/latest.csv")"
+echo
+# The last hour is drawn in 1-minute buckets up to the last minute that has ended, every 10 s here; wait for the
+# first drawing after the minute in which the traffic ended.
+SHOWN=$(date -u -d "@$(( ($(date +%s) / 60 + 1) * 60 ))" +%Y%m%dT%H%M%SZ)
+echo "==> waiting for the dashboards to show the traffic (drawn after $SHOWN)"
+for _ in $(seq 1 100); do
+    NEWEST=$(ls "$DEMO/netpulsed/dashboards" 2>/dev/null | sed -n 's/^fleet-hour-\(2[0-9T]*Z\)\.svg$/\1/p' | tail -n 1)
+    if [ -n "$NEWEST" ] && [[ ! "$NEWEST" < "$SHOWN" ]]; then
+        break
+    fi
+    sleep 1
+done
+echo "==> the daemon's dashboards (docs/dashboards.md), kept fresh in $DEMO/netpulsed/dashboards:"
+ls "$DEMO/netpulsed/dashboards" | grep -- '-latest.svg$' | sed 's/^/    /'
+echo "    open file://$DEMO/netpulsed/dashboards/index.html in a browser (it follows new renders by itself)"
 echo
 echo "==> agent log"
 cat "$DEMO/agent.log"

@@ -27,7 +27,8 @@ struct CheckConfig: ParsableCommand {
         case "agent": isDaemon = false
         case nil:
             let daemonTables: Set<String> = [
-                "listen", "store", "tls", "ingest", "rollups", "retention", "billing", "snapshots", "aggregation",
+                "listen", "store", "tls", "ingest", "rollups", "retention", "billing", "snapshots", "dashboards",
+                "aggregation",
             ]
             isDaemon = document.tables.keys.contains { daemonTables.contains($0) }
         default:

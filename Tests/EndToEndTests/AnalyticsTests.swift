@@ -32,6 +32,9 @@ extension EndToEnd {
                     windows = ["last-1h", "today"]
                     scopes = ["fleet", "groups", "hosts", "interfaces"]
                     rank_by = ["bytes", "peak", "p95", "errors"]
+                    [dashboards]
+                    hour_interval = "10s"
+                    keep = 3
 
                     """
             }
@@ -150,6 +153,25 @@ extension EndToEnd {
             }
             let ratesCSV = try String(contentsOfFile: "\(outputs)/rates.csv", encoding: .utf8)
             #expect(ratesCSV.contains("agent-1,a<b&c,") && ratesCSV.contains("agent-1,\"p\"\"q>\","))
+            // The daemon keeps the dashboards fresh on its own: the fleet overview and the host's page, redrawn
+            // every 10 s for the last hour, each file complete, `latest` the newest, three kept, an index naming
+            // only files that are there; the odd interface names escaped in the SVG.
+            let dashboards = fleet.directory + "/netpulsed/dashboards"
+            try eventually("dashboards drawn after the replay", timeout: 40) {
+                let page = try String(contentsOfFile: dashboards + "/host-agent-1-hour-latest.svg", encoding: .utf8)
+                return page.contains("a&lt;b&amp;c") && page.contains("p&quot;q&gt;")
+                    || page.contains("a&lt;b&amp;c") && page.contains("p\"q&gt;")
+            }
+            let names = try FileManager.default.contentsOfDirectory(atPath: dashboards)
+            for stem in ["fleet", "host-agent-1"] {
+                for range in ["hour", "day", "week", "month"] {
+                    #expect(names.contains("\(stem)-\(range)-latest.svg"), "\(stem) \(range) in \(names)")
+                    try run(["python3", Self.checker, "svg", "\(dashboards)/\(stem)-\(range)-latest.svg"])
+                }
+                #expect(names.filter { $0.hasPrefix("\(stem)-hour-2") }.count <= 3, "retention keeps 3: \(names)")
+            }
+            #expect(!names.contains { $0.contains(".tmp") }, "no half-written file left: \(names)")
+            try run(["python3", Self.checker, "index", dashboards + "/index.html"])
             let snapshot = try run([Build.cli, "snapshot", "--format", "json"] + store)
             try snapshot.write(toFile: "\(outputs)/snapshot.json", atomically: true, encoding: .utf8)
             try run(["python3", Self.checker, "snapshot", "\(outputs)/snapshot.json"])

@@ -1,5 +1,6 @@
 import PulseAnalytics
 import PulseCore
+import PulseReports
 import PulseStore
 import Testing
 
@@ -57,6 +58,12 @@ import Testing
                     site = "fra1"
                     [snapshots]
                     windows = ["last-1h", "this-month"]
+                    [dashboards]
+                    ranges = ["day", "hour"]
+                    hour_interval = "30s"
+                    keep = 10
+                    max_age = "3d"
+                    host_pages = false
                     """, file: "d.toml"))
         #expect(config.calendar.timeZone.identifier == "Europe/Berlin")
         #expect(config.retention.raw == 72 * 3_600_000)
@@ -67,6 +74,10 @@ import Testing
         #expect(config.billing.terms(for: .group(GroupKey(key: "customer", value: "acme"))) == (1, .sum))
         #expect(config.labels["web-01"] == Labels([("site", "fra1")]))
         #expect(config.snapshots.windows == [.last(3_600_000), .calendar(.month, offset: 0)])
+        #expect(config.dashboards.ranges.map(\.range) == [.day, .hour])
+        #expect(config.dashboards.ranges.map(\.interval) == [300_000, 30_000])
+        #expect(config.dashboards.retention == DashboardRetention(keep: 10, maximumAge: 3 * 86_400_000))
+        #expect(!config.dashboards.hostPages && config.dashboards.directory.hasSuffix("/dashboards"))
 
         let bad: [(String, ConfigError)] = [
             (
@@ -111,6 +122,17 @@ import Testing
                     file: "d.toml", line: 2, key: "snapshots.windows",
                     "has \"fortnight\"; use last-DURATION (last-1h), today, yesterday, this-week, last-week, this-month, last-month, this-year, billing-period or last-billing-period"
                 )
+            ),
+            (
+                "[dashboards]\nranges = [\"hour\", \"year\"]\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "dashboards.ranges",
+                    "has \"year\"; use hour, day, week and/or month")
+            ),
+            (
+                "[dashboards]\nhour_interval = \"1s\"\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "dashboards.hour_interval", "is 1s; it must be between 10s and 7d")
             ),
             (
                 "[retention]\n5m = \"30d\"\n",

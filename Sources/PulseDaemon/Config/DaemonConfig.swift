@@ -33,6 +33,7 @@ public struct DaemonConfig: Sendable, Hashable {
     public var labels: [String: Labels]
     public var billing: BillingPolicy
     public var snapshots: SnapshotSettings
+    public var dashboards: DashboardSettings
 
     /// A default config rooted at `stateDirectory` (for tests and tools).
     public init(stateDirectory: String, listen: Endpoint, tls: TLSFiles) {
@@ -52,6 +53,7 @@ public struct DaemonConfig: Sendable, Hashable {
         labels = [:]
         billing = BillingPolicy()
         snapshots = SnapshotSettings(directory: "\(stateDirectory)/snapshots")
+        dashboards = DashboardSettings(directory: "\(stateDirectory)/dashboards")
     }
 
     /// Loads and validates a config file.
@@ -103,6 +105,7 @@ public struct DaemonConfig: Sendable, Hashable {
         }
         config.billing = try parseBilling(&reader, calendar: config.calendar)
         config.snapshots = try SnapshotSettings.parse(&reader, stateDirectory: stateDirectory)
+        config.dashboards = try DashboardSettings.parse(&reader, stateDirectory: stateDirectory)
         try reader.rejectUnknown()
         return config
     }

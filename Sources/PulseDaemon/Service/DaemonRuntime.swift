@@ -64,6 +64,9 @@ public struct DaemonRuntime: Sendable {
         if config.snapshots.enabled {
             services.insert(.init(service: SnapshotService(store: store, config: config, logger: logger)), at: 2)
         }
+        if config.dashboards.enabled {
+            services.insert(.init(service: DashboardService(store: store, config: config, logger: logger)), at: 2)
+        }
         return services
     }
 }

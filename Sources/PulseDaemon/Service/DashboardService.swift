@@ -1,0 +1,85 @@
+import Logging
+import PulseCore
+import PulseQuery
+import PulseReports
+import PulseStore
+import ServiceLifecycle
+
+/// Draws the dashboards into `[dashboards] directory`: each range at its own interval, aligned to the wall clock
+/// and a few seconds after each boundary so the last batches of the period are in; the fleet overview and (unless
+/// `host_pages = false`) a page per host, published atomically with `latest` names, `index.html` and retention.
+///
+/// It reads through the store's reader connections and renders on this service's task, never on the ingest path:
+/// the ingest writer and the connections' event loops do not wait for it.
+final class DashboardService: Service, Sendable {
+    let store: any MetricStore
+    let config: DaemonConfig
+    let logger: Logger
+
+    init(store: any MetricStore, config: DaemonConfig, logger: Logger) {
+        self.store = store
+        self.config = config
+        self.logger = logger
+    }
+
+    /// Seconds after a range's boundary before it is drawn: batches close every 10 s and commit soon after.
+    static let settle: Int64 = 15_000
+
+    func run() async throws {
+        let settings = config.dashboards
+        var due = [Int64](repeating: 0, count: settings.ranges.count)  // the first render is at once
+        while !Task.isShuttingDownGracefully {
+            let now = WallClock.milliseconds()
+            let ready = settings.ranges.indices.filter { due[$0] <= now }
+            if !ready.isEmpty {
+                do {
+                    let written = try await render(ready.map { settings.ranges[$0].range }, at: now)
+                    logger.debug("dashboards written: \(written.joined(separator: ", "))")
+                } catch {
+                    logger.error("dashboards failed: \(error)")
+                }
+                for index in ready {
+                    // The next boundary after the one this render belonged to (`now` is already `settle` past it).
+                    let interval = settings.ranges[index].interval
+                    due[index] = ((now - Self.settle) / interval + 1) * interval + Self.settle
+                }
+            }
+            let next = due.min() ?? now + 60_000
+            do {
+                try await cancelWhenGracefulShutdown {
+                    try await Task.sleep(for: .milliseconds(max(next - WallClock.milliseconds(), 1)))
+                }
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// Draws every dashboard for `ranges` (and for any range it has no file of yet) as of `now` and publishes them;
+    /// returns the files written.
+    func render(_ ranges: [DashboardRange], at now: Int64) async throws -> [String] {
+        let settings = config.dashboards
+        let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
+        let engine = WindowEngine(
+            store: store, catalogue: catalogue,
+            levels: WindowEngine.retained(config.store.levels, config.retention), calendar: config.calendar,
+            billing: config.billing)
+        var specs = DashboardSpec.defaults(for: catalogue, groupBy: config.billing.groupBy)
+        if !settings.hostPages { specs = specs.filter { $0.scope == .fleet } }
+        let renderer = DashboardRenderer(engine: engine)
+        var rendered = [RenderedDashboard]()
+        for spec in specs {
+            for range in settings.ranges.map(\.range) {
+                // A dashboard new since its range was last drawn (a host that just connected) is drawn now rather
+                // than at that range's next turn, hours away for the month: the index never lacks a page.
+                let latest = "\(settings.directory)/\(DashboardFiles.latest(stem: spec.fileStem, range: range))"
+                guard ranges.contains(range) || !FileIO.exists(latest) else { continue }
+                rendered.append(try await renderer.render(spec, range: range, now: now))
+            }
+        }
+        let publisher = DashboardPublisher(
+            directory: settings.directory, retention: settings.retention,
+            refreshSeconds: Int((settings.ranges.map(\.interval).min() ?? 60_000) / 1_000))
+        return try publisher.publish(rendered, dashboards: specs, ranges: settings.ranges.map(\.range), now: now)
+    }
+}

@@ -1,0 +1,56 @@
+import PulseAnalytics
+import PulseQuery
+import PulseStore
+
+/// The series a dashboard's scope covers during its window, from the catalogue.
+struct ScopeMembers: Sendable {
+    /// The scope's own series (nil when the store has none yet: its panels show no data).
+    var record: SeriesRecord?
+    /// Hosts in the scope, by name.
+    var hosts: [SeriesRecord]
+    /// Interfaces counted in the scope's totals, by name.
+    var counted: [SeriesRecord]
+    /// Every interface of the scope's hosts, counted or not, by name.
+    var interfaces: [SeriesRecord]
+    /// Groups that hold hosts of the scope, by name.
+    var groups: [SeriesRecord]
+    /// What the scope is, for people: `the fleet`, `host web-01`, `group site=fra1`.
+    var label: String
+
+    init(_ scope: DashboardScope, catalogue: Catalogue, window: Window) {
+        let byName: (SeriesRecord, SeriesRecord) -> Bool = { $0.name < $1.name }
+        switch scope {
+        case .fleet:
+            record = catalogue.fleet
+            hosts = catalogue.hosts
+            label = "the fleet"
+        case .host(let agent):
+            record = catalogue.host(agent)
+            hosts = record.map { [$0] } ?? []
+            label = "host \(agent)"
+        case .group(let group):
+            record = catalogue.group(group)
+            let agents = catalogue.agents(in: group, during: window)
+            hosts = catalogue.hosts.filter { $0.agent.map(agents.contains) ?? false }
+            label = "group \(group)"
+        }
+        hosts.sort(by: byName)
+        let agents = Set(hosts.compactMap(\.agent))
+        counted = (record.map { catalogue.members(of: $0, during: window) } ?? []).sorted(by: byName)
+        interfaces = catalogue.interfaces.filter { $0.agent.map(agents.contains) ?? false }.sorted(by: byName)
+        groups = catalogue.groups.filter { group in
+            guard let key = group.group else { return false }
+            return !catalogue.agents(in: key, during: window).isDisjoint(with: agents)
+        }.sorted(by: byName)
+    }
+
+    /// The scope's series of `kind`: its hosts, counted interfaces or groups.
+    func series(of kind: SeriesKind) -> [SeriesRecord] {
+        switch kind {
+        case .host: hosts
+        case .interface: counted
+        case .group: groups
+        case .fleet: record.map { [$0] } ?? []
+        }
+    }
+}
