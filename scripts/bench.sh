@@ -7,6 +7,8 @@
 #   scripts/bench.sh query      only the CLI's queries on bulk-loaded stores (BENCH_QUERY_SIZES, default
 #                               "1000 10000 100000"; 100,000 takes about 25 GB of BENCH_QUERY_DIR and most of an
 #                               hour to load)
+#   scripts/bench.sh dashboards drawing the default dashboards from a bulk-loaded store of 10,000 interfaces
+#                               (BENCH_DASHBOARD_INTERFACES; about 6 GB of BENCH_QUERY_DIR and 8 minutes to load)
 #   scripts/bench.sh agent      only the agent's CPU and memory
 #   scripts/bench.sh charts     only the chart rendering (scripts/bench-charts.sh)
 set -euo pipefail
@@ -63,6 +65,15 @@ if [ "$WHAT" = all ] || [ "$WHAT" = query ]; then
         fi
         rm -rf "$STORE_DIR"
     done
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = dashboards ]; then
+    N=${BENCH_DASHBOARD_INTERFACES:-10000}
+    STORE_DIR="${BENCH_QUERY_DIR:-/var/tmp}/netpulse-bench-dashboards-$N"
+    $R/netpulse-bench query-store "$STORE_DIR" "$N" 30 | tail -n 1
+    $R/netpulse-bench render "$STORE_DIR/netpulsed.toml" 3
+    rm -rf "$STORE_DIR"
     echo
 fi
 

@@ -7,6 +7,7 @@ import PulseCore
 //   netpulse-bench store [INTERFACES] [SECONDS]           (the store's ingest alone, in process)
 //   netpulse-bench fill DB INTERFACES HOURS              (a store for scripts/bench-size.py to weigh)
 //   netpulse-bench query-store DIR INTERFACES DAYS [FINE_DAYS]  (a store for the query benchmarks, bulk loaded)
+//   netpulse-bench render CONFIG [RUNS]                   (drawing the default dashboards from a store)
 //   netpulse-bench usage PID SECONDS SAMPLES_PER_SECOND   (CPU per sample and peak RSS of a running process)
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
@@ -51,6 +52,14 @@ case "query-store" where arguments.count >= 5:
         print("cannot make the store: \(error)")
         exit(1)
     }
+case "render" where arguments.count >= 3:
+    do {
+        let runs = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
+        try blocking { try await RenderBench.run(config: arguments[2], runs: runs) }
+    } catch {
+        print("render benchmark failed: \(error)")
+        exit(1)
+    }
 case "usage" where arguments.count >= 5:
     guard let pid = Int32(arguments[2]), let seconds = Double(arguments[3]), let rate = Double(arguments[4]) else {
         print("usage: netpulse-bench usage PID SECONDS SAMPLES_PER_SECOND")
@@ -72,7 +81,7 @@ case "usage" where arguments.count >= 5:
     }
 default:
     print(
-        "usage: netpulse-bench wire | ingest DAEMON [AGENTS] [SECONDS] | store [INTERFACES] [SECONDS] | fill DB INTERFACES HOURS | query-store DIR INTERFACES DAYS [FINE_DAYS] | usage PID SECONDS SAMPLES_PER_SECOND"
+        "usage: netpulse-bench wire | ingest DAEMON [AGENTS] [SECONDS] | store [INTERFACES] [SECONDS] | fill DB INTERFACES HOURS | query-store DIR INTERFACES DAYS [FINE_DAYS] | render CONFIG [RUNS] | usage PID SECONDS SAMPLES_PER_SECOND"
     )
     exit(2)
 }

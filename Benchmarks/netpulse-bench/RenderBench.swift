@@ -1,0 +1,46 @@
+import Foundation
+import PulseCore
+import PulseDaemon
+import PulseQuery
+import PulseReports
+import PulseStore
+
+/// Times drawing the default dashboards from a store (one made by `query-store`), as the daemon's dashboard
+/// service draws them: the catalogue loaded once, then the fleet overview and one host page for each range, each
+/// drawn `runs` times; prints the median and the SVG's size.
+enum RenderBench {
+    static func run(config path: String, runs: Int) async throws {
+        let config = try DaemonConfig.load(path: path)
+        let store = try SQLiteStore(path: config.storePath, settings: config.store, readOnly: true)
+        let began = Date()
+        let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
+        let catalogueTime = Date().timeIntervalSince(began)
+        let engine = WindowEngine(
+            store: store, catalogue: catalogue,
+            levels: WindowEngine.retained(try await store.levels(), config.retention), calendar: config.calendar,
+            billing: config.billing)
+        let interfaces = catalogue.series.filter { $0.kind == .interface }.count
+        print(
+            "dashboards of \(interfaces) interfaces (catalogue loaded in \(Int(catalogueTime * 1_000)) ms), median of \(runs):"
+        )
+        let specs = DashboardSpec.defaults(for: catalogue, groupBy: config.billing.groupBy)
+        let now = WallClock.milliseconds()
+        for spec in specs.prefix(2) {
+            for range in DashboardRange.standard {
+                var times = [Double]()
+                var size = 0
+                for _ in 0..<runs {
+                    let start = Date()
+                    let rendered = try await DashboardRenderer(engine: engine).render(spec, range: range, now: now)
+                    times.append(Date().timeIntervalSince(start))
+                    size = rendered.svg.utf8.count
+                }
+                let median = times.sorted()[times.count / 2]
+                let name = "\(spec.title), \(range.title.lowercased())"
+                print(
+                    "  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) \(Int(median * 1_000)) ms  (\(size / 1_024) KiB)"
+                )
+            }
+        }
+    }
+}
