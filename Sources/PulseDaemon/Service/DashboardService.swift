@@ -28,15 +28,20 @@ final class DashboardService: Service, Sendable {
     func run() async throws {
         let settings = config.dashboards
         var due = [Int64](repeating: 0, count: settings.ranges.count)  // the first render is at once
+        var reported = Set<String>()  // each failure is logged once, not at every render
         while !Task.isShuttingDownGracefully {
             let now = WallClock.milliseconds()
             let ready = settings.ranges.indices.filter { due[$0] <= now }
             if !ready.isEmpty {
                 do {
-                    let written = try await render(ready.map { settings.ranges[$0].range }, at: now)
-                    logger.debug("dashboards written: \(written.joined(separator: ", "))")
+                    let round = try await render(ready.map { settings.ranges[$0].range }, at: now)
+                    logger.debug("dashboards written: \(round.written.joined(separator: ", "))")
+                    for failure in round.failures where reported.insert(failure).inserted {
+                        logger.error("dashboard not drawn: \(failure)")
+                    }
                 } catch {
-                    logger.error("dashboards failed: \(error)")
+                    let failure = "dashboards failed: \(error)"
+                    if reported.insert(failure).inserted { logger.error("\(failure)") }
                 }
                 for index in ready {
                     // The next boundary after the one this render belonged to (`now` is already `settle` past it).
@@ -56,8 +61,8 @@ final class DashboardService: Service, Sendable {
     }
 
     /// Draws every dashboard for `ranges` (and for any range it has no file of yet) as of `now` and publishes them;
-    /// returns the files written.
-    func render(_ ranges: [DashboardRange], at now: Int64) async throws -> [String] {
+    /// returns the files written and why any drawing failed (the others are published all the same).
+    func render(_ ranges: [DashboardRange], at now: Int64) async throws -> (written: [String], failures: [String]) {
         let settings = config.dashboards
         let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
         let engine = WindowEngine(
@@ -68,18 +73,25 @@ final class DashboardService: Service, Sendable {
         if !settings.hostPages { specs = specs.filter { $0.scope == .fleet } }
         let renderer = DashboardRenderer(engine: engine)
         var rendered = [RenderedDashboard]()
+        var failures = [String]()
         for spec in specs {
             for range in settings.ranges.map(\.range) {
                 // A dashboard new since its range was last drawn (a host that just connected) is drawn now rather
                 // than at that range's next turn, hours away for the month: the index never lacks a page.
                 let latest = "\(settings.directory)/\(DashboardFiles.latest(stem: spec.fileStem, range: range))"
                 guard ranges.contains(range) || !FileIO.exists(latest) else { continue }
-                rendered.append(try await renderer.render(spec, range: range, now: now))
+                do {
+                    rendered.append(try await renderer.render(spec, range: range, now: now))
+                } catch {
+                    failures.append("\(error)")
+                }
             }
         }
         let publisher = DashboardPublisher(
             directory: settings.directory, retention: settings.retention,
             refreshSeconds: Int((settings.ranges.map(\.interval).min() ?? 60_000) / 1_000))
-        return try publisher.publish(rendered, dashboards: specs, ranges: settings.ranges.map(\.range), now: now)
+        let written = try publisher.publish(
+            rendered, dashboards: specs, ranges: settings.ranges.map(\.range), now: now)
+        return (written, failures)
     }
 }
