@@ -19,7 +19,7 @@
 # Swift runtime linked in and position-dependent, so starting it does not load and relocate the shared Swift
 # runtime libraries. It has its own build directory because these flags apply to everything it links.
 #
-# Usage: scripts/bench-charts.sh [REPETITIONS]     (needs rrdtool: apt-get install -y rrdtool)
+# Usage: scripts/bench-charts.sh [REPETITIONS]     (installs rrdtool from Debian's packages when it is missing)
 # Environment: BENCH_CHARTS_LINK     "shared" to build with the default shared Swift runtime instead
 #              BENCH_CHARTS_PACKAGE  the Swift package that has pulsecharts-bench (default: this repository)
 #              BENCH_CHARTS_SCRATCH  its build directory (default: .build-bench-charts in that package)
@@ -27,6 +27,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+source scripts/lib/common.sh
+ensure_packages rrdtool
 REPETITIONS="${1:-15}"
 PACKAGE="${BENCH_CHARTS_PACKAGE:-.}"
 if [ "${BENCH_CHARTS_LINK:-static}" = shared ]; then
@@ -38,10 +40,6 @@ else
 fi
 OUT="${BENCH_CHARTS_DIR:-$SCRATCH/data}"
 
-if ! command -v rrdtool >/dev/null; then
-    echo "rrdtool is not installed: apt-get install -y rrdtool" >&2
-    exit 1
-fi
 if [ -z "${EPOCHREALTIME:-}" ]; then
     echo "needs bash 5 or later (for \$EPOCHREALTIME)" >&2
     exit 1
