@@ -64,12 +64,8 @@ final class DashboardService: Service, Sendable {
     /// returns the files written and why any drawing failed (the others are published all the same).
     func render(_ ranges: [DashboardRange], at now: Int64) async throws -> (written: [String], failures: [String]) {
         let settings = config.dashboards
-        let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
-        let engine = WindowEngine(
-            store: store, catalogue: catalogue,
-            levels: WindowEngine.retained(config.store.levels, config.retention), calendar: config.calendar,
-            billing: config.billing)
-        var specs = DashboardSpec.defaults(for: catalogue, groupBy: config.billing.groupBy)
+        let engine = try await config.windowEngine(over: store)
+        var specs = DashboardSpec.defaults(for: engine.catalogue, groupBy: config.billing.groupBy)
         if !settings.hostPages { specs = specs.filter { $0.scope == .fleet } }
         let renderer = DashboardRenderer(engine: engine)
         var rendered = [RenderedDashboard]()

@@ -2,6 +2,7 @@ import Logging
 import PulseAnalytics
 import PulseCore
 import PulseQuery
+import PulseReports
 import PulseStore
 import ServiceLifecycle
 
@@ -47,14 +48,10 @@ final class SnapshotService: Service, Sendable {
     /// Computes and writes one snapshot; returns the files written.
     func write(at now: Int64) async throws -> [String] {
         let settings = config.snapshots
-        let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
-        let engine = WindowEngine(
-            store: store, catalogue: catalogue,
-            levels: WindowEngine.retained(config.store.levels, config.retention), calendar: config.calendar,
-            billing: config.billing)
+        let engine = try await config.windowEngine(over: store)
         let snapshot = try await Snapshot.make(
             engine: engine, contents: settings.contents, now: now, source: config.name)
-        let stamp = Self.stamp(now)
+        let stamp = FileName.stamp(now)
         var written = [String]()
         for (enabled, format, text) in [(settings.json, "json", snapshot.json), (settings.csv, "csv", snapshot.csv)]
         where enabled {
@@ -66,10 +63,5 @@ final class SnapshotService: Service, Sendable {
             written.append("\(settings.directory)/\(name)")
         }
         return written
-    }
-
-    /// `20261123T140500Z`: sorts by time, safe in file names.
-    static func stamp(_ time: Int64) -> String {
-        RFC3339.text(time / 1_000 * 1_000).filter { $0 != "-" && $0 != ":" }
     }
 }
