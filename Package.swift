@@ -153,10 +153,14 @@ let package = Package(
                 "PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
             ]
         ),
-        .testTarget(name: "PulseChartsTests", dependencies: ["PulseCharts"], exclude: ["Golden"]),
+        // What several test targets share: the SVG checker (xmllint and rsvg-convert, Tests/Tools/check_outputs.py).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "PulseChartsTests", dependencies: ["PulseCharts", "TestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "PulseReportsTests",
-            dependencies: ["PulseReports", "PulseCharts", "PulseQuery", "PulseStore", "PulseAnalytics", "PulseCore"]
+            dependencies: [
+                "PulseReports", "PulseCharts", "PulseQuery", "PulseStore", "PulseAnalytics", "PulseCore", "TestSupport",
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

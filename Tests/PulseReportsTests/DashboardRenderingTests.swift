@@ -4,6 +4,7 @@ import PulseCharts
 import PulseCore
 import PulseQuery
 import PulseStore
+import TestSupport
 import Testing
 
 @testable import PulseReports

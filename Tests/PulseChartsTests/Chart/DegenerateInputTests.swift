@@ -1,4 +1,5 @@
 import PulseCharts
+import TestSupport
 import Testing
 
 /// Odd but possible inputs still give a valid, non-blank SVG, and the description says what was left out.

@@ -1,5 +1,6 @@
 import Foundation
 import PulseCharts
+import TestSupport
 import Testing
 
 #if canImport(FoundationXML)

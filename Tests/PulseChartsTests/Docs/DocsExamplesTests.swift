@@ -1,5 +1,6 @@
 import Foundation
 import PulseCharts
+import TestSupport
 import Testing
 
 /// The examples in docs/charts.md. Each test renders an example into docs/charts/NAME.svg (compared like a

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Golden files: each test's SVG is compared byte for byte with Tests/PulseChartsTests/Golden/NAME.svg.
