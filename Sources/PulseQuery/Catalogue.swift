@@ -37,7 +37,7 @@ public struct Catalogue: Sendable {
     public func group(_ key: GroupKey) -> SeriesRecord? { series.first { $0.kind == .group && $0.group == key } }
 
     /// Whether an interface counts toward `rule` by its latest facts.
-    func counts(_ interface: SeriesRecord, _ rule: CountingRule) -> Bool {
+    public func counts(_ interface: SeriesRecord, _ rule: CountingRule) -> Bool {
         guard let name = interface.interface else { return false }
         return rule.counts(
             name: name, kind: interface.facts?.kind ?? .unknown, relation: interface.facts?.relation ?? [])

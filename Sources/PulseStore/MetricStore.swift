@@ -7,7 +7,7 @@ import PulseCore
 ///
 /// Every method is one transaction (reads see one consistent revision); ``ingest(_:receivedAt:)`` is one durable
 /// group commit. ``SQLiteStore`` is the embedded implementation.
-public protocol MetricStore: RollupReader, AnyObject, Sendable {
+public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// Stores one group commit: deduplicates each batch by (agent, stream, sequence), counts its samples into
     /// every rollup level in counter order (taking out and re-spreading steps that late data splits), keeps the raw
     /// samples, and commits durably. Nothing is visible, and nothing may be acknowledged, before it returns.

@@ -178,6 +178,19 @@ public struct ConfigReader: Sendable {
         return Labels(pairs)
     }
 
+    /// Every key of a free-form table of strings (annotations), in file order; values of any length.
+    public mutating func stringTable(_ table: String) throws(ConfigError) -> [(key: String, value: String)] {
+        known[table, default: []].formUnion(document.tables[table]?.keys.map { $0 } ?? [])
+        var pairs = [(key: String, value: String)]()
+        for (key, entry) in (document.tables[table] ?? [:]).sorted(by: { $0.value.line < $1.value.line }) {
+            guard case .string(let value) = entry.value else {
+                throw fail(table, key, entry, "must be a string in quotes, not \(entry.value.typeName)")
+            }
+            pairs.append((key, value))
+        }
+        return pairs
+    }
+
     /// The names of tables `prefix.NAME` (for example `labels.web-01`), with their lines, in file order.
     public func subtables(of prefix: String) -> [(name: String, line: Int)] {
         document.tableLines.filter { $0.key.hasPrefix(prefix + ".") }.sorted { $0.value < $1.value }

@@ -34,6 +34,7 @@ public struct DaemonConfig: Sendable, Hashable {
     public var billing: BillingPolicy
     public var snapshots: SnapshotSettings
     public var dashboards: DashboardSettings
+    public var alerts: AlertSettings
 
     /// A default config rooted at `stateDirectory` (for tests and tools).
     public init(stateDirectory: String, listen: Endpoint, tls: TLSFiles) {
@@ -54,6 +55,7 @@ public struct DaemonConfig: Sendable, Hashable {
         billing = BillingPolicy()
         snapshots = SnapshotSettings(directory: "\(stateDirectory)/snapshots")
         dashboards = DashboardSettings(directory: "\(stateDirectory)/dashboards")
+        alerts = AlertSettings(directory: "\(stateDirectory)/alerts")
     }
 
     /// Loads and validates a config file.
@@ -106,6 +108,7 @@ public struct DaemonConfig: Sendable, Hashable {
         config.billing = try parseBilling(&reader, calendar: config.calendar)
         config.snapshots = try SnapshotSettings.parse(&reader, stateDirectory: stateDirectory)
         config.dashboards = try DashboardSettings.parse(&reader, stateDirectory: stateDirectory)
+        config.alerts = try AlertSettings.parse(&reader, stateDirectory: stateDirectory)
         try reader.rejectUnknown()
         return config
     }

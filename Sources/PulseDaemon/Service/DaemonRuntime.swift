@@ -1,9 +1,16 @@
 import Logging
 import NIOCore
+import NIOPosix
 import PulseCore
 import PulseStore
 import ServiceLifecycle
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The daemon's pieces and its services, one `Service` per loop, for one `ServiceGroup` (built by `netpulsed`).
 ///
@@ -24,6 +31,8 @@ public struct DaemonRuntime: Sendable {
         config: DaemonConfig, configPath: String?, logger: Logger,
         onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in }
     ) throws {
+        // A notification command that exits without reading its input must not kill the daemon.
+        signal(SIGPIPE, SIG_IGN)
         self.config = config
         self.configPath = configPath
         self.logger = logger
@@ -56,6 +65,10 @@ public struct DaemonRuntime: Sendable {
             .init(service: listener, successTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: RetentionService(store: store, policy: config.retention, logger: logger)),
             .init(service: BillingService(store: store, config: config, logger: logger)),
+            .init(service: AlertService(store: store, current: current, logger: logger)),
+            .init(
+                service: NotifierService(
+                    store: store, current: current, logger: logger, group: MultiThreadedEventLoopGroup.singleton)),
             .init(
                 service: ReloadService(
                     configPath: configPath, current: current, tls: listener.tls, status: status, logger: logger)),

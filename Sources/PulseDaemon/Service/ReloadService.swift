@@ -10,8 +10,9 @@ import ServiceLifecycle
 #endif
 
 /// SIGHUP: re-reads the config file and the certificates it names. New connections get the new certificates and
-/// agents' labels follow the new `[labels.*]` from their next connection; established connections carry on. Other
-/// settings need a restart, which the log says.
+/// agents' labels follow the new `[labels.*]` from their next connection; established connections carry on. Alert
+/// rules and notification settings (`[alert.*]`, `[alerts]`) apply from the next evaluation, unchanged rules
+/// keeping their pending and firing alerts. Other settings need a restart, which the log says.
 final class ReloadService: Service, Sendable {
     let configPath: String?
     let current: CurrentConfig
@@ -40,13 +41,20 @@ final class ReloadService: Service, Sendable {
             var others = fresh
             others.tls = running.tls
             others.labels = running.labels
+            others.alerts = running.alerts
             let restartNote =
-                others == running ? "" : "; settings other than [tls] and [labels.*] take effect after a restart"
+                others == running
+                ? "" : "; settings other than [tls], [labels.*], [alerts] and [alert.*] take effect after a restart"
             var applied = running
             applied.tls = fresh.tls
             applied.labels = fresh.labels
+            applied.alerts = fresh.alerts
             current.replace(applied)
-            logger.notice("reloaded: new connections use the certificates in \(fresh.tls.certificate)\(restartNote)")
+            let changedRules = Set(fresh.alerts.rules.map(\.digest)).symmetricDifference(
+                running.alerts.rules.map(\.digest))
+            logger.notice(
+                "reloaded: new connections use the certificates in \(fresh.tls.certificate); \(fresh.alerts.rules.count) alert rules (\(changedRules.isEmpty ? "unchanged" : "changed"))\(restartNote)"
+            )
             SystemdNotifier.ready(status: status.line())
         } catch {
             logger.error("reload failed, keeping the running configuration and certificates: \(error)")

@@ -94,8 +94,10 @@ public struct DashboardRenderer: Sendable {
 
     /// The calendar chart axes are read on: the engine's time zone, daylight saving included; weeks start on
     /// Monday as in `docs/windows.md`.
-    var chartCalendar: ChartCalendar {
-        let zone = engine.calendar.timeZone
+    var chartCalendar: ChartCalendar { Self.chartCalendar(engine.calendar) }
+
+    static func chartCalendar(_ calendar: CivilCalendar) -> ChartCalendar {
+        let zone = calendar.timeZone
         if zone.identifier == "UTC" || zone.identifier == "GMT" { return .utc }
         return ChartCalendar(firstWeekday: .monday) { date in
             zone.secondsFromGMT(for: Date(timeIntervalSince1970: date.secondsSinceEpoch))

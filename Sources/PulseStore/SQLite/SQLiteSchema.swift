@@ -252,6 +252,70 @@ enum SQLiteSchema {
                     ALTER TABLE bill DROP COLUMN tracker;
                     """)
         }
+        // Alerts (docs/alerts.md): instances that are pending or firing, their history, silences, and what the
+        // notifier has told each receiver, with the notifications not yet delivered.
+        migrator.registerMigration("v3-alerts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE alert_instance (
+                        rule TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL,
+                        series_id INTEGER NOT NULL,
+                        labels TEXT NOT NULL,
+                        annotations TEXT NOT NULL,
+                        status TEXT NOT NULL,
+                        active_since INTEGER NOT NULL,
+                        fired_at INTEGER,
+                        clear_since INTEGER,
+                        value REAL,
+                        evaluated_at INTEGER NOT NULL,
+                        rule_digest TEXT NOT NULL,
+                        PRIMARY KEY (rule, fingerprint)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE alert_event (
+                        id INTEGER PRIMARY KEY,
+                        at INTEGER NOT NULL,
+                        rule TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL,
+                        series_id INTEGER NOT NULL,
+                        status TEXT NOT NULL,
+                        value REAL,
+                        labels TEXT NOT NULL,
+                        annotations TEXT NOT NULL,
+                        starts_at INTEGER NOT NULL,
+                        ends_at INTEGER,
+                        chart TEXT
+                    );
+                    CREATE INDEX alert_event_at ON alert_event (at);
+                    CREATE TABLE alert_silence (
+                        id TEXT PRIMARY KEY,
+                        matchers TEXT NOT NULL,
+                        starts_at INTEGER NOT NULL,
+                        ends_at INTEGER NOT NULL,
+                        created_by TEXT NOT NULL,
+                        comment TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE notification_group (
+                        receiver TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        labels TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        notified_at INTEGER,
+                        notified_firing TEXT NOT NULL,
+                        PRIMARY KEY (receiver, key)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE notification (
+                        id INTEGER PRIMARY KEY,
+                        receiver TEXT NOT NULL,
+                        group_key TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        body BLOB NOT NULL,
+                        attempts INTEGER NOT NULL,
+                        next_attempt INTEGER NOT NULL,
+                        last_error TEXT
+                    );
+                    """)
+        }
         return migrator
     }
 

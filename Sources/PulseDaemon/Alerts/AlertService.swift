@@ -1,0 +1,160 @@
+import Foundation
+import Logging
+import PulseAnalytics
+import PulseCore
+import PulseQuery
+import PulseReports
+import PulseStore
+import ServiceLifecycle
+
+/// Evaluates the alert rules every `evaluation_interval` (`docs/alerts.md`). On every transition it writes the
+/// history and a structured journal entry (`ALERT=`, `ALERT_STATUS=` …); on firing and on resolving it first writes
+/// the alert chart (SVG) and the event (JSON) into `[alerts] directory`, so the stored event names files that
+/// exist. States are in the store: a restart neither loses a firing alert nor fires it again.
+///
+/// Rules come from the config in force, so a reload (SIGHUP) applies new rules at the next evaluation, keeping
+/// the state of unchanged ones. It reads through the store's readers and writes small transactions, never on the
+/// ingest path.
+final class AlertService: Service, Sendable {
+    let store: any MetricStore
+    let current: CurrentConfig
+    let logger: Logger
+    let startedAt: Int64
+
+    init(store: any MetricStore, current: CurrentConfig, logger: Logger) {
+        self.store = store
+        self.current = current
+        self.logger = logger
+        startedAt = WallClock.milliseconds()
+    }
+
+    func run() async throws {
+        var reported = Set<String>()
+        var pruned: Int64 = 0
+        while !Task.isShuttingDownGracefully {
+            let config = current.value
+            let interval = config.alerts.evaluationInterval
+            let now = WallClock.milliseconds()
+            do {
+                // Without rules there is nothing to do unless instances of removed rules need resolving.
+                let idle = config.alerts.rules.isEmpty ? try await store.alertInstances().isEmpty : false
+                if !idle {
+                    try await evaluate(at: now, config: config)
+                }
+                reported.removeAll()
+            } catch {
+                let text = "alert evaluation failed: \(error)"
+                if reported.insert(text).inserted { logger.error("\(text)") }
+            }
+            if now - pruned >= 3_600_000 {
+                pruned = now
+                await prune(now: now, config: config)
+            }
+            let next = (WallClock.milliseconds() / interval + 1) * interval
+            do {
+                try await cancelWhenGracefulShutdown {
+                    try await Task.sleep(for: .milliseconds(max(next - WallClock.milliseconds(), 1)))
+                }
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// One evaluation of every rule at `now`; returns the transitions it stored.
+    @discardableResult
+    func evaluate(at now: Int64, config: DaemonConfig) async throws -> [AlertEvent] {
+        let settings = config.alerts
+        let engine = try await config.windowEngine(over: store)
+        let evaluator = AlertEvaluator(engine: engine)
+        var round = try await evaluator.evaluate(
+            settings.rules, instances: try await store.alertInstances(), now: now,
+            holdAbsent: now - startedAt < settings.startupGrace)
+        guard !round.update.isEmpty else { return [] }
+        // Charts and event files first: a crash before the commit repeats the transition (and rewrites them).
+        for index in round.transitions.indices where round.transitions[index].event.status != .pending {
+            let transition = round.transitions[index]
+            do {
+                round.transitions[index].event.chart = try await write(transition, evaluator: evaluator, now: now)
+            } catch {
+                logger.error("alert chart for \(transition.rule.name) not written: \(error)")
+            }
+        }
+        round.update.events = round.transitions.map(\.event)
+        let stored = try await store.saveAlerts(round.update)
+        for (event, transition) in zip(stored, round.transitions) {
+            journal(event, rule: transition.rule, engine: engine)
+        }
+        return stored
+    }
+
+    /// Writes the chart and the event JSON; returns the chart's path.
+    private func write(_ transition: AlertTransition, evaluator: AlertEvaluator, now: Int64) async throws -> String {
+        let settings = current.value.alerts
+        let event = transition.event
+        let engine = evaluator.engine
+        guard let series = engine.catalogue[event.series] else {
+            throw QueryError("series \(event.series) is not in the store")
+        }
+        let level = engine.finest
+        let span = AlertChart.span(for: transition.phase, at: now, level: level)
+        let history = try await evaluator.history(
+            transition.rule, series: series, from: span.from, to: span.to, now: now)
+        let svg = AlertChart.svg(
+            AlertChartInput(
+                rule: transition.rule, event: event, phase: transition.phase, seriesName: series.name,
+                level: history.level, points: history.points, from: span.from, to: span.to,
+                calendar: engine.calendar))
+        let stem = AlertFiles.stem(event)
+        let chart = "\(settings.directory)/\(stem).svg"
+        try FileIO.createDirectory(settings.directory, mode: 0o755)
+        try FileIO.writeAtomically(chart, Array(svg.utf8))
+        let json: [String: Any] = [
+            "rule": event.rule, "status": event.status.rawValue, "at": RFC3339.text(event.at),
+            "value": event.value.map { $0 as Any } ?? NSNull(),
+            "valueText": event.value.map(transition.rule.condition.metric.format) ?? "no data",
+            "condition": "\(transition.rule.condition)",
+            "threshold": transition.rule.condition.threshold, "clear": transition.rule.condition.clear,
+            "labels": event.labels, "annotations": event.annotations, "fingerprint": event.fingerprint,
+            "startsAt": RFC3339.text(event.startsAt),
+            "endsAt": event.endsAt.map { RFC3339.text($0) as Any } ?? NSNull(),
+            "pendingSince": RFC3339.text(transition.phase.activeSince), "series": series.name, "chart": chart,
+        ]
+        let data = try JSONSerialization.data(
+            withJSONObject: json, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+        try FileIO.writeAtomically("\(settings.directory)/\(stem).json", [UInt8](data) + [10])
+        return chart
+    }
+
+    /// One journal entry per transition, with the alert's fields as journal fields.
+    private func journal(_ event: AlertEvent, rule: AlertRule, engine: WindowEngine) {
+        let metric = rule.condition.metric
+        let name = engine.catalogue[event.series]?.name ?? "series \(event.series)"
+        var metadata: Logger.Metadata = [
+            "alert": "\(event.rule)", "alert_status": "\(event.status.rawValue)",
+            "alert_fingerprint": "\(event.fingerprint)", "alert_severity": "\(event.labels["severity"] ?? "")",
+            "alert_series": "\(name)", "alert_condition": "\(rule.condition)",
+        ]
+        if let value = event.value { metadata["alert_value"] = "\(metric.format(value))" }
+        if let chart = event.chart { metadata["alert_chart"] = "\(chart)" }
+        let text =
+            "alert \(event.rule) \(event.status.rawValue) on \(name): \(event.value.map(metric.format) ?? "no data") (\(rule.condition))"
+        if event.status == .pending {
+            logger.info("\(text)", metadata: metadata)
+        } else {
+            logger.notice("\(text)", metadata: metadata)
+        }
+    }
+
+    /// Alert history and its files past `[alerts] history`.
+    private func prune(now: Int64, config: DaemonConfig) async {
+        let before = now - config.alerts.history
+        do {
+            let events = try await store.pruneAlertEvents(before: before)
+            let files = try AlertFiles.prune(in: config.alerts.directory, before: before)
+            if events + files > 0 { logger.info("alert history pruned: \(events) events, \(files) files") }
+        } catch {
+            logger.error("alert history not pruned: \(error)")
+        }
+    }
+}

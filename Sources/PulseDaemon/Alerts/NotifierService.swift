@@ -1,0 +1,234 @@
+import Logging
+import NIOCore
+import NIOPosix
+import PulseAnalytics
+import PulseCore
+import PulseStore
+import ServiceLifecycle
+
+/// Sends notifications for firing and resolved alerts the way Alertmanager does (`docs/alerts.md`): alerts are
+/// grouped by `group_by` labels, a new group waits `group_wait` so that a whole site going dark is one
+/// notification, a changed group is sent again at most every `group_interval`, an unchanged firing group every
+/// `repeat_interval`; silenced alerts are left out.
+///
+/// What each group was last told, and every notification not yet delivered, are kept in the store, so a restart
+/// neither repeats nor loses a notification. Each receiver delivers from its own queue in order, retrying with
+/// backoff; one that is down holds up only its own queue, never ingest, evaluation or the other receiver.
+final class NotifierService: Service, Sendable {
+    let store: any MetricStore
+    let current: CurrentConfig
+    let logger: Logger
+    let group: any EventLoopGroup
+
+    init(store: any MetricStore, current: CurrentConfig, logger: Logger, group: any EventLoopGroup) {
+        self.store = store
+        self.current = current
+        self.logger = logger
+        self.group = group
+    }
+
+    func run() async throws {
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { await self.dispatchLoop() }
+            for receiver in ["webhook", "command"] {
+                tasks.addTask { await self.deliveryLoop(receiver) }
+            }
+            await tasks.waitForAll()
+        }
+    }
+
+    // MARK: Grouping
+
+    /// Group timers are whole seconds: the groups are looked at every second.
+    private func dispatchLoop() async {
+        var reported = Set<String>()
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                try await dispatch(now: WallClock.milliseconds())
+                reported.removeAll()
+            } catch {
+                let text = "\(error)"
+                if reported.insert(text).inserted { logger.error("alert notifications not queued: \(text)") }
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Queues what is due for every group of every receiver.
+    func dispatch(now: Int64) async throws {
+        let notify = current.value.alerts.notify
+        let receivers = notify.receivers
+        guard !receivers.isEmpty else { return }
+        let instances = try await store.alertInstances()
+        let firing = instances.filter { $0.phase.status == .firing }
+        let silences = try await store.silences().filter { $0.isActive(at: now) }
+        let groups = try await store.notificationGroups()
+        // The latest event of each fingerprint: resolved alerts' details and every alert's chart.
+        let since = min(groups.compactMap(\.notifiedAt).min() ?? now, firing.map(\.phase.activeSince).min() ?? now)
+        var latest = [String: AlertEvent]()
+        for event in try await store.alertEvents(since: since - 60_000, limit: 100_000)
+        where latest[event.fingerprint] == nil {
+            latest[event.fingerprint] = event
+        }
+        let allFiring = Set(firing.map(\.fingerprint))
+        let audible = firing.filter { instance in !silences.contains { Self.matches($0, instance.labels) } }
+
+        for receiver in receivers {
+            var byKey = [String: (labels: [String: String], alerts: [AlertInstance])]()
+            for instance in audible {
+                var labels = [String: String]()
+                for name in notify.groupBy { if let value = instance.labels[name] { labels[name] = value } }
+                byKey[AlertPayload.groupKey(labels), default: (labels, [])].alerts.append(instance)
+            }
+            let known = Dictionary(
+                groups.filter { $0.receiver == receiver }.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+            for key in Set(byKey.keys).union(known.keys).sorted() {
+                let alerts = byKey[key]?.alerts.sorted { $0.fingerprint < $1.fingerprint } ?? []
+                let isNew = known[key] == nil
+                var group =
+                    known[key]
+                    ?? NotificationGroup(
+                        receiver: receiver, key: key, labels: byKey[key]?.labels ?? [:], createdAt: now,
+                        notifiedAt: nil, notifiedFiring: [])
+                let firingNow = Set(alerts.map(\.fingerprint))
+                // Alerts the receiver was told were firing that have since resolved (not merely been silenced).
+                let resolved = group.notifiedFiring.subtracting(allFiring).sorted()
+                let changed = firingNow != group.notifiedFiring || !resolved.isEmpty
+                let due: Bool
+                if let notifiedAt = group.notifiedAt {
+                    due =
+                        changed
+                        ? now >= notifiedAt + notify.groupInterval
+                        : !firingNow.isEmpty && now >= notifiedAt + notify.repeatInterval
+                } else {
+                    due = !firingNow.isEmpty && now >= group.createdAt + notify.groupWait
+                }
+                if firingNow.isEmpty && resolved.isEmpty {
+                    // Nothing to say, and nothing said that still needs an ending.
+                    if !isNew { try await store.queueNotification(nil, group: nil, delete: [group]) }
+                    continue
+                }
+                guard due else {
+                    // A new group's first notification waits group_wait from now, across restarts too.
+                    if isNew { try await store.queueNotification(nil, group: group, delete: []) }
+                    continue
+                }
+                var notified = alerts.map { instance in
+                    NotifiedAlert(
+                        status: .firing, labels: instance.labels, annotations: instance.annotations,
+                        startsAt: instance.phase.firedAt ?? instance.phase.activeSince, endsAt: nil,
+                        fingerprint: instance.fingerprint, value: instance.value,
+                        chartPath: latest[instance.fingerprint]?.chart)
+                }
+                for fingerprint in resolved {
+                    guard let event = latest[fingerprint], event.status == .resolved else { continue }
+                    notified.append(
+                        NotifiedAlert(
+                            status: .resolved, labels: event.labels, annotations: event.annotations,
+                            startsAt: event.startsAt, endsAt: event.endsAt ?? event.at, fingerprint: fingerprint,
+                            value: event.value, chartPath: event.chart))
+                }
+                let body = AlertPayload.body(
+                    receiver: receiver, groupKey: key, groupLabels: group.labels, alerts: notified,
+                    externalURL: notify.externalURL)
+                group.notifiedAt = now
+                group.notifiedFiring = firingNow
+                try await store.queueNotification(
+                    PendingNotification(
+                        receiver: receiver, groupKey: key, createdAt: now, body: body, nextAttempt: now),
+                    group: firingNow.isEmpty ? nil : group, delete: firingNow.isEmpty ? [group] : [])
+                logger.info(
+                    "notification queued for \(receiver): \(key), \(firingNow.count) firing, \(resolved.count) resolved"
+                )
+            }
+        }
+    }
+
+    /// A silence matches when every matcher's glob matches the label's value.
+    static func matches(_ silence: Silence, _ labels: [String: String]) -> Bool {
+        silence.matchers.allSatisfy { name, pattern in
+            InterfaceFilter.matches(pattern, InterfaceName(labels[name] ?? ""))
+        }
+    }
+
+    // MARK: Delivery
+
+    private func deliveryLoop(_ receiver: String) async {
+        var reported = Set<String>()
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            var pause: Int64 = 1_000
+            do {
+                if let next = try await store.queuedNotifications(receiver: receiver, limit: 1).first {
+                    let now = WallClock.milliseconds()
+                    if next.nextAttempt > now {
+                        pause = min(next.nextAttempt - now, 1_000)
+                    } else {
+                        try await deliver(next, now: now)
+                        pause = 0
+                    }
+                }
+                reported.removeAll()
+            } catch {
+                let text = "\(error)"
+                if reported.insert(text).inserted { logger.error("alert notifications: \(text)") }
+            }
+            if pause > 0 { try? await Task.sleep(for: .milliseconds(pause)) }
+        }
+    }
+
+    /// One attempt: delivered, given up, or rescheduled with backoff (1 s doubling to 5 minutes).
+    func deliver(_ notification: PendingNotification, now: Int64) async throws {
+        let notify = current.value.alerts.notify
+        let attempts = notification.attempts + 1
+        do {
+            switch notification.receiver {
+            case "webhook":
+                guard let url = notify.webhook, let address = WebhookAddress(parsing: url) else {
+                    throw Permanent(description: "no webhook is configured any more")
+                }
+                let client = try WebhookClient(
+                    address: address, caFile: notify.webhookCA, bearerTokenFile: notify.bearerTokenFile,
+                    timeout: notify.timeout)
+                let response = try await client.post(notification.body, group: group)
+                switch response.status {
+                case 200..<300: break
+                case 408, 429, 500...:
+                    throw WebhookError(description: "\(url) answered \(response.status): \(response.body.prefix(200))")
+                default:
+                    throw Permanent(description: "\(url) answered \(response.status): \(response.body.prefix(200))")
+                }
+            case "command":
+                guard !notify.command.isEmpty else { throw Permanent(description: "no command is configured any more") }
+                try await CommandReceiver(arguments: notify.command, timeout: notify.timeout).run(notification.body)
+            default:
+                throw Permanent(description: "unknown receiver \(notification.receiver)")
+            }
+            try await store.finishNotification(id: notification.id)
+            logger.info(
+                "notification delivered to \(notification.receiver) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(notification.groupKey)"
+            )
+        } catch let error as Permanent {
+            try await store.finishNotification(id: notification.id)
+            logger.error("notification to \(notification.receiver) dropped, not retried: \(error.description)")
+        } catch {
+            if now - notification.createdAt >= notify.giveUpAfter {
+                try await store.finishNotification(id: notification.id)
+                logger.error(
+                    "notification to \(notification.receiver) dropped after \(attempts) attempts over \(Units.formatDuration(notify.giveUpAfter)): \(error)"
+                )
+                return
+            }
+            let backoff = min(Int64(1_000) << min(Int64(notification.attempts), 9), 300_000)
+            try await store.retryNotification(
+                id: notification.id, attempts: attempts, nextAttempt: now + backoff, error: "\(error)")
+            logger.warning(
+                "notification to \(notification.receiver) failed (attempt \(attempts)), retrying in \(Units.formatDuration(backoff)): \(error)"
+            )
+        }
+    }
+
+    /// A failure that retrying cannot fix (a 4xx answer other than 408 and 429).
+    struct Permanent: Error, CustomStringConvertible {
+        var description: String
+    }
+}

@@ -1,0 +1,171 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import PulseCore
+
+/// Where a webhook is: `http://host:port/path` or `https://…`.
+public struct WebhookAddress: Sendable, Hashable {
+    public var secure: Bool
+    public var host: String
+    public var port: Int
+    /// The path and query, at least `/`.
+    public var target: String
+
+    public init?(parsing text: String) {
+        let secure: Bool
+        let rest: Substring
+        if text.hasPrefix("https://") {
+            secure = true
+            rest = text.dropFirst(8)
+        } else if text.hasPrefix("http://") {
+            secure = false
+            rest = text.dropFirst(7)
+        } else {
+            return nil
+        }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let target = rest.dropFirst(authority.count)
+        guard !authority.isEmpty, !authority.contains("@"),
+            let endpoint = Endpoint(
+                parsing: authority.contains("]:") || (!authority.hasPrefix("[") && authority.contains(":"))
+                    ? String(authority) : "\(authority):\(secure ? 443 : 80)")
+        else { return nil }
+        self.secure = secure
+        host = endpoint.host
+        port = endpoint.port
+        self.target = target.isEmpty ? "/" : (target.hasPrefix("?") ? "/" + target : String(target))
+    }
+
+    /// The `Host` header.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
+    }
+}
+
+/// The answer of a webhook.
+public struct WebhookResponse: Sendable {
+    public var status: Int
+    /// The start of the body (at most 4 KiB), for logs.
+    public var body: String
+}
+
+public struct WebhookError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// Posts one JSON body to a webhook over HTTP/1.1 (TLS for https), with a deadline for the whole exchange.
+///
+/// A small client on SwiftNIO's HTTP codec rather than a general HTTP library: the daemon posts one body and
+/// reads one status, and this keeps its dependencies to the NIO it already links.
+public struct WebhookClient: Sendable {
+    public let address: WebhookAddress
+    public let tls: NIOSSLContext?
+    public let bearerTokenFile: String?
+    public let timeout: Int64
+
+    /// - Parameter caFile: PEM certificates an https server must chain to; the system's trust store when nil.
+    public init(address: WebhookAddress, caFile: String?, bearerTokenFile: String?, timeout: Int64) throws {
+        self.address = address
+        self.bearerTokenFile = bearerTokenFile
+        self.timeout = timeout
+        if address.secure {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.minimumTLSVersion = .tlsv12
+            if let caFile {
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+            }
+            tls = try NIOSSLContext(configuration: configuration)
+        } else {
+            tls = nil
+        }
+    }
+
+    public func post(_ body: [UInt8], group: any EventLoopGroup) async throws -> WebhookResponse {
+        // The token is read at each post, so a rotated token applies without a reload.
+        let token = try bearerTokenFile.map { path in
+            do { return try FileIO.readString(path).trimmingWhitespace() } catch {
+                throw WebhookError(description: "cannot read the bearer token file \(path): \(error)")
+            }
+        }
+        let eventLoop = group.next()
+        let promise = eventLoop.makePromise(of: WebhookResponse.self)
+        let tls = self.tls
+        let address = self.address
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(.milliseconds(timeout))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        let isAddress = (try? SocketAddress(ipAddress: address.host, port: 0)) != nil
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: tls, serverHostname: isAddress ? nil : address.host))
+                    }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ResponseReader(promise: promise))
+                }
+            }
+        let deadline = eventLoop.scheduleTask(in: .milliseconds(timeout)) {
+            promise.fail(WebhookError(description: "no answer within \(Units.formatDuration(timeout))"))
+        }
+        defer { deadline.cancel() }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: address.host, port: address.port).get()
+        } catch {
+            promise.fail(error)
+            throw WebhookError(description: "cannot connect to \(address.hostHeader): \(error)")
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: address.hostHeader)
+        headers.add(name: "User-Agent", value: "netpulsed/\(NetpulseVersion.string)")
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Length", value: "\(body.count)")
+        headers.add(name: "Connection", value: "close")
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let head = HTTPRequestHead(version: .http1_1, method: .POST, uri: address.target, headers: headers)
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        defer { channel.close(promise: nil) }
+        return try await promise.futureResult.get()
+    }
+}
+
+/// Collects the response's status and the start of its body, and completes when it ends (or the connection does).
+private final class ResponseReader: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    let promise: EventLoopPromise<WebhookResponse>
+    var status: Int?
+    var body = [UInt8]()
+
+    init(promise: EventLoopPromise<WebhookResponse>) {
+        self.promise = promise
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+        case .body(var buffer):
+            if body.count < 4_096 {
+                body += buffer.readBytes(length: min(buffer.readableBytes, 4_096 - body.count)) ?? []
+            }
+        case .end:
+            promise.succeed(WebhookResponse(status: status ?? 0, body: String(decoding: body, as: UTF8.self)))
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(WebhookError(description: "the connection closed before a complete answer"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.fail(error)
+        context.close(promise: nil)
+    }
+}
