@@ -27,6 +27,12 @@ extension SQLiteStore {
     @discardableResult
     public func saveAlerts(_ update: AlertUpdate) async throws -> [AlertEvent] {
         try await pool.write { db in
+            // Removals first: a changed rule's instance is removed and may start again in the same evaluation.
+            for key in update.removed {
+                try db.execute(
+                    sql: "DELETE FROM alert_instance WHERE rule = ? AND fingerprint = ?",
+                    arguments: [key.rule, key.fingerprint])
+            }
             for instance in update.instances {
                 try db.execute(
                     sql: """
@@ -40,11 +46,6 @@ extension SQLiteStore {
                         instance.phase.firedAt, instance.phase.clearSince, instance.value, instance.evaluatedAt,
                         instance.ruleDigest,
                     ])
-            }
-            for key in update.removed {
-                try db.execute(
-                    sql: "DELETE FROM alert_instance WHERE rule = ? AND fingerprint = ?",
-                    arguments: [key.rule, key.fingerprint])
             }
             var events = [AlertEvent]()
             for var event in update.events {
