@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import PulseAnalytics
 import PulseCore
+import PulseQuery
 import PulseStore
 import ServiceLifecycle
 
@@ -146,9 +147,7 @@ final class NotifierService: Service, Sendable {
 
     /// A silence matches when every matcher's glob matches the label's value.
     static func matches(_ silence: Silence, _ labels: [String: String]) -> Bool {
-        silence.matchers.allSatisfy { name, pattern in
-            InterfaceFilter.matches(pattern, InterfaceName(labels[name] ?? ""))
-        }
+        silence.matchers.allSatisfy { name, pattern in glob(pattern, labels[name] ?? "") }
     }
 
     // MARK: Delivery

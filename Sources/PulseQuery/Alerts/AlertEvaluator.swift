@@ -237,5 +237,5 @@ public struct AlertEvaluator: Sendable {
     }
 }
 
-/// A shell glob (fnmatch) on any name.
-func glob(_ pattern: String, _ text: String) -> Bool { InterfaceFilter.matches(pattern, InterfaceName(text)) }
+/// A shell glob (fnmatch) on any name: rule scopes and silences match with it.
+public func glob(_ pattern: String, _ text: String) -> Bool { InterfaceFilter.matches(pattern, InterfaceName(text)) }
