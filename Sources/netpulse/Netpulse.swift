@@ -5,11 +5,11 @@ import PulseCore
 struct Netpulse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "netpulse",
-        abstract: "Operate Netpulse: certificates, config checks, traffic, top talkers, bills and exports.",
+        abstract: "Operate Netpulse: certificates, config checks, traffic, top talkers, bills, exports and alerts.",
         version: NetpulseVersion.string,
         subcommands: [
             CA.self, CheckConfig.self, Rates.self, Traffic.self, Top.self, BillCommand.self, Export.self,
-            SnapshotCommand.self,
+            SnapshotCommand.self, AlertsCommand.self,
         ])
 }
 

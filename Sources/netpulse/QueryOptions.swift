@@ -10,13 +10,36 @@ import PulseStore
     import Glibc
 #endif
 
-/// Options every query command shares: where the store is, what to look at, over which time, in which format.
-struct QueryOptions: ParsableArguments {
+/// Where the daemon's config and store are: every command that reads the store takes these.
+struct StoreLocation: ParsableArguments {
     @Option(name: .long, help: "The daemon's config (for the store, levels, retention, time zone, billing).")
     var config = "/etc/netpulse/netpulsed.toml"
 
     @Option(name: .long, help: "Read this store instead of the one the config names.")
     var store: String?
+
+    /// The daemon's config (for the store's path and the query settings).
+    func daemonConfig() throws -> DaemonConfig {
+        do {
+            return try DaemonConfig.load(path: config)
+        } catch {
+            // Without a config file, a store given by --store is read with the defaults.
+            guard store != nil, !FileIO.exists(config) else { throw error }
+            return DaemonConfig(
+                stateDirectory: ".", listen: Endpoint(host: "127.0.0.1", port: 7420),
+                tls: TLSFiles(ca: "", certificate: "", key: ""))
+        }
+    }
+
+    /// Opens the store the options name: read-only for queries (reads never block the daemon's ingest).
+    func open(_ daemon: DaemonConfig, access: SQLiteStore.Access = .reader) throws -> SQLiteStore {
+        try SQLiteStore(path: store ?? daemon.storePath, settings: daemon.store, access: access)
+    }
+}
+
+/// Options every query command shares: where the store is, what to look at, over which time, in which format.
+struct QueryOptions: ParsableArguments {
+    @OptionGroup var location: StoreLocation
 
     @Option(name: .long, help: "table, json or csv.")
     var format = Format.table
@@ -69,24 +92,10 @@ struct QueryOptions: ParsableArguments {
         }
     }
 
-    /// The daemon's config (for the store's path and the query settings).
-    func daemonConfig() throws -> DaemonConfig {
-        do {
-            return try DaemonConfig.load(path: config)
-        } catch {
-            // Without a config file, a store given by --store is read with the defaults.
-            guard store != nil, !FileIO.exists(config) else { throw error }
-            return DaemonConfig(
-                stateDirectory: ".", listen: Endpoint(host: "127.0.0.1", port: 7420),
-                tls: TLSFiles(ca: "", certificate: "", key: ""))
-        }
-    }
-
     /// Opens the store read-only (it never blocks the daemon's ingest) and loads what it holds.
     func engine(now: Int64) async throws -> (WindowEngine, DaemonConfig) {
-        let daemon = try daemonConfig()
-        let path = store ?? daemon.storePath
-        let store = try SQLiteStore(path: path, settings: daemon.store, readOnly: true)
+        let daemon = try location.daemonConfig()
+        let store = try location.open(daemon)
         let catalogue = try await Catalogue.load(from: store, rules: daemon.store.rules)
         let engine = WindowEngine(
             store: store, catalogue: catalogue,

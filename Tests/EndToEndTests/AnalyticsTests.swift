@@ -11,6 +11,7 @@ extension EndToEnd {
     /// JSON (against the snapshot schema) and parseable CSV, with interface names such as `a<b&c` and `p"q>`.
     @Suite(.serialized) struct AnalyticsTests {
         static let checker = Build.root + "/Tests/Tools/check_outputs.py"
+        static let browser = Build.root + "/Tests/Tools/browser_check.py"
 
         @Test(.enabled(if: isRoot, "needs root to create network namespaces"), .timeLimit(.minutes(4)))
         func windowTotalsEqualTheKernelsAndOutputsParse() throws {
@@ -181,6 +182,14 @@ extension EndToEnd {
             // A drawing between reading the index and looking for its files may prune one it named: try again.
             try eventually("index.html names only files that are there", timeout: 5) {
                 (try? run(["python3", Self.checker, "index", dashboards + "/index.html"])) != nil
+            }
+            // In a real browser: the index and the latest pages render with no console error, no failed load and
+            // not blank (a drawing may replace a file while Chromium reads it, so a failure is tried once more).
+            let pages = ["index.html", "fleet-hour-latest.svg", "host-agent-1-day-latest.svg"].map {
+                dashboards + "/" + $0
+            }
+            try eventually("the dashboards render in Chromium", timeout: 90, interval: 1) {
+                (try? run(["python3", Self.browser] + pages)) != nil
             }
             let snapshot = try run([Build.cli, "snapshot", "--format", "json"] + store)
             try snapshot.write(toFile: "\(outputs)/snapshot.json", atomically: true, encoding: .utf8)

@@ -7,6 +7,8 @@ long as the header, the header naming a unit in each numeric column).
     check_outputs.py json FILE              parse
     check_outputs.py csv FILE               parse, rectangular
     check_outputs.py svg FILE.svg           well-formed (libxml2's xmllint), renders in librsvg and is not blank
+    check_outputs.py alert-chart FILE.svg RULE   as svg, and it draws a firing span of some width and a rule
+                                            whose title starts with RULE (such as "Fire threshold 20 Mbit/s")
     check_outputs.py index DIR/index.html   parses as HTML; every image and link it names is a file beside it
 Prints what it found (counts) and exits non-zero with the reason on the first problem.
 """
@@ -77,6 +79,26 @@ class Links(html.parser.HTMLParser):
                 self.targets.append(value)
 
 
+def check_alert_chart(path, rule):
+    """The chart's marks carry <title> children (their tooltips): the firing span is a shape titled "Firing"
+    with a width, the threshold a line titled with the rule's text."""
+    import xml.etree.ElementTree as ElementTree
+    namespace = "{http://www.w3.org/2000/svg}"
+    titled = []
+    for element in ElementTree.parse(path).iter():
+        title = element.find(namespace + "title")
+        if title is not None and title.text:
+            titled.append((title.text, element))
+    spans = [e for text, e in titled if text == "Firing"]
+    if not spans:
+        sys.exit("%s: no firing span (no mark titled Firing)" % path)
+    for span in spans:
+        if span.tag == namespace + "rect" and float(span.get("width", "0")) <= 0:
+            sys.exit("%s: the firing span has no width" % path)
+    if not any(text.startswith(rule) for text, _ in titled):
+        sys.exit("%s: no mark titled %r; titles: %s" % (path, rule, sorted({t for t, _ in titled})[:20]))
+
+
 def main():
     kind, path = sys.argv[1], sys.argv[2]
     with open(path, newline="") as handle:
@@ -101,7 +123,7 @@ def main():
             if len(row) != len(header):
                 sys.exit("%s:%d: %d fields, header has %d" % (path, number, len(row), len(header)))
         print("csv ok: %d rows of %d columns" % (len(rows) - 1, len(header)))
-    elif kind == "svg":
+    elif kind in ("svg", "alert-chart"):
         for tool in ("xmllint", "rsvg-convert"):
             if shutil.which(tool) is None:
                 sys.exit(tool + " is not installed (apt-get install libxml2-utils librsvg2-bin)")
@@ -117,6 +139,8 @@ def main():
             ink = png_ink(png)
         if ink < 0.003:
             sys.exit("%s: renders blank (%.4f of pixels differ from the background)" % (path, ink))
+        if kind == "alert-chart":
+            check_alert_chart(path, sys.argv[3])
         print("svg ok: %.3f of pixels inked" % ink)
     elif kind == "index":
         links = Links()

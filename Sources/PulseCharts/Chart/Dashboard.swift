@@ -64,11 +64,13 @@ public struct Dashboard: Sendable {
         root.append(
             SVGElement(
                 "title", [("id", "\(idPrefix)-title")],
-                text: title ?? "Dashboard of \(charts.count) charts"))
+                text: title ?? (charts.count == 1 ? panelTitles[0] : "Dashboard of \(charts.count) charts")))
         root.append(
             SVGElement(
                 "desc", [("id", "\(idPrefix)-desc")],
-                text: "\(charts.count) charts in \(columns) columns: \(panelTitles.joined(separator: "; "))."))
+                text: charts.count == 1
+                    ? "One chart: \(panelTitles[0])."
+                    : "\(charts.count) charts in \(columns) columns: \(panelTitles.joined(separator: "; "))."))
         if let css = ThemeStyleSheet.css(for: theme) { root.append(SVGElement("style", text: css)) }
         var background: [(String, String)] = [
             ("width", "100%"), ("height", "100%"), ("fill", colors.background.hexString),

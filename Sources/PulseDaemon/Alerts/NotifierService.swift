@@ -72,7 +72,7 @@ final class NotifierService: Service, Sendable {
             latest[event.fingerprint] = event
         }
         let allFiring = Set(firing.map(\.fingerprint))
-        let audible = firing.filter { instance in !silences.contains { Self.matches($0, instance.labels) } }
+        let audible = firing.filter { instance in !silences.contains { $0.matches(instance.labels) } }
 
         for receiver in receivers {
             var byKey = [String: (labels: [String: String], alerts: [AlertInstance])]()
@@ -143,11 +143,6 @@ final class NotifierService: Service, Sendable {
                 )
             }
         }
-    }
-
-    /// A silence matches when every matcher's glob matches the label's value.
-    static func matches(_ silence: Silence, _ labels: [String: String]) -> Bool {
-        silence.matchers.allSatisfy { name, pattern in glob(pattern, labels[name] ?? "") }
     }
 
     // MARK: Delivery

@@ -239,3 +239,11 @@ public struct AlertEvaluator: Sendable {
 
 /// A shell glob (fnmatch) on any name: rule scopes and silences match with it.
 public func glob(_ pattern: String, _ text: String) -> Bool { InterfaceFilter.matches(pattern, InterfaceName(text)) }
+
+extension Silence {
+    /// A silence matches an alert when every matcher's glob matches the value of its label (a missing label is
+    /// the empty text, so `team=""`-style matchers work as in Alertmanager).
+    public func matches(_ labels: [String: String]) -> Bool {
+        matchers.allSatisfy { name, pattern in glob(pattern, labels[name] ?? "") }
+    }
+}

@@ -16,15 +16,34 @@ public final class SQLiteStore: MetricStore {
     /// transactions, which GRDB runs one at a time; rebuilt from the database after a failed commit.
     let writer: Mutex<StoreWriter>
 
+    /// Who opens the store, and so what the open may do to the file.
+    public enum Access: Sendable {
+        /// The daemon: creates the store or brings an older one up to date, and writes everything.
+        case owner
+        /// Tools that only query: the store must exist and be up to date; nothing is written.
+        case reader
+        /// `netpulse alerts silence` and `expire`: short writes of operator state (silences) beside the running
+        /// daemon (WAL lets the two write in turn), into a store that must exist and be up to date — an operator's
+        /// command never creates or migrates the daemon's store.
+        case editor
+    }
+
     /// Opens the store at `path`, creating it or bringing an older one up to date (a Netpulse 0.1 store is
     /// migrated and its rollups backfilled from its raw chunks).
     ///
     /// - Parameters:
     ///   - readOnly: for tools that only query; the store must exist and be up to date.
     /// - Throws: ``StoreError`` or the database's error, naming the file.
-    public init(path: String, settings: StoreSettings = .standard, readOnly: Bool = false) throws {
+    public convenience init(path: String, settings: StoreSettings = .standard, readOnly: Bool = false) throws {
+        try self.init(path: path, settings: settings, access: readOnly ? .reader : .owner)
+    }
+
+    /// Opens the store at `path` for `access` (see ``Access``).
+    /// - Throws: ``StoreError`` or the database's error, naming the file.
+    public init(path: String, settings: StoreSettings = .standard, access: Access) throws {
         self.path = path
         self.settings = settings
+        let readOnly = access == .reader
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.label = "netpulse-store"
@@ -40,7 +59,7 @@ public final class SQLiteStore: MetricStore {
                 try db.execute(sql: "PRAGMA synchronous = \(mode)")
             }
         }
-        if readOnly {
+        if access != .owner {
             guard FileIO.exists(path) else {
                 throw StoreError.unusable("\(path): no store yet; has netpulsed run with this config?")
             }
@@ -49,7 +68,7 @@ public final class SQLiteStore: MetricStore {
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         writer = Mutex(StoreWriter(settings: settings))
-        if readOnly {
+        if access != .owner {
             let applied = try pool.read { db in try SQLiteSchema.migrator.appliedIdentifiers(db) }
             let known = Set(SQLiteSchema.migrator.migrations)
             guard applied.isSuperset(of: known) else {

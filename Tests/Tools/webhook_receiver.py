@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""A webhook receiver for the alert tests, standing where a user's Alertmanager receiver would.
+
+    webhook_receiver.py --port-file PATH --log PATH [--statuses 500,500,200]
+
+Listens on 127.0.0.1 (a free port, written to --port-file once it listens), answers each POST with the next
+status of --statuses (200 once the list is used up), and appends one JSON line per request to --log: the time,
+the status it answered, the Authorization header, the content type, the body as JSON, and `problems`, what the
+body lacks against Alertmanager's webhook payload, version 4 (as documented for Alertmanager's webhook_config):
+
+    version "4", groupKey, truncatedAlerts (int), status firing|resolved, receiver, groupLabels, commonLabels,
+    commonAnnotations (string maps), externalURL, alerts[]: status, labels, annotations, startsAt, endsAt
+    (RFC 3339), generatorURL, fingerprint.
+
+Written from that description, not from Netpulse's code, so that the tests check the payload independently.
+"""
+
+import argparse
+import datetime
+import http.server
+import json
+import os
+import sys
+import threading
+
+
+def string_map(value):
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+def rfc3339(value):
+    if not isinstance(value, str):
+        return False
+    try:
+        datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return True
+    except ValueError:
+        return False
+
+
+def problems_of(body):
+    problems = []
+    if not isinstance(body, dict):
+        return ["the body is not a JSON object"]
+    if body.get("version") != "4":
+        problems.append("version is not \"4\"")
+    for key in ("groupKey", "receiver", "externalURL"):
+        if not isinstance(body.get(key), str):
+            problems.append(f"{key} is not a string")
+    if not isinstance(body.get("truncatedAlerts"), int):
+        problems.append("truncatedAlerts is not an integer")
+    if body.get("status") not in ("firing", "resolved"):
+        problems.append("status is not firing or resolved")
+    for key in ("groupLabels", "commonLabels", "commonAnnotations"):
+        if not string_map(body.get(key)):
+            problems.append(f"{key} is not a map of strings")
+    alerts = body.get("alerts")
+    if not isinstance(alerts, list) or not alerts:
+        problems.append("alerts is not a non-empty list")
+        return problems
+    for index, alert in enumerate(alerts):
+        where = f"alerts[{index}]"
+        if not isinstance(alert, dict):
+            problems.append(f"{where} is not an object")
+            continue
+        if alert.get("status") not in ("firing", "resolved"):
+            problems.append(f"{where}.status is not firing or resolved")
+        for key in ("labels", "annotations"):
+            if not string_map(alert.get(key)):
+                problems.append(f"{where}.{key} is not a map of strings")
+        for key in ("startsAt", "endsAt"):
+            if not rfc3339(alert.get(key)):
+                problems.append(f"{where}.{key} is not an RFC 3339 time")
+        for key in ("generatorURL", "fingerprint"):
+            if not isinstance(alert.get(key), str):
+                problems.append(f"{where}.{key} is not a string")
+        labels = alert.get("labels") or {}
+        if isinstance(labels, dict) and "alertname" not in labels:
+            problems.append(f"{where}.labels has no alertname")
+    # The group's status is firing while any of its alerts is.
+    if isinstance(alerts, list) and body.get("status") == "resolved":
+        if any(isinstance(a, dict) and a.get("status") == "firing" for a in alerts):
+            problems.append("status is resolved while an alert is firing")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--statuses", default="")
+    arguments = parser.parse_args()
+    statuses = [int(s) for s in arguments.statuses.split(",") if s]
+    lock = threading.Lock()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            with lock:
+                status = statuses.pop(0) if statuses else 200
+                try:
+                    body = json.loads(raw)
+                    problems = problems_of(body)
+                except ValueError as error:
+                    body = raw.decode("utf-8", "replace")
+                    problems = [f"the body is not JSON: {error}"]
+                record = {
+                    "time": datetime.datetime.now(datetime.timezone.utc).timestamp(),
+                    "path": self.path,
+                    "answered": status,
+                    "authorization": self.headers.get("Authorization"),
+                    "content_type": self.headers.get("Content-Type"),
+                    "body": body,
+                    "problems": problems,
+                }
+                with open(arguments.log, "a", encoding="utf-8") as log:
+                    log.write(json.dumps(record) + "\n")
+            answer = b'{"status":"ok"}' if status < 300 else b'{"status":"error"}'
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, format, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    temporary = arguments.port_file + ".tmp"
+    with open(temporary, "w") as port_file:
+        port_file.write(str(server.server_address[1]))
+    os.rename(temporary, arguments.port_file)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
