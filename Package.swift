@@ -91,7 +91,11 @@ let package = Package(
         // Figures → charts and documents: dashboards rendered to SVG files on disk, and their index page.
         .target(
             name: "PulseReports",
-            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseQuery", "PulseCharts"]
+            dependencies: [
+                "PulseCore", "PulseAnalytics", "PulseStore", "PulseQuery", "PulseCharts",
+                // SHA-256 for the reports' checksum manifests.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
 
         // MARK: Executables (thin: parse arguments, load config, run services)

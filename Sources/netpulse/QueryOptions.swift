@@ -114,8 +114,9 @@ struct QueryOptions: ParsableArguments {
         }
         guard from != nil || to != nil else { return engine.window(fallback, now: now) }
         let finest = engine.finest
-        let start = try from.map { try time($0, engine.calendar, "--from") } ?? engine.window(fallback, now: now).from
-        let end = try to.map { try time($0, engine.calendar, "--to") } ?? now
+        let start =
+            try from.map { try Self.time($0, engine.calendar, "--from") } ?? engine.window(fallback, now: now).from
+        let end = try to.map { try Self.time($0, engine.calendar, "--to") } ?? now
         guard start < end else {
             throw QueryError(
                 "--from \(RFC3339.text(start)) is not before --to \(RFC3339.text(end)): the window is empty")
@@ -126,7 +127,7 @@ struct QueryOptions: ParsableArguments {
     }
 
     /// Parses a time; one without a zone is in the configured zone.
-    func time(_ text: String, _ calendar: CivilCalendar, _ option: String) throws -> Int64 {
+    static func time(_ text: String, _ calendar: CivilCalendar, _ option: String) throws -> Int64 {
         if text == "now" { return WallClock.milliseconds() }
         guard let parsed = RFC3339.parse(text) else {
             throw QueryError(

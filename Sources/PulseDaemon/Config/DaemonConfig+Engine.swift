@@ -5,7 +5,7 @@ extension DaemonConfig {
     /// A window engine over `store` as this config reads it (counting rules, retained levels, time zone, billing
     /// terms), with the catalogue as it stands now: make one per round of snapshots or dashboards, so that hosts
     /// and interfaces new since the last round appear.
-    func windowEngine(over store: any MetricStore) async throws -> WindowEngine {
+    public func windowEngine(over store: any MetricStore) async throws -> WindowEngine {
         let catalogue = try await Catalogue.load(from: store, rules: self.store.rules)
         return WindowEngine(
             store: store, catalogue: catalogue, levels: WindowEngine.retained(self.store.levels, retention),

@@ -35,6 +35,7 @@ public struct DaemonConfig: Sendable, Hashable {
     public var snapshots: SnapshotSettings
     public var dashboards: DashboardSettings
     public var alerts: AlertSettings
+    public var reports: ReportSettings
 
     /// A default config rooted at `stateDirectory` (for tests and tools).
     public init(stateDirectory: String, listen: Endpoint, tls: TLSFiles) {
@@ -56,6 +57,7 @@ public struct DaemonConfig: Sendable, Hashable {
         snapshots = SnapshotSettings(directory: "\(stateDirectory)/snapshots")
         dashboards = DashboardSettings(directory: "\(stateDirectory)/dashboards")
         alerts = AlertSettings(directory: "\(stateDirectory)/alerts")
+        reports = ReportSettings(directory: "\(stateDirectory)/reports")
     }
 
     /// Loads and validates a config file.
@@ -109,6 +111,7 @@ public struct DaemonConfig: Sendable, Hashable {
         config.snapshots = try SnapshotSettings.parse(&reader, stateDirectory: stateDirectory)
         config.dashboards = try DashboardSettings.parse(&reader, stateDirectory: stateDirectory)
         config.alerts = try AlertSettings.parse(&reader, stateDirectory: stateDirectory)
+        config.reports = try ReportSettings.parse(&reader, stateDirectory: stateDirectory)
         try reader.rejectUnknown()
         return config
     }

@@ -31,7 +31,10 @@ enum Markup {
     }
 
     /// An element holding `text`, escaped.
-    static func text(_ name: String, _ attributes: [(String, String)] = [], _ text: String) -> String {
+    static func text(_ name: String, _ attributes: [(String, String)], _ text: String) -> String {
         element(name, attributes, escape(text))
     }
+
+    /// An element without attributes holding `text`, escaped.
+    static func text(_ name: String, _ text: String) -> String { element(name, [], escape(text)) }
 }
