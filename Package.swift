@@ -143,7 +143,8 @@ let package = Package(
         .testTarget(name: "PulseAnalyticsTests", dependencies: ["PulseAnalytics", "PulseCore"]),
         // The window engine against Tests/Oracle/oracle.py, an independent reference written from docs/windows.md.
         .testTarget(
-            name: "OracleTests", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"]
+            name: "OracleTests",
+            dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseReports"]
         ),
         .testTarget(
             name: "PulseStoreTests", dependencies: ["PulseStore", "PulseAnalytics", "PulseCore"], exclude: ["Fixtures"]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs Netpulse as systemd services: release binaries, units, example configs (an operator's edited config is
-# never overwritten), the `netpulse` group that may read the certificates, and enables the services.
+# never overwritten), the `netpulse` group that may read the certificates, and enables the services (and, with the
+# daemon, the daily report timer).
 #
 #   scripts/install.sh [--prefix /usr/local] [--binaries DIR] [--no-enable] [--start]
 #                      [--only agent|daemon] [--socket-activation]
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
         --start) START=yes; shift ;;
         --only) ONLY=$2; shift 2 ;;
         --socket-activation) SOCKET=yes; shift ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
 done
@@ -72,12 +73,16 @@ for file in "$CONF"/*.pem; do
     chgrp netpulse "$file"
     chmod g+r,o-rwx "$file"
 done
+if [ "$ONLY" != agent ]; then
+    # netpulse-report.service writes here; new files get group netpulse (setgid), whose members may read them.
+    install -d -m 2775 -o root -g netpulse /var/lib/netpulse-reports
+fi
 
 echo "==> units in $UNITS"
 sed_prefix() { sed "s|/usr/local/|$PREFIX/|g" "$1"; }
 units=()
 [ "$ONLY" = daemon ] || units+=(netpulse-agent.service)
-[ "$ONLY" = agent ] || units+=(netpulsed.service netpulsed.socket)
+[ "$ONLY" = agent ] || units+=(netpulsed.service netpulsed.socket netpulse-report.service netpulse-report.timer)
 for unit in "${units[@]}"; do
     sed_prefix "systemd/$unit" >"$UNITS/$unit.tmp" && mv "$UNITS/$unit.tmp" "$UNITS/$unit"
     chmod 0644 "$UNITS/$unit"
@@ -88,6 +93,7 @@ enabled=()
 [ "$ONLY" = daemon ] || enabled+=(netpulse-agent.service)
 if [ "$ONLY" != agent ]; then
     if [ "$SOCKET" = yes ]; then enabled+=(netpulsed.socket); else enabled+=(netpulsed.service); fi
+    enabled+=(netpulse-report.timer)
 fi
 if [ "$ENABLE" = yes ]; then
     systemctl enable "${enabled[@]}"

@@ -33,6 +33,13 @@ struct ReportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "How long after a period ends it may be reported (default: [reports] settle, 1h).")
     var settle: String?
 
+    @Flag(
+        name: .long,
+        help:
+            "Write each report of [reports] periods (day, week, month) whose period has ended and that is not written yet (what the timer runs)."
+    )
+    var due = false
+
     func run() async throws {
         do {
             try await make()
@@ -62,11 +69,29 @@ struct ReportCommand: AsyncParsableCommand {
             } ?? daemon.reports.settle
         let store = try location.open(daemon)
         let engine = try await daemon.windowEngine(over: store)
-        let chosen: ReportPeriod
+        let directory = output ?? daemon.reports.directory
+        var periods = [ReportPeriod]()
         switch (from, to) {
+        case (nil, nil) where due:
+            // Each kind's previous period, and after an outage the ones missed since the last report (a week of
+            // days, five weeks, three months at most), oldest first.
+            let ledger = try ReportLedger.load("\(directory)/ledger.json")
+            for kind in daemon.reports.periods {
+                let limit = kind == .day ? 7 : kind == .week ? 5 : 3
+                let issuedBefore = ledger.entries.values.contains { $0.kind == kind.rawValue }
+                var candidate = ReportPeriod.previous(kind, now: now, settle: settleTime, calendar: engine.calendar)
+                var missing = [ReportPeriod]()
+                while ledger.entries[ReportBuilder.name(candidate, group: groupKey)] == nil && missing.count < limit {
+                    missing.append(candidate)
+                    guard issuedBefore else { break }
+                    candidate = ReportPeriod.previous(kind, now: candidate.from, settle: 0, calendar: engine.calendar)
+                }
+                periods += missing.reversed()
+            }
         case (nil, nil):
-            chosen = ReportPeriod.previous(period, now: now, settle: settleTime, calendar: engine.calendar)
+            periods = [ReportPeriod.previous(period, now: now, settle: settleTime, calendar: engine.calendar)]
         case (let from?, let to?):
+            guard !due else { throw QueryError("--due makes the previous periods; leave out --from and --to") }
             let finest = engine.finest
             let start = finest.bucketStart(try QueryOptions.time(from, engine.calendar, "--from"))
             var end = try QueryOptions.time(to, engine.calendar, "--to")
@@ -75,7 +100,7 @@ struct ReportCommand: AsyncParsableCommand {
             guard end <= now else {
                 throw QueryError("--to \(to) is in the future: a report covers a period that has ended")
             }
-            chosen = ReportPeriod.named(.range, from: start, to: end, calendar: engine.calendar)
+            periods = [ReportPeriod.named(.range, from: start, to: end, calendar: engine.calendar)]
         default:
             throw QueryError("give both --from and --to, or neither (for the previous --period)")
         }
@@ -88,20 +113,23 @@ struct ReportCommand: AsyncParsableCommand {
         builder.progress = { step in
             if terminal { printError("\u{1B}[2K\rreport: \(step) …", newline: false) }
         }
-        var report = try await builder.build(period: chosen, group: groupKey, now: now)
-        let directory = output ?? daemon.reports.directory
         try FileIO.createDirectory(directory, mode: 0o755)
-        var ledger = try ReportLedger.load("\(directory)/ledger.json")
-        builder.progress("adjustments of earlier reports")
-        try await ledger.reconcile(&report, builder: builder, now: now)
-        builder.progress("writing")
-        let published = try ReportPublisher.publish(report, ledger: ledger, in: directory)
-        if terminal { printError("\u{1B}[2K\r", newline: false) }
-        print(published.path)
-        printError(
-            "report \(report.name): \(chosen.title(engine.calendar)), \(report.scopeLabel), store revision \(report.revision), "
-                + (published.isNew ? "written to \(published.issue)" : "unchanged (\(published.issue))")
-                + (report.adjustments.isEmpty ? "" : "; \(report.adjustments.count) adjustment(s) to earlier reports"))
+        if due && periods.isEmpty { printError("report: nothing due; every report of \(directory) is written") }
+        for chosen in periods {
+            var ledger = try ReportLedger.load("\(directory)/ledger.json")
+            var report = try await builder.build(period: chosen, group: groupKey, now: now)
+            builder.progress("adjustments of earlier reports")
+            try await ledger.reconcile(&report, builder: builder, now: now)
+            builder.progress("writing")
+            let published = try ReportPublisher.publish(report, ledger: ledger, in: directory)
+            if terminal { printError("\u{1B}[2K\r", newline: false) }
+            print(published.path)
+            printError(
+                "report \(report.name): \(chosen.title(engine.calendar)), \(report.scopeLabel), store revision \(report.revision), "
+                    + (published.isNew ? "written to \(published.issue)" : "unchanged (\(published.issue))")
+                    + (report.adjustments.isEmpty
+                        ? "" : "; \(report.adjustments.count) adjustment(s) to earlier reports"))
+        }
     }
 }
 

@@ -122,16 +122,61 @@ extension EndToEnd {
         func unitsVerifyAndRateWellForSecurity() throws {
             let sandbox = try Sandbox()
             try sandbox.install()
-            for unit in ["netpulse-agent.service", "netpulsed.service", "netpulsed.socket"] {
+            for unit in [
+                "netpulse-agent.service", "netpulsed.service", "netpulsed.socket", "netpulse-report.service",
+                "netpulse-report.timer",
+            ] {
                 let (status, output) = try sandbox.shell("systemd-analyze verify /etc/systemd/system/\(unit) 2>&1")
                 #expect(status == 0 && output.isEmpty, "\(unit): \(output)")
             }
-            for unit in ["netpulse-agent.service", "netpulsed.service"] {
+            for unit in ["netpulse-agent.service", "netpulsed.service", "netpulse-report.service"] {
                 let report = try sandbox.must("systemd-analyze security \(unit) --no-pager")
                 let line = try #require(report.split(separator: "\n").first { $0.contains("Overall exposure level") })
                 let score = Double(line.split(separator: ":").last!.split(separator: " ").first!) ?? 99
                 #expect(score <= 2.0, "\(unit): \(line)")
             }
+        }
+
+        /// The report service, as its timer starts it: the daemon's dynamic user with the unit's hardening, reading
+        /// the running daemon's store read-only and writing the day, week and month reports that are due into
+        /// /var/lib/netpulse-reports, readable by the netpulse group; again with the daemon stopped; and a run with
+        /// nothing due changes nothing.
+        @Test(.timeLimit(.minutes(3)))
+        func theReportServiceWritesTheDueReportsFromTheDaemonsStore() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            try sandbox.must("systemctl start netpulsed.service netpulse-agent.service")
+            try eventually("points flow") { try sandbox.storedSamples() >= 3 }
+            #expect(try sandbox.property("netpulse-report.timer", "UnitFileState") == "disabled")
+            try sandbox.must("systemctl start netpulse-report.service")
+            #expect(try sandbox.property("netpulse-report.service", "Result") == "success")
+            let listing = try sandbox.must("ls /var/lib/netpulse-reports")
+            for kind in ["day", "week", "month"] {
+                #expect(listing.contains("\(kind)-latest"), "\(listing)")
+                try sandbox.must(
+                    "cd /var/lib/netpulse-reports/\(kind)-latest && sha256sum --check --strict --quiet SHA256SUMS")
+            }
+            let owner = try sandbox.must("stat -L -c '%G %a' /var/lib/netpulse-reports/day-latest/report.html")
+            #expect(owner.trimmingCharacters(in: .whitespacesAndNewlines) == "netpulse 640", "\(owner)")
+            let html = try sandbox.must("cat /var/lib/netpulse-reports/day-latest/report.html")
+            #expect(html.contains("Netpulse report: Day ") && html.contains("</html>"))
+            let journal = try sandbox.must("journalctl -u netpulse-report -o cat --no-pager")
+            #expect(journal.contains("report day-") && journal.contains("written to"), "\(journal)")
+
+            // Nothing due: the same reports, untouched.
+            let before = try sandbox.must("ls -l --time-style=+%s.%N /var/lib/netpulse-reports/issues")
+            try sandbox.must("systemctl start netpulse-report.service")
+            #expect(try sandbox.must("ls -l --time-style=+%s.%N /var/lib/netpulse-reports/issues") == before)
+            #expect(
+                try sandbox.must("journalctl -u netpulse-report -o cat --no-pager").contains("nothing due"))
+
+            // With the daemon stopped (its WAL gone), a report of a range still reads the store.
+            try sandbox.must("systemctl stop netpulse-agent.service netpulsed.service")
+            try sandbox.must(
+                "systemd-run --wait --collect -p User=netpulsed -p DynamicUser=yes -p StateDirectory=netpulsed -p SupplementaryGroups=netpulse -p ReadWritePaths=/var/lib/netpulse-reports -p ProtectSystem=strict netpulse report --config /etc/netpulse/netpulsed.toml --output /var/lib/netpulse-reports --from \"$(date -u -d '-1 hour' +%Y-%m-%dT%H:00:00Z)\" --to \"$(date -u +%Y-%m-%dT%H:%M:00Z)\""
+            )
+            let range = try sandbox.must("ls /var/lib/netpulse-reports")
+            #expect(range.contains("range-"), "\(range)")
         }
 
         @Test(.timeLimit(.minutes(2)))
