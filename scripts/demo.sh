@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and shows Netpulse working: builds, makes a throwaway CA and certificates,
 # starts netpulsed and netpulse-agent on 127.0.0.1, makes some traffic to watch, and ends with what an operator
-# looks at: a vnStat-like traffic view, the top talkers, the 95th-percentile bill, and the daemon's snapshot files
-# (JSON and CSV), left in $DEMO_DIR.
+# looks at: a vnStat-like traffic view, the top talkers, the 95th-percentile bill, the alert the traffic fired
+# (with its chart), the daemon's snapshots and dashboards (with their index page), and a report with its checksum
+# manifest, all left in $DEMO_DIR.
 #   scripts/demo.sh            about 30 seconds of traffic
 #   DEMO_SECONDS=120 scripts/demo.sh
 set -euo pipefail
@@ -79,6 +80,19 @@ windows = ["last-1h", "today", "billing-period"]
 scopes = ["fleet", "groups", "hosts", "interfaces"]
 [dashboards]
 hour_interval = "10s"
+[alerts]
+evaluation_interval = "2s"
+# The demo's stream crossing 10 Mbit/s for 10 seconds fires this; it resolves below 5 Mbit/s.
+[alert.DemoLinkBusy]
+expr = "rate > 10Mbit/s"
+clear = "5Mbit/s"
+window = "1m"
+for = "10s"
+scope = "interface"
+interfaces = ["np-demo0", "lo"]
+severity = "warning"
+[alert.DemoLinkBusy.annotations]
+summary = "{{ \$labels.host }} {{ \$labels.interface }} carries {{ \$value }} (over {{ \$threshold }})"
 CONF
 cat > "$DEMO/agent.toml" <<CONF
 [agent]
@@ -98,6 +112,7 @@ key = "$DEMO/ca/demo-agent-key.pem"
 role = "demo"
 CONF
 
+STARTED=$(date +%s)
 echo "==> starting netpulsed and netpulse-agent (logs in $DEMO/*.log)"
 $BIN/netpulsed --config "$DEMO/netpulsed.toml" >"$DEMO/netpulsed.log" 2>&1 &
 pids+=($!)
@@ -168,7 +183,28 @@ for _ in $(seq 1 100); do
 done
 echo "==> the daemon's dashboards (docs/dashboards.md), kept fresh in $DEMO/netpulsed/dashboards:"
 ls "$DEMO/netpulsed/dashboards" | grep -- '-latest.svg$' | sed 's/^/    /'
-echo "    open file://$DEMO/netpulsed/dashboards/index.html in a browser (it follows new renders by itself)"
+echo
+echo "==> the alert the traffic fired: netpulse alerts (docs/alerts.md)"
+for _ in $(seq 1 30); do
+    ls "$DEMO"/netpulsed/alerts/DemoLinkBusy-*-firing-*.svg >/dev/null 2>&1 && break
+    sleep 1
+done
+$BIN/netpulse alerts "${Q[@]}"
+CHART=$(ls "$DEMO"/netpulsed/alerts/DemoLinkBusy-*-firing-*.svg 2>/dev/null | head -n 1)
+echo
+# A report of the demo's minutes (a scheduled one covers yesterday, last week or last month: docs/reports.md).
+FROM=$(date -u -d "@$((STARTED / 60 * 60))" +%Y-%m-%dT%H:%M:00Z)
+TO=$(date -u +%Y-%m-%dT%H:%M:00Z)
+echo "==> a report of the demo: netpulse report --from $FROM --to $TO --output $DEMO/reports"
+REPORT=$($BIN/netpulse report "${Q[@]}" --from "$FROM" --to "$TO" --output "$DEMO/reports")
+ls "$REPORT/" | sed 's/^/    /'
+(cd "$REPORT" && sha256sum --check --quiet SHA256SUMS && echo "    sha256sum -c SHA256SUMS: every file checks")
 echo
 echo "==> agent log"
 cat "$DEMO/agent.log"
+echo
+echo "==> everything is in $DEMO:"
+echo "    dashboards   file://$DEMO/netpulsed/dashboards/index.html   (open in a browser; it follows new renders)"
+echo "    alert chart  ${CHART:-none yet (the alert had not fired; see netpulsed.log)}"
+echo "    snapshot     $(readlink -f "$DEMO/netpulsed/snapshots/latest.json")"
+echo "    report       file://$REPORT/report.html   (with report.json, CSVs and SHA256SUMS)"

@@ -36,6 +36,10 @@ extension EndToEnd {
                     [dashboards]
                     hour_interval = "10s"
                     keep = 3
+                    [dashboard.lab]
+                    title = "The lab"
+                    scope = "group:site=lab"
+                    panels = ["throughput", "top_interfaces", "errors"]
 
                     """
             }
@@ -167,6 +171,11 @@ extension EndToEnd {
                     || page.contains("a&lt;b&amp;c") && page.contains("p\"q&gt;")
             }
             let names = try FileManager.default.contentsOfDirectory(atPath: dashboards)
+            // The declared dashboard too, for every range; the index shows it.
+            for range in ["hour", "day", "week", "month"] {
+                #expect(names.contains("lab-\(range)-latest.svg"), "lab \(range) in \(names)")
+            }
+            #expect(try String(contentsOfFile: dashboards + "/index.html", encoding: .utf8).contains("The lab"))
             for stem in ["fleet", "host-agent-1"] {
                 for range in ["hour", "day", "week", "month"] {
                     #expect(names.contains("\(stem)-\(range)-latest.svg"), "\(stem) \(range) in \(names)")

@@ -36,4 +36,21 @@ import Testing
         #expect(!svg.contains("a<b&c"))
         SVGCheck.validate(svg, name: "alert-firing")
     }
+
+    /// A series that began reporting minutes before the event is charted from shortly before its first data, not
+    /// over an hour of nothing; one with data all along keeps the whole span.
+    @Test func theSpanStartsShortlyBeforeTheFirstData() {
+        let level = RollupLevel.oneMinute
+        let span: (from: Int64, to: Int64) = (0, 3_600_000)
+        let late: [(start: Int64, value: Double?)] = (0..<60).map {
+            (Int64($0) * 60_000, $0 >= 55 ? 1e6 : nil)
+        }
+        #expect(AlertChart.trimmed(span, points: late, level: level) == (45 * 60_000, 3_600_000))
+        let recent: [(start: Int64, value: Double?)] = (0..<60).map { (Int64($0) * 60_000, $0 >= 58 ? 1e6 : nil) }
+        #expect(
+            AlertChart.trimmed(span, points: recent, level: level) == (45 * 60_000, 3_600_000), "15 buckets at least")
+        let steady: [(start: Int64, value: Double?)] = (0..<60).map { (Int64($0) * 60_000, 1e6) }
+        #expect(AlertChart.trimmed(span, points: steady, level: level) == span)
+        #expect(AlertChart.trimmed(span, points: [], level: level) == span)
+    }
 }

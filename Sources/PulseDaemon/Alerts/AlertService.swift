@@ -97,14 +97,15 @@ final class AlertService: Service, Sendable {
             throw QueryError("series \(event.series) is not in the store")
         }
         let level = engine.finest
-        let span = AlertChart.span(for: transition.phase, at: now, level: level)
+        let wide = AlertChart.span(for: transition.phase, at: now, level: level)
         let history = try await evaluator.history(
-            transition.rule, series: series, from: span.from, to: span.to, now: now)
+            transition.rule, series: series, from: wide.from, to: wide.to, now: now)
+        let span = AlertChart.trimmed(wide, points: history.points, level: history.level)
         let svg = AlertChart.svg(
             AlertChartInput(
                 rule: transition.rule, event: event, phase: transition.phase, seriesName: series.name,
-                level: history.level, points: history.points, from: span.from, to: span.to,
-                calendar: engine.calendar))
+                level: history.level, points: history.points.filter { $0.start >= span.from }, from: span.from,
+                to: span.to, calendar: engine.calendar))
         let stem = AlertFiles.stem(event)
         let chart = "\(settings.directory)/\(stem).svg"
         try FileIO.createDirectory(settings.directory, mode: 0o755)

@@ -1,4 +1,6 @@
+import PulseAnalytics
 import PulseCore
+import PulseQuery
 import PulseReports
 
 /// `[dashboards]`: the dashboard SVGs and `index.html` the daemon keeps fresh on disk (`docs/dashboards.md`).
@@ -10,6 +12,10 @@ public struct DashboardSettings: Sendable, Hashable {
     public var retention: DashboardRetention
     /// Whether each host gets a page of its own beside the fleet overview.
     public var hostPages: Bool
+    /// Whether the built-in fleet overview (and host pages) are drawn besides the declared dashboards.
+    public var defaults: Bool
+    /// Dashboards declared as `[dashboard.NAME]`, in file order.
+    public var declared: [DashboardSpec]
 
     public init(directory: String) {
         enabled = true
@@ -17,6 +23,15 @@ public struct DashboardSettings: Sendable, Hashable {
         ranges = Self.defaultIntervals
         retention = DashboardRetention(keep: 48, maximumAge: nil)
         hostPages = true
+        defaults = true
+        declared = []
+    }
+
+    /// What is drawn: the built-in dashboards (unless `defaults = false`), then the declared ones.
+    public func dashboards(for catalogue: Catalogue, groupBy: [String]) -> [DashboardSpec] {
+        var specs = defaults ? DashboardSpec.defaults(for: catalogue, groupBy: groupBy) : []
+        if !hostPages { specs = specs.filter { $0.scope == .fleet } }
+        return specs + declared
     }
 
     /// Hour every minute, day every 5 minutes, week every hour, month every 6 hours: about one new bucket per
@@ -61,6 +76,69 @@ public struct DashboardSettings: Sendable, Hashable {
         let age = try reader.duration("dashboards", "max_age", default: 0, range: 0...3_650 * 86_400_000)
         settings.retention = DashboardRetention(keep: keep, maximumAge: age == 0 ? nil : age)
         settings.hostPages = try reader.boolean("dashboards", "host_pages", default: true)
+        settings.defaults = try reader.boolean("dashboards", "defaults", default: true)
+        for (name, line) in reader.subtables(of: "dashboard") where !name.contains(".") {
+            settings.declared.append(try parseDashboard(&reader, name: name, line: line, defaults: settings.defaults))
+        }
         return settings
+    }
+
+    /// The panel names of `[dashboard.NAME] panels`, as `docs/dashboards.md` lists them.
+    static let panelNames =
+        "throughput, top_hosts, top_groups, top_interfaces, traffic_by_group:KEY, traffic_by_interface, errors, utilisation, heatmap, billing_p95, bills_hosts, bills_groups"
+
+    /// One `[dashboard.NAME]`: a title, a scope, panels by name, columns and how many series a panel draws.
+    static func parseDashboard(_ reader: inout ConfigReader, name: String, line: Int, defaults: Bool)
+        throws(ConfigError) -> DashboardSpec
+    {
+        let table = "dashboard.\(name)"
+        func refuse(_ message: String) -> ConfigError {
+            ConfigError(file: reader.document.file, line: line, key: nil, "[\(table)]: \(message)")
+        }
+        guard !name.isEmpty, name.utf8.count <= 128 else { throw refuse("the name must be 1 to 128 characters") }
+        if defaults && (name == "fleet" || name.hasPrefix("host-")) {
+            throw refuse(
+                "\"\(name)\" is a built-in dashboard's name (fleet, host-AGENT); choose another, or set [dashboards] defaults = false"
+            )
+        }
+        let title = try reader.string(table, "title", default: name)
+        let description = try reader.optionalString(table, "description")
+        let scopeText = try reader.string(table, "scope", default: "fleet")
+        let scope: DashboardScope
+        if scopeText == "fleet" {
+            scope = .fleet
+        } else if scopeText.hasPrefix("host:"), scopeText.count > 5 {
+            scope = .host(String(scopeText.dropFirst(5)))
+        } else if scopeText.hasPrefix("group:"), let group = GroupKey(parsing: String(scopeText.dropFirst(6))) {
+            scope = .group(group)
+        } else {
+            throw reader.invalid(table, "scope", "is \"\(scopeText)\"; use fleet, host:AGENT or group:KEY=VALUE")
+        }
+        let columns = Int(try reader.integer(table, "columns", default: 2, range: 1...6))
+        let limit = Int(try reader.integer(table, "limit", default: 8, range: 1...50))
+        var panels = [PanelSpec]()
+        for panel in try reader.stringArray(table, "panels", default: [], allowEmpty: false) {
+            let kind: PanelSpec.Kind
+            switch panel {
+            case "throughput": kind = .throughput
+            case "top_hosts": kind = .topTalkers(.host)
+            case "top_groups": kind = .topTalkers(.group)
+            case "top_interfaces": kind = .topTalkers(.interface)
+            case "traffic_by_interface": kind = .trafficByInterface
+            case "errors": kind = .errorsAndDrops
+            case "utilisation": kind = .utilisation
+            case "heatmap": kind = .weekdayHourHeatmap
+            case "billing_p95": kind = .billingPercentile
+            case "bills_hosts": kind = .bills(.host)
+            case "bills_groups": kind = .bills(.group)
+            case _ where panel.hasPrefix("traffic_by_group:") && panel.count > 17:
+                kind = .trafficByGroup(key: String(panel.dropFirst(17)))
+            default:
+                throw reader.invalid(table, "panels", "has \"\(panel)\"; panels are \(panelNames)")
+            }
+            panels.append(PanelSpec(kind, limit: limit))
+        }
+        return DashboardSpec(
+            name: name, title: title, description: description, scope: scope, panels: panels, columns: columns)
     }
 }

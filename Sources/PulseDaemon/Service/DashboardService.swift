@@ -65,8 +65,7 @@ final class DashboardService: Service, Sendable {
     func render(_ ranges: [DashboardRange], at now: Int64) async throws -> (written: [String], failures: [String]) {
         let settings = config.dashboards
         let engine = try await config.windowEngine(over: store)
-        var specs = DashboardSpec.defaults(for: engine.catalogue, groupBy: config.billing.groupBy)
-        if !settings.hostPages { specs = specs.filter { $0.scope == .fleet } }
+        let specs = settings.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy)
         let renderer = DashboardRenderer(engine: engine)
         var rendered = [RenderedDashboard]()
         var failures = [String]()

@@ -48,6 +48,17 @@ public enum AlertChart {
         return (level.bucketStart(to - lead), to)
     }
 
+    /// `span` without the stretch before the series' first data, less a margin of 10 buckets (and at least 15
+    /// buckets wide): a host that started reporting minutes ago gets a chart of those minutes, not an hour of
+    /// emptiness with the event squeezed against the edge.
+    public static func trimmed(
+        _ span: (from: Int64, to: Int64), points: [(start: Int64, value: Double?)], level: RollupLevel
+    ) -> (from: Int64, to: Int64) {
+        guard let first = points.first(where: { $0.value != nil })?.start else { return span }
+        let from = min(max(span.from, first - 10 * level.width), span.to - 15 * level.width)
+        return (max(span.from, from), span.to)
+    }
+
     public static func svg(_ input: AlertChartInput) -> String {
         let rule = input.rule
         let event = input.event
