@@ -8,7 +8,9 @@
 #                               "1000 10000 100000"; 100,000 takes about 25 GB of BENCH_QUERY_DIR and most of an
 #                               hour to load)
 #   scripts/bench.sh dashboards drawing the default dashboards from a bulk-loaded store of 10,000 interfaces
-#                               (BENCH_DASHBOARD_INTERFACES; about 6 GB of BENCH_QUERY_DIR and 8 minutes to load)
+#                               (BENCH_DASHBOARD_INTERFACES; about 6 GB of BENCH_QUERY_DIR and 8 minutes to load),
+#                               and the alert service's evaluation over it
+#   scripts/bench.sh report     a 30-day report of 1,000 hosts of 16 interfaces (BENCH_REPORT_HOSTS), bulk-loaded
 #   scripts/bench.sh agent      only the agent's CPU and memory
 #   scripts/bench.sh charts     only the chart rendering (scripts/bench-charts.sh)
 set -euo pipefail
@@ -73,6 +75,17 @@ if [ "$WHAT" = all ] || [ "$WHAT" = dashboards ]; then
     STORE_DIR="${BENCH_QUERY_DIR:-/var/tmp}/netpulse-bench-dashboards-$N"
     $R/netpulse-bench query-store "$STORE_DIR" "$N" 30 | tail -n 1
     $R/netpulse-bench render "$STORE_DIR/netpulsed.toml" 3
+    echo
+    $R/netpulse-bench alerts "$STORE_DIR/netpulsed.toml" 2>/dev/null
+    rm -rf "$STORE_DIR"
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = report ]; then
+    HOSTS=${BENCH_REPORT_HOSTS:-1000}
+    STORE_DIR="${BENCH_QUERY_DIR:-/var/tmp}/netpulse-bench-report-$HOSTS"
+    $R/netpulse-bench query-store "$STORE_DIR" "$((HOSTS * 16))" 31 | tail -n 1
+    $R/netpulse-bench report "$STORE_DIR/netpulsed.toml"
     rm -rf "$STORE_DIR"
     echo
 fi

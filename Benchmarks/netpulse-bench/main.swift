@@ -60,6 +60,20 @@ case "render" where arguments.count >= 3:
         print("render benchmark failed: \(error)")
         exit(1)
     }
+case "alerts" where arguments.count >= 3:
+    do {
+        try blocking { try await AlertReportBench.alerts(config: arguments[2], runs: 5) }
+    } catch {
+        print("alert benchmark failed: \(error)")
+        exit(1)
+    }
+case "report" where arguments.count >= 3:
+    do {
+        try blocking { try await AlertReportBench.report(config: arguments[2], runs: 3) }
+    } catch {
+        print("report benchmark failed: \(error)")
+        exit(1)
+    }
 case "usage" where arguments.count >= 5:
     guard let pid = Int32(arguments[2]), let seconds = Double(arguments[3]), let rate = Double(arguments[4]) else {
         print("usage: netpulse-bench usage PID SECONDS SAMPLES_PER_SECOND")

@@ -117,8 +117,29 @@ public struct WindowEngine: Sendable {
         _ series: SeriesRecord, unit: TrafficUnit, window: Window, now: Int64
     ) async throws -> [TrafficRow] {
         var rows = [TrafficRow]()
-        for span in unit.spans(covering: window, calendar: calendar) {
-            let values = try await sums([series.id], window: span, now: now)[series.id] ?? .empty
+        let spans = unit.spans(covering: window, calendar: calendar)
+        // Spans that are each one bucket of a kept level (hours, in a zone on whole-hour offsets) are read in one
+        // query instead of one per span: a month of hours is 720 buckets, not 720 queries.
+        var whole: [Int64: BucketValues]?
+        if let first = spans.first, let last = spans.last,
+            let kept = levels.first(where: { retained in
+                retained.level.width == first.to - first.from
+                    && retained.keep.map { first.from >= now - $0 } ?? true
+                    && spans.allSatisfy {
+                        $0.to - $0.from == retained.level.width && retained.level.bucketStart($0.from) == $0.from
+                    }
+            })
+        {
+            let buckets = try await store.buckets(level: kept.level, series: [series.id], from: first.from, to: last.to)
+            whole = Dictionary((buckets[series.id] ?? []).map { ($0.start, $0.values) }) { first, _ in first }
+        }
+        for span in spans {
+            let values: BucketValues
+            if let whole {
+                values = whole[span.from] ?? .empty
+            } else {
+                values = try await sums([series.id], window: span, now: now)[series.id] ?? .empty
+            }
             let members =
                 series.kind == .interface ? 1 : max(1, catalogue.members(of: series, during: span).count)
             let elapsed = span.elapsed(now: now)

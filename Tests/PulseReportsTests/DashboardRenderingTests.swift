@@ -135,6 +135,54 @@ import Testing
         #expect(svg.contains("other (2 more), summed"))
     }
 
+    /// With more interfaces than it shows, the utilisation panel ranks them by their utilisation over the range
+    /// (the window engine's figure, which the oracle checks) and reads only the shown ones slot by slot; "other"
+    /// is the scope's bytes less theirs, over the rest's link speeds.
+    @Test func busiestInterfacesAreRankedByTheirUtilisationOverTheRange() async throws {
+        let fleet = try await Fleet.shared.value
+        let engine = fleet.engine
+        let level = RollupLevel.oneHour
+        let timeline = Timeline(
+            from: level.bucketStart(Fleet.now) - 7 * 86_400_000, to: level.bucketStart(Fleet.now), level: level)
+        let window = Window(from: timeline.from, to: timeline.to)
+        let members = ScopeMembers(.fleet, catalogue: engine.catalogue, window: window)
+        let buckets = try await engine.store.buckets(
+            level: level, series: [members.record!.id], from: timeline.from, to: timeline.to)
+        let reader = PanelReader(
+            engine: engine, members: members, timeline: timeline, level: level, now: Fleet.now,
+            frame: ChartFrame(domain: timeline.domain, calendar: .utc),
+            scopeValues: timeline.values(buckets[members.record!.id] ?? []))
+        var speeds = [Int64: Int64]()
+        for record in members.counted { speeds[record.id] = Int64(record.facts?.speedMbps ?? 0) }
+        let selection = try await reader.rankedByWindowUtilisation(
+            members.counted.filter { speeds[$0.id]! > 0 }, limit: 2, speeds: speeds)
+        // The busiest while they report: the larger direction's bytes over the time their data covers (the
+        // figures' coverage of the range) and their speed; a<b&c reported two days of the seven.
+        let figures = try await engine.figures(members.counted, window: window, now: Fleet.now)
+        func busy(_ entry: ScopeFigures) -> Double {
+            let covered = Double(entry.figures.elapsed) / 1_000 * Double(entry.figures.coverage) / 1e6
+            return Double(max(entry.figures.bytes.rx, entry.figures.bytes.tx)) * 8
+                / (covered * Double(speeds[entry.series.id]!) * 1e6)
+        }
+        let expected = figures.filter { speeds[$0.series.id]! > 0 }.sorted { busy($0) > busy($1) }.prefix(2).map(
+            \.series.name)
+        #expect(expected.contains("a<b&c/eth0"))
+        #expect(selection.shown.map(\.record.name) == Array(expected))
+        #expect(selection.otherCount == 2)
+        // Other: the fleet's bytes less the shown ones', slot by slot, over the two others' speeds.
+        let others = members.counted.filter { record in !selection.shown.contains { $0.record.id == record.id } }
+        let otherSpeed = others.reduce(0) { $0 + speeds[$1.id]! }
+        for slot in 0..<timeline.count {
+            guard let scope = reader.scopeValues[slot] else {
+                #expect(selection.other?[slot] == nil)
+                continue
+            }
+            let shownRx = selection.shown.compactMap { $0.lanes[slot]?[0] }.reduce(0, +)
+            #expect(selection.other?[slot]?[0] == scope.traffic[.rxBytes] - shownRx)
+            #expect(selection.other?[slot]?[2] == otherSpeed)
+        }
+    }
+
     /// "Other" is exactly the sum of the series not shown, slot by slot, and missing where none has data.
     @Test func otherIsTheExactSumOfTheRest() async throws {
         let fleet = try await Fleet.shared.value

@@ -159,3 +159,14 @@ final class AlertService: Service, Sendable {
         }
     }
 }
+
+/// One evaluation of `config`'s rules over `store` at `now`, exactly as the daemon's alert service makes it
+/// (charts and event files written, transitions stored): for benchmarks and tools.
+public enum AlertEvaluation {
+    @discardableResult
+    public static func once(store: any MetricStore, config: DaemonConfig, now: Int64) async throws -> [AlertEvent] {
+        let service = AlertService(
+            store: store, current: CurrentConfig(config), logger: Logger(label: "netpulse.alerts"))
+        return try await service.evaluate(at: now, config: config)
+    }
+}

@@ -176,9 +176,12 @@ struct PanelReader: Sendable {
 
     func utilisation(_ panel: PanelSpec) async throws -> Chart {
         var speeds = [Int64: Int64]()
-        for interface in members.interfaces { speeds[interface.id] = Int64(interface.facts?.speedMbps ?? 0) }
-        let candidates = members.interfaces.filter { (speeds[$0.id] ?? 0) > 0 }
-        let selection = try await ranked(candidates, limit: panel.limit, speeds: speeds, rank: Self.byUtilisation)
+        for interface in members.counted { speeds[interface.id] = Int64(interface.facts?.speedMbps ?? 0) }
+        let candidates = members.counted.filter { (speeds[$0.id] ?? 0) > 0 }
+        let selection =
+            candidates.count <= panel.limit
+            ? try await ranked(candidates, limit: panel.limit, speeds: speeds, rank: Self.byUtilisation)
+            : try await rankedByWindowUtilisation(candidates, limit: panel.limit, speeds: speeds)
         let width = timeline.width
         func shares(_ lanes: [SIMD4<Int64>?]) -> [Double?] {
             lanes.map { lane in
@@ -199,6 +202,52 @@ struct PanelReader: Sendable {
             title: panel.title ?? "Busiest interfaces of \(members.label): utilisation",
             seriesLabel: "Interface", valueLabel: "Utilisation", times: timeline.midpoints, series: series,
             format: .percent, yDomain: 0...max(1, highest), frame: frame)
+    }
+
+    /// The busiest of many interfaces without reading every one's buckets: ranked by their utilisation over the
+    /// whole range (the larger direction's bytes over the time their data covers and their link speed), from sums
+    /// the store keeps at coarse levels; only the shown ones are read slot by slot. "Other" is the rest together:
+    /// per slot, the scope's counted bytes less the shown interfaces', over the rest's link speeds — so bytes of a
+    /// counted interface of unknown speed count toward it, and a slot where some of the rest did not report reads
+    /// a little low. (Ranking all of 10,000 interfaces slot by slot took 7 million rows for the last 30 days.)
+    func rankedByWindowUtilisation(
+        _ candidates: [SeriesRecord], limit: Int, speeds: [Int64: Int64]
+    ) async throws -> RankedSelection {
+        let sums = try await engine.sums(
+            candidates.map(\.id), window: window, now: now, fields: [.bytes, .coverage])
+        var values = [Int64: Int64]()
+        for record in candidates {
+            guard let sum = sums[record.id], sum.hasData, let speed = speeds[record.id],
+                let rate = RateMath.rate(
+                    bytes: max(sum.traffic[.rxBytes], sum.traffic[.txBytes]), milliseconds: sum.coveredMilliseconds),
+                let share = RateMath.utilisation(rate: rate, speedMbps: speed)
+            else { continue }
+            values[record.id] = share
+        }
+        let ordered = candidates.filter { values[$0.id] != nil }.sorted { a, b in
+            let (x, y) = (values[a.id]!, values[b.id]!)
+            return x != y ? x > y : a.name < b.name
+        }
+        let top = Array(ordered.prefix(limit))
+        let buckets = try await engine.store.buckets(
+            level: level, series: top.map(\.id), from: timeline.from, to: timeline.to)
+        var rest = scopeValues.map { values in
+            values.map { SIMD4($0.traffic[.rxBytes], $0.traffic[.txBytes], 0, 1) }
+        }
+        let shown = top.map { record in
+            let lanes = timeline.lanes(buckets[record.id] ?? [], speed: speeds[record.id] ?? 0)
+            for index in lanes.indices {
+                if let lane = lanes[index], rest[index] != nil { rest[index]! &-= SIMD4(lane[0], lane[1], 0, 0) }
+            }
+            return RankedLanes(record: record, lanes: lanes)
+        }
+        let others = ordered.dropFirst(limit)
+        guard !others.isEmpty else { return RankedSelection(shown: shown, other: nil, otherCount: 0) }
+        let speed = others.reduce(0) { $0 + (speeds[$1.id] ?? 0) }
+        let other = rest.map { lane in
+            lane.map { SIMD4(max($0[0], 0), max($0[1], 0), speed, 1) }
+        }
+        return RankedSelection(shown: shown, other: other, otherCount: others.count)
     }
 
     func bills(_ panel: PanelSpec, kind: SeriesKind) async throws -> Chart {

@@ -1,0 +1,111 @@
+import Foundation
+import PulseAnalytics
+import PulseCore
+import PulseDaemon
+import PulseQuery
+import PulseReports
+import PulseStore
+
+/// Times the alert service's evaluation and a monthly report on a store made by `query-store` (5-minute data
+/// up to the time it was made).
+enum AlertReportBench {
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    static func ms(_ seconds: Double) -> String {
+        seconds < 0.1 ? String(format: "%.1f ms", seconds * 1_000) : "\(Int((seconds * 1_000).rounded())) ms"
+    }
+
+    /// The end of the store's data: the newest 5-minute bucket's end.
+    static func dataEnd(_ store: SQLiteStore) async throws -> Int64 {
+        let catalogue = try await Catalogue.load(from: store, rules: ScopeRules())
+        guard let fleet = catalogue.fleet else { throw QueryError("the store is empty") }
+        let now = WallClock.milliseconds()
+        let buckets = try await store.buckets(
+            level: .fiveMinutes, series: [fleet.id], from: now - 2 * 86_400_000, to: now + 1)
+        guard let last = buckets[fleet.id]?.last else { throw QueryError("no recent data") }
+        return last.start + 300_000
+    }
+
+    /// Two rules, as the daemon evaluates them: one over every interface that none crosses (the cost of looking),
+    /// and one that a single interface crosses (the cost of a chart and its event file). The first round fires
+    /// that one and writes its chart; the next rounds change nothing.
+    static func alerts(config path: String, runs: Int) async throws {
+        let directory = NSTemporaryDirectory() + "netpulse-bench-alerts-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The store's config with the rules added, read as the daemon reads its config.
+        try
+            (try String(contentsOfFile: path, encoding: .utf8) + """
+
+                [alerts]
+                directory = "\(directory)"
+                [alert.Everything]
+                expr = "rate > 100Gbit/s"
+                window = "10m"
+                scope = "interface"
+                interfaces = ["*"]
+                [alert.OneBusy]
+                expr = "rate > 1bit/s"
+                window = "10m"
+                scope = "interface"
+                hosts = ["host-0"]
+                interfaces = ["eth0"]
+
+                """).write(toFile: directory + "/netpulsed.toml", atomically: true, encoding: .utf8)
+        let config = try DaemonConfig.load(path: directory + "/netpulsed.toml")
+        let store = try SQLiteStore(path: config.storePath, settings: config.store)
+        let now = try await dataEnd(store) + 30_000
+        let interfaces = try await Catalogue.load(from: store, rules: config.store.rules).interfaces.count
+        var start = Date()
+        let fired = try await AlertEvaluation.once(store: store, config: config, now: now)
+        let first = Date().timeIntervalSince(start)
+        var quiet = [Double]()
+        for round in 1...runs {
+            start = Date()
+            try await AlertEvaluation.once(store: store, config: config, now: now + Int64(round) * 15_000)
+            quiet.append(Date().timeIntervalSince(start))
+        }
+        let chart = fired.first?.chart.flatMap { FileIO.size($0) } ?? 0
+        print("alert evaluation over \(interfaces) interfaces (two rules, 10-minute window of 5-minute buckets):")
+        print(
+            "  a round that fires one alert and writes its chart (\(chart / 1_024) KiB) and event: \(ms(first))"
+        )
+        print("  a round with no transition, median of \(runs): \(ms(median(quiet)))")
+        print(
+            "  threshold crossing to chart on disk: at most evaluation_interval (15 s by default) + \(ms(first))"
+        )
+    }
+
+    /// The report of the last 30 days of the store, as `netpulse report` makes it (catalogue, figures of the
+    /// fleet, every group and host, the top interfaces, every hour, charts; then written with its manifest).
+    static func report(config path: String, runs: Int) async throws {
+        let config = try DaemonConfig.load(path: path)
+        let store = try SQLiteStore(path: config.storePath, settings: config.store, readOnly: true)
+        let end = RollupLevel.oneHour.bucketStart(try await dataEnd(store))
+        let period = ReportPeriod.named(.month, from: end - 30 * 86_400_000, to: end, calendar: config.calendar)
+        var build = [Double]()
+        var write = [Double]()
+        var size = 0
+        var hosts = 0
+        for _ in 0..<runs {
+            let directory = NSTemporaryDirectory() + "netpulse-bench-report-\(getpid())"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            var start = Date()
+            let engine = try await config.windowEngine(over: store)
+            let builder = ReportBuilder(engine: engine)
+            var report = try await builder.build(period: period, group: nil, now: end + 3_600_000)
+            var ledger = ReportLedger()
+            try await ledger.reconcile(&report, builder: builder, now: end + 3_600_000)
+            build.append(Date().timeIntervalSince(start))
+            start = Date()
+            let published = try ReportPublisher.publish(report, ledger: ledger, in: directory)
+            write.append(Date().timeIntervalSince(start))
+            size = try FileIO.listDirectory(published.issue).compactMap { FileIO.size("\(published.issue)/\($0)") }
+                .reduce(0, +)
+            hosts = report.hosts.count
+        }
+        print("a 30-day report of \(hosts) hosts, median of \(runs) (fresh catalogue each run):")
+        print("  reading and drawing: \(ms(median(build))); writing the issue: \(ms(median(write)))")
+        print("  files: \(Units.formatBytes(Double(size))) (HTML, JSON, CSV, manifest)")
+    }
+}
