@@ -6,6 +6,10 @@ import PulseQuery
 import PulseReports
 import PulseStore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `netpulse report`: a self-contained report of a finished period (`docs/reports.md`), run by hand or by
 /// `netpulse-report.timer`.
 struct ReportCommand: AsyncParsableCommand {
@@ -92,14 +96,17 @@ struct ReportCommand: AsyncParsableCommand {
             periods = [ReportPeriod.previous(period, now: now, settle: settleTime, calendar: engine.calendar)]
         case (let from?, let to?):
             guard !due else { throw QueryError("--due makes the previous periods; leave out --from and --to") }
-            let finest = engine.finest
+            // Whole buckets of the level reports are read at (5 minutes).
+            let finest = ReportBuilder.resolution(engine) ?? engine.finest
             let start = finest.bucketStart(try QueryOptions.time(from, engine.calendar, "--from"))
-            var end = try QueryOptions.time(to, engine.calendar, "--to")
-            end = finest.bucketStart(end) == end ? end : finest.bucketStart(end) + finest.width
-            guard start < end else { throw QueryError("--from \(from) is not before --to \(to)") }
-            guard end <= now else {
+            let given = try QueryOptions.time(to, engine.calendar, "--to")
+            guard given <= now else {
                 throw QueryError("--to \(to) is in the future: a report covers a period that has ended")
             }
+            // Whole buckets: the end rounded up, unless that is still to come (`--to now`).
+            let up = finest.bucketStart(given) == given ? given : finest.bucketStart(given) + finest.width
+            let end = up <= now ? up : finest.bucketStart(given)
+            guard start < end else { throw QueryError("--from \(from) is not before --to \(to)") }
             periods = [ReportPeriod.named(.range, from: start, to: end, calendar: engine.calendar)]
         default:
             throw QueryError("give both --from and --to, or neither (for the previous --period)")
@@ -114,9 +121,18 @@ struct ReportCommand: AsyncParsableCommand {
             if terminal { printError("\u{1B}[2K\rreport: \(step) …", newline: false) }
         }
         try FileIO.createDirectory(directory, mode: 0o755)
+        // One run at a time per directory (the timer and an operator's run): the ledger is read, reconciled and
+        // written whole.
+        let lock = open("\(directory)/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard lock >= 0, flock(lock, LOCK_EX) == 0 else {
+            throw QueryError("\(directory)/.lock: cannot lock the reports directory (errno \(errno))")
+        }
+        defer { close(lock) }
         if due && periods.isEmpty { printError("report: nothing due; every report of \(directory) is written") }
         for chosen in periods {
             var ledger = try ReportLedger.load("\(directory)/ledger.json")
+            // Written meanwhile by another run.
+            if due, ledger.entries[ReportBuilder.name(chosen, group: groupKey)] != nil { continue }
             var report = try await builder.build(period: chosen, group: groupKey, now: now)
             builder.progress("adjustments of earlier reports")
             try await ledger.reconcile(&report, builder: builder, now: now)

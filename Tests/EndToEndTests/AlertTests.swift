@@ -195,6 +195,7 @@ extension EndToEnd {
             for request in requests {
                 #expect((request["problems"] as! [String]).isEmpty, "\(request["problems"]!)")
                 #expect(request["authorization"] as? String == "Bearer s3cret-token")
+                #expect(request["content_type"] as? String == "application/json")
                 #expect(request["path"] as? String == "/hook")
             }
             #expect(requests.first?["answered"] as? Int == 500)
@@ -288,7 +289,10 @@ extension EndToEnd {
             #expect(try receiver.requests()[0]["answered"] as? Int == 400)
             Thread.sleep(forTimeInterval: 4)
             #expect(try receiver.requests().count == 1, "a 400 is not retried")
-            #expect(fleet.daemon!.output.contains("400"), "\(fleet.daemon!.output)")
+            #expect(
+                fleet.daemon!.output.split(separator: "\n").contains {
+                    $0.contains("notification to webhook dropped, not retried") && $0.contains("400")
+                }, "\(fleet.daemon!.output)")
 
             for (arguments, message) in [
                 (["alerts", "silence", "--for", "1h"], "--match: name at least one label"),

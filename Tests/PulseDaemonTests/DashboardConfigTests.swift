@@ -39,6 +39,19 @@ import Testing
             ).map(\.name) == ["fleet", "edge", "db"])
     }
 
+    /// With `defaults = false` only the declared dashboards are drawn, and one may then be called `fleet`.
+    @Test func withoutDefaultsOnlyTheDeclaredAreDrawn() throws {
+        let text = """
+            [dashboards]
+            defaults = false
+            [dashboard.fleet]
+            panels = ["throughput"]
+            """
+        let settings = try DaemonConfig.parse(ConfigDocument(text: text, file: "d.toml")).dashboards
+        let catalogue = Catalogue(series: [], agents: [], memberships: [], rules: ScopeRules())
+        #expect(settings.dashboards(for: catalogue, groupBy: []).map(\.title) == ["fleet"])
+    }
+
     @Test func badDashboardsNameTheLineAndKey() {
         let bad: [(String, ConfigError)] = [
             (
@@ -59,6 +72,12 @@ import Testing
                     file: "d.toml", line: 1, key: nil,
                     "[dashboard.fleet]: \"fleet\" is a built-in dashboard's name (fleet, host-AGENT); choose another, or set [dashboards] defaults = false"
                 )
+            ),
+            (
+                "[dashboard.a]\ntitle = \"A\"\n",
+                ConfigError(
+                    file: "d.toml", line: 1, key: "dashboard.a.panels",
+                    "is missing: list what to draw, such as panels = [\"throughput\", \"top_hosts\"]")
             ),
             (
                 "[dashboard.a]\ncolumns = 9\npanels = [\"errors\"]\n",

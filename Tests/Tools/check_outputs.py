@@ -89,12 +89,11 @@ def check_alert_chart(path, rule):
         title = element.find(namespace + "title")
         if title is not None and title.text:
             titled.append((title.text, element))
-    spans = [e for text, e in titled if text == "Firing"]
+    spans = [e for text, e in titled if text == "Firing" and e.tag == namespace + "rect"]
     if not spans:
-        sys.exit("%s: no firing span (no mark titled Firing)" % path)
-    for span in spans:
-        if span.tag == namespace + "rect" and float(span.get("width", "0")) <= 0:
-            sys.exit("%s: the firing span has no width" % path)
+        sys.exit("%s: no firing span (no rectangle titled Firing)" % path)
+    if not any(float(span.get("width", "0")) > 0 and float(span.get("height", "0")) > 0 for span in spans):
+        sys.exit("%s: the firing span has no area" % path)
     if not any(text.startswith(rule) for text, _ in titled):
         sys.exit("%s: no mark titled %r; titles: %s" % (path, rule, sorted({t for t, _ in titled})[:20]))
 

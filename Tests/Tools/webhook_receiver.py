@@ -20,6 +20,7 @@ import datetime
 import http.server
 import json
 import os
+import re
 import sys
 import threading
 
@@ -28,8 +29,12 @@ def string_map(value):
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
 
 
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
 def rfc3339(value):
-    if not isinstance(value, str):
+    """A full RFC 3339 date-time (a date alone, or a time without its offset, is not one)."""
+    if not isinstance(value, str) or not RFC3339.match(value):
         return False
     try:
         datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -47,7 +52,8 @@ def problems_of(body):
     for key in ("groupKey", "receiver", "externalURL"):
         if not isinstance(body.get(key), str):
             problems.append(f"{key} is not a string")
-    if not isinstance(body.get("truncatedAlerts"), int):
+    truncated = body.get("truncatedAlerts")
+    if not isinstance(truncated, int) or isinstance(truncated, bool):
         problems.append("truncatedAlerts is not an integer")
     if body.get("status") not in ("firing", "resolved"):
         problems.append("status is not firing or resolved")

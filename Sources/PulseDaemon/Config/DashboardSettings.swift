@@ -117,7 +117,12 @@ public struct DashboardSettings: Sendable, Hashable {
         let columns = Int(try reader.integer(table, "columns", default: 2, range: 1...6))
         let limit = Int(try reader.integer(table, "limit", default: 8, range: 1...50))
         var panels = [PanelSpec]()
-        for panel in try reader.stringArray(table, "panels", default: [], allowEmpty: false) {
+        let names = try reader.stringArray(table, "panels", default: [], allowEmpty: false)
+        guard !names.isEmpty else {
+            throw reader.invalid(
+                table, "panels", "is missing: list what to draw, such as panels = [\"throughput\", \"top_hosts\"]")
+        }
+        for panel in names {
             let kind: PanelSpec.Kind
             switch panel {
             case "throughput": kind = .throughput

@@ -9,11 +9,13 @@ import PulseStore
 /// alert events of the period, and what changed in earlier reports. Formats (HTML, CSV, JSON) are drawn from this
 /// alone, so they always agree.
 public struct Report: Sendable {
-    /// The report's name in files: `day-2026-11-22`, `month-2026-11-site=fra1`.
+    /// The report's name in files: `day-2026-11-22`, `month-2026-11-site_fra1-…` (``FileName/safe(_:)``).
     public var name: String
     public var period: ReportPeriod
     /// What it covers, for people: `the fleet`, `group site=fra1`.
     public var scopeLabel: String
+    /// What it covers, for the ledger: `fleet`, `group:site=fra1`.
+    public var scopeKey: String
     public var calendar: CivilCalendar
     /// The scope's own figures (nil: the store has no such scope yet).
     public var scope: ScopeFigures?
@@ -105,12 +107,14 @@ public struct ReportBuilder: Sendable {
         progress("figures of \(members.label)")
         let groups = members.record?.kind == .group ? [members.record!] : catalogue.groups.sorted { $0.name < $1.name }
         let hosts = members.hosts
+        let resolution = Self.resolution(engine)
         let all = try await engine.figures(
-            [members.record].compactMap { $0 } + groups + hosts, window: window, now: now)
+            [members.record].compactMap { $0 } + groups + hosts, window: window, now: now, resolution: resolution)
         let byID = Dictionary(all.map { ($0.series.id, $0) }) { first, _ in first }
         progress("top interfaces")
         let ranked = try await engine.top(members.counted, by: .bytes, window: window, now: now, count: top)
-        let topInterfaces = try await engine.figures(ranked.map(\.series), window: window, now: now)
+        let topInterfaces = try await engine.figures(
+            ranked.map(\.series), window: window, now: now, resolution: resolution)
         progress("hours")
         var hours = [TrafficRow]()
         if let record = members.record {
@@ -126,11 +130,11 @@ public struct ReportBuilder: Sendable {
         ) { $0 }
         progress("alert history")
         let agents = Set(hosts.compactMap(\.agent))
-        let alerts = try await engine.store.alertEvents(since: period.from, limit: 100_000).filter { event in
-            guard event.at < period.to, event.status != .pending else { return false }
+        let alerts = try await engine.store.alertEvents(from: period.from, to: period.to).filter { event in
+            guard event.status != .pending else { return false }
             guard let group else { return true }
             return event.labels["host"].map(agents.contains) ?? (event.labels["group"] == group.description)
-        }.sorted { ($0.at, $0.id) < ($1.at, $1.id) }
+        }
         progress("charts")
         let renderer = DashboardRenderer(engine: engine, theme: .light, cellWidth: 900, cellHeight: 300)
         var panels: [PanelSpec] = [PanelSpec(.throughput), PanelSpec(.topTalkers(.host), limit: 10)]
@@ -149,20 +153,29 @@ public struct ReportBuilder: Sendable {
         let revision = figures.map(\.figures.revision).max() ?? 0
         return Report(
             name: Self.name(period, group: group), period: period, scopeLabel: members.label,
+            scopeKey: group.map { "group:\($0)" } ?? "fleet",
             calendar: engine.calendar, scope: members.record.flatMap { byID[$0.id] },
             groups: groups.compactMap { byID[$0.id] }, hosts: hosts.compactMap { byID[$0.id] },
             topInterfaces: topInterfaces, hours: hours, heatmap: heatmap, alerts: alerts, adjustments: [],
             revision: revision, charts: charts)
     }
 
-    /// The ledger figures of an earlier report's scopes, read again now.
+    /// Reports read their figures at 5-minute buckets — the level 95th-percentile billing uses and the store keeps
+    /// longest at that detail (400 days by default) — so a report made again months later reads the same buckets
+    /// and gives the same percentiles. A store without that level is read at its own choice.
+    public static func resolution(_ engine: WindowEngine) -> RollupLevel? {
+        engine.levels.contains { $0.level == .fiveMinutes } ? .fiveMinutes : nil
+    }
+
+    /// The ledger figures of an earlier report's scopes, read again now at the resolution of the report.
     public func ledgerFigures(of entry: ReportLedger.Entry, now: Int64) async throws -> [String: [Int64?]] {
         let catalogue = engine.catalogue
         let records = (catalogue.fleet.map { [$0] } ?? []) + catalogue.groups + catalogue.hosts
         let wanted = records.filter { entry.figures[ReportLedger.key($0)] != nil }
         var result = [String: [Int64?]]()
         let window = Window(from: entry.from, to: entry.to)
-        for scope in try await engine.figures(wanted, window: window, now: now) {
+        let resolution = entry.resolution.map { RollupLevel(width: $0) }
+        for scope in try await engine.figures(wanted, window: window, now: now, resolution: resolution) {
             result[ReportLedger.key(scope.series)] = ReportLedger.values(scope.figures)
         }
         return result
@@ -183,8 +196,12 @@ extension DashboardRenderer {
     {
         let length = period.to - period.from
         let preferred: RollupLevel = length <= 2 * 86_400_000 ? .fiveMinutes : .oneHour
+        // Levels whose buckets start and end the period exactly (not hours, in a zone half an hour off UTC).
+        let aligned = engine.levels.filter {
+            $0.level.bucketStart(period.from) == period.from && $0.level.bucketStart(period.to) == period.to
+        }
         let level =
-            Self.level(preferred: preferred, length: length, now: now, levels: engine.levels) ?? engine.finest
+            Self.level(preferred: preferred, length: length, now: now, levels: aligned) ?? engine.finest
         let timeline = Timeline(from: level.bucketStart(period.from), to: level.bucketStart(period.to), level: level)
         let window = Window(from: timeline.from, to: timeline.to, name: period.kind.rawValue)
         let members = ScopeMembers(scope, catalogue: engine.catalogue, window: window)

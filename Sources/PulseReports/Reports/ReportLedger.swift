@@ -14,6 +14,10 @@ public struct ReportLedger: Sendable, Hashable {
         public var from: Int64
         public var to: Int64
         public var kind: String
+        /// `fleet` or `group:KEY=VALUE`: a run reconciles only reports of its own scope.
+        public var scope: String
+        /// The bucket width the figures were read at (ms), so they are read again at the same.
+        public var resolution: Int64?
         /// `fleet` / `host:NAME` / `group:KEY=VALUE` → rx bytes, tx bytes, rx p95, tx p95 (milli-bytes/s).
         public var figures: [String: [Int64?]]
         public var revision: Int64
@@ -57,8 +61,12 @@ public struct ReportLedger: Sendable, Hashable {
         let known = Set(found.map { "\($0.report) \($0.series) \($0.field) \(String(describing: $0.now))" })
         let horizon = report.period.to - Self.lookback(report.period.kind)
         for (name, entry) in entries.sorted(by: { ($0.value.from, $0.key) < ($1.value.from, $1.key) })
-        where name != report.name && entry.to <= report.period.to && entry.to > horizon {
-            let current = try await builder.ledgerFigures(of: entry, now: now)
+        where name != report.name && entry.scope == report.scopeKey && entry.to <= report.period.to
+            && entry.to > horizon
+        {
+            // A period the store can no longer read at the report's resolution (its buckets have gone) has
+            // nothing to compare: it is left as it was issued.
+            guard let current = try? await builder.ledgerFigures(of: entry, now: now) else { continue }
             var updated = entry
             for (series, was) in entry.figures.sorted(by: { $0.key < $1.key }) {
                 guard let now = current[series], now != was else { continue }
@@ -88,11 +96,23 @@ public struct ReportLedger: Sendable, Hashable {
             }
         }
         entries[report.name] = Entry(
-            from: report.period.from, to: report.period.to, kind: report.period.kind.rawValue, figures: figures,
+            from: report.period.from, to: report.period.to, kind: report.period.kind.rawValue,
+            scope: report.scopeKey, resolution: report.scope?.figures.resolution.width, figures: figures,
             revision: report.revision)
         let recorded = Set(adjustments)
         adjustments += found.filter { !recorded.contains($0) }
         report.adjustments = found
+        prune(before: report.period.to - Self.kept)
+    }
+
+    /// How long the ledger remembers a report: past every lookback. A report older than this made again gives
+    /// the same figures but no longer lists the adjustments its first run found.
+    static let kept: Int64 = 100 * 86_400_000
+
+    /// Forgets reports that ended before `time`, and adjustments found by reports it no longer has.
+    mutating func prune(before time: Int64) {
+        entries = entries.filter { $0.value.to >= time }
+        adjustments = adjustments.filter { entries[$0.foundBy] != nil }
     }
 
     // MARK: The file
@@ -110,13 +130,22 @@ public struct ReportLedger: Sendable, Hashable {
         }
         func int(_ value: Any?) -> Int64? { (value as? NSNumber)?.int64Value }
         var ledger = ReportLedger()
+        guard int(object["version"]) == 1 else {
+            throw ReportError("\(path) is a report ledger of another version; move it aside to start a new one")
+        }
         for (name, entry) in reports {
             guard let from = int(entry["from_ms"]), let to = int(entry["to_ms"]),
-                let figures = entry["figures"] as? [String: [Any]]
-            else { throw ReportError("\(path): report \(name) lacks from_ms, to_ms or figures") }
+                let figures = entry["figures"] as? [String: [Any]],
+                figures.values.allSatisfy({ $0.count == fields.count })
+            else {
+                throw ReportError(
+                    "\(path): report \(name) lacks from_ms, to_ms or figures of \(fields.count) values; move the file aside to start a new ledger"
+                )
+            }
             ledger.entries[name] = Entry(
-                from: from, to: to, kind: entry["kind"] as? String ?? "",
-                figures: figures.mapValues { $0.map(int) }, revision: int(entry["revision"]) ?? 0)
+                from: from, to: to, kind: entry["kind"] as? String ?? "", scope: entry["scope"] as? String ?? "fleet",
+                resolution: int(entry["resolution_ms"]), figures: figures.mapValues { $0.map(int) },
+                revision: int(entry["revision"]) ?? 0)
         }
         for item in adjustments {
             ledger.adjustments.append(
@@ -139,8 +168,10 @@ public struct ReportLedger: Sendable, Hashable {
                         (
                             name,
                             JSONText.object([
-                                ("kind", JSONText.string(entry.kind)), ("from_ms", "\(entry.from)"),
-                                ("to_ms", "\(entry.to)"), ("revision", "\(entry.revision)"),
+                                ("kind", JSONText.string(entry.kind)), ("scope", JSONText.string(entry.scope)),
+                                ("from_ms", "\(entry.from)"), ("to_ms", "\(entry.to)"),
+                                ("resolution_ms", JSONText.number(entry.resolution)),
+                                ("revision", "\(entry.revision)"),
                                 (
                                     "figures",
                                     JSONText.object(

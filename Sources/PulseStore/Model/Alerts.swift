@@ -186,6 +186,8 @@ public protocol AlertStore: Sendable {
     @discardableResult func saveAlerts(_ update: AlertUpdate) async throws -> [AlertEvent]
     /// Events at or after `since`, newest first, at most `limit`.
     func alertEvents(since: Int64, limit: Int) async throws -> [AlertEvent]
+    /// Every event in `[from, to)`, oldest first (a report's period).
+    func alertEvents(from: Int64, to: Int64) async throws -> [AlertEvent]
     /// Deletes events before `before`; returns how many.
     func pruneAlertEvents(before: Int64) async throws -> Int
 

@@ -76,14 +76,28 @@ extension SQLiteStore {
                         ends_at, chart
                     FROM alert_event WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?
                     """, arguments: [since, limit]
-            ).map { row in
-                AlertEvent(
-                    id: row[0], rule: row[1], fingerprint: row[2], series: row[3],
-                    status: AlertStatus(rawValue: row[4]) ?? .firing, at: row[5], value: row[6],
-                    labels: Self.labels(row[7]), annotations: Self.labels(row[8]), startsAt: row[9], endsAt: row[10],
-                    chart: row[11])
-            }
+            ).map(Self.event)
         }
+    }
+
+    public func alertEvents(from: Int64, to: Int64) async throws -> [AlertEvent] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, rule, fingerprint, series_id, status, at, value, labels, annotations, starts_at,
+                        ends_at, chart
+                    FROM alert_event WHERE at >= ? AND at < ? ORDER BY at, id
+                    """, arguments: [from, to]
+            ).map(Self.event)
+        }
+    }
+
+    static func event(_ row: Row) -> AlertEvent {
+        AlertEvent(
+            id: row[0], rule: row[1], fingerprint: row[2], series: row[3],
+            status: AlertStatus(rawValue: row[4]) ?? .firing, at: row[5], value: row[6], labels: labels(row[7]),
+            annotations: labels(row[8]), startsAt: row[9], endsAt: row[10], chart: row[11])
     }
 
     public func pruneAlertEvents(before: Int64) async throws -> Int {
