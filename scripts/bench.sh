@@ -9,7 +9,8 @@
 #                               hour to load)
 #   scripts/bench.sh dashboards drawing the default dashboards from a bulk-loaded store of 10,000 interfaces
 #                               (BENCH_DASHBOARD_INTERFACES; about 6 GB of BENCH_QUERY_DIR and 8 minutes to load),
-#                               and the alert service's evaluation over it
+#                               the alert service's evaluation over it, and ingest's ack latency while the daemon
+#                               draws them from it
 #   scripts/bench.sh report     a 30-day report of 1,000 hosts of 16 interfaces (BENCH_REPORT_HOSTS), bulk-loaded
 #   scripts/bench.sh agent      only the agent's CPU and memory
 #   scripts/bench.sh charts     only the chart rendering (scripts/bench-charts.sh)
@@ -77,6 +78,9 @@ if [ "$WHAT" = all ] || [ "$WHAT" = dashboards ]; then
     $R/netpulse-bench render "$STORE_DIR/netpulsed.toml" 3
     echo
     $R/netpulse-bench alerts "$STORE_DIR/netpulsed.toml" 2>/dev/null
+    echo
+    # Ingest while the daemon draws every dashboard every 10 s from this store, beside the same without drawing.
+    $R/netpulse-bench ingest-render "$R/netpulsed" "$STORE_DIR" "${BENCH_AGENTS:-625}" "${BENCH_RENDER_SECONDS:-60}"
     rm -rf "$STORE_DIR"
     echo
 fi

@@ -26,10 +26,8 @@ enum IngestBench {
     static let ticksPerBatch = 10
     static var valuesPerBatch: Int { interfaces * ticksPerBatch * Counter.count }
 
-    static func run(daemonBinary: String, agents agentCount: Int, seconds: Int, pacedSeconds: Int) throws {
-        let directory = NSTemporaryDirectory() + "netpulse-bench-\(getpid())"
-        try? FileManager.default.removeItem(atPath: directory)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+    /// A CA, the daemon's certificate and one per agent in `directory/ca`; the agents' names and TLS contexts.
+    static func certificates(agents agentCount: Int, directory: String) throws -> ([String], [NIOSSLContext]) {
         print("issuing \(agentCount) agent certificates …")
         let ca = try CertificateAuthority.create(directory: directory + "/ca")
         _ = try ca.issue(role: .daemon, name: "netpulsed", outputDirectory: directory + "/ca")
@@ -44,6 +42,81 @@ enum IngestBench {
                 try NIOSSLPrivateKey(file: directory + "/ca/\(name)-key.pem", format: .pem))
             return try NIOSSLContext(configuration: configuration)
         }
+        return (names, contexts)
+    }
+
+    /// Agents at the real pace against `daemon` for `seconds`: the acknowledgement latencies, the daemon's CPU
+    /// share of one core, its peak RSS, the batches acknowledged per second and the errors.
+    static func paced(
+        daemon: Daemon, names: [String], contexts: [NIOSSLContext], seconds: Int
+    ) throws -> (latencies: [UInt64], cpu: Double, rss: Int, rate: Double, connected: Int, errors: Int) {
+        let agentCount = names.count
+        let tally = Tally()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        for index in 0..<agentCount {
+            let agent = BenchAgent(index: index, name: names[index])
+            try connect(group: group, port: daemon.port, context: contexts[index]) {
+                SimulatedAgent(
+                    agent: agent, mode: .paced(offset: Int64(index) * 10_000 / Int64(agentCount)), tally: tally)
+            }
+        }
+        try waitUntil(seconds: 60) { tally.welcomed.load(ordering: .relaxed) == agentCount }
+        // Let every agent send a first batch (a new connection's first batch carries references), then measure.
+        Thread.sleep(forTimeInterval: 12)
+        tally.startMeasuring()
+        let usageBefore = try ProcessUsage(pid: daemon.pid)
+        let start = Date()
+        Thread.sleep(forTimeInterval: Double(seconds))
+        let elapsed = Date().timeIntervalSince(start)
+        let usageAfter = try ProcessUsage(pid: daemon.pid)
+        let latencies = tally.stopMeasuring()
+        return (
+            latencies, (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed * 100, usageAfter.peakRSS,
+            Double(latencies.count) / elapsed, tally.welcomed.load(ordering: .relaxed),
+            tally.errors.load(ordering: .relaxed)
+        )
+    }
+
+    /// Acknowledgement latency at the real pace against a daemon on a large store (one made by `query-store`),
+    /// first with its dashboards off, then drawing the fleet overview for every range every 10 seconds (host pages
+    /// off: 625 of them every 10 s is more drawing than two cores do), side by side.
+    static func renderImpact(daemonBinary: String, store: String, agents agentCount: Int, seconds: Int) throws {
+        let directory = NSTemporaryDirectory() + "netpulse-bench-render-\(getpid())"
+        try? FileManager.default.removeItem(atPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (names, contexts) = try certificates(agents: agentCount, directory: directory)
+        print(
+            "ack latency at the real pace (\(agentCount) agents × \(interfaces) interfaces, 1 Hz, a batch every 10 s each) against netpulsed on the bulk-loaded store, measured for \(seconds) s each:"
+        )
+        for drawing in [false, true] {
+            let dashboards =
+                drawing
+                ? "[dashboards]\nhost_pages = false\nhour_interval = \"10s\"\nday_interval = \"10s\"\nweek_interval = \"10s\"\nmonth_interval = \"10s\"\nkeep = 100\n"
+                : "[dashboards]\nenabled = false\n"
+            let daemon = try Daemon(
+                binary: daemonBinary, directory: directory + "/run-\(drawing)", ca: directory + "/ca",
+                extra:
+                    "[daemon]\nstate_directory = \"\(store)/netpulsed\"\n[rollups]\nlevels = [\"5m\", \"1h\", \"1d\"]\n"
+                    + dashboards)
+            defer { daemon.stop() }
+            let run = try paced(daemon: daemon, names: names, contexts: contexts, seconds: seconds)
+            let drawn =
+                drawing
+                ? (try? FileManager.default.contentsOfDirectory(atPath: store + "/netpulsed/dashboards"))?.filter {
+                    $0.hasSuffix(".svg") && !$0.contains("latest")
+                }.count ?? 0 : 0
+            print(
+                "  \(drawing ? "fleet overview, all ranges every 10 s" : "dashboards off                       ")  p50 / p99 / max \(latencyText(run.latencies)), \(Units.fixed(run.rate, decimals: 1)) batches/s, netpulsed CPU \(Units.fixed(run.cpu, decimals: 1))% of a core\(drawing ? ", \(drawn) SVGs kept on disk" : "")"
+            )
+        }
+    }
+
+    static func run(daemonBinary: String, agents agentCount: Int, seconds: Int, pacedSeconds: Int) throws {
+        let directory = NSTemporaryDirectory() + "netpulse-bench-\(getpid())"
+        try? FileManager.default.removeItem(atPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (names, contexts) = try certificates(agents: agentCount, directory: directory)
         print(
             "\(agentCount) agents × \(interfaces) interfaces = \(agentCount * interfaces) interfaces, 1 Hz, 10-second batches of \(valuesPerBatch) counter values\n"
         )
@@ -52,38 +125,15 @@ enum IngestBench {
         do {
             let daemon = try Daemon(binary: daemonBinary, directory: directory + "/paced", ca: directory + "/ca")
             defer { daemon.stop() }
-            let tally = Tally()
-            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            defer { try? group.syncShutdownGracefully() }
-            for index in 0..<agentCount {
-                let agent = BenchAgent(index: index, name: names[index])
-                try connect(group: group, port: daemon.port, context: contexts[index]) {
-                    SimulatedAgent(
-                        agent: agent, mode: .paced(offset: Int64(index) * 10_000 / Int64(agentCount)), tally: tally)
-                }
-            }
-            try waitUntil(seconds: 60) { tally.welcomed.load(ordering: .relaxed) == agentCount }
-            // Let every agent send a first batch (a new connection's first batch carries references), then measure.
-            Thread.sleep(forTimeInterval: 12)
-            tally.startMeasuring()
-            let usageBefore = try ProcessUsage(pid: daemon.pid)
-            let start = Date()
-            Thread.sleep(forTimeInterval: Double(pacedSeconds))
-            let elapsed = Date().timeIntervalSince(start)
-            let usageAfter = try ProcessUsage(pid: daemon.pid)
-            let latencies = tally.stopMeasuring()
-            print("real pace (\(agentCount) agents each sending a batch every 10 s, measured for \(Int(elapsed)) s):")
-            print("  agents connected            \(tally.welcomed.load(ordering: .relaxed)) of \(agentCount)")
-            print("  batches acknowledged        \(Units.fixed(Double(latencies.count) / elapsed, decimals: 1)) /s")
-            print(
-                "  counter values stored       \(Units.fixed(Double(latencies.count * valuesPerBatch) / elapsed, decimals: 0)) /s"
-            )
-            print("  ack latency p50 / p99 / max \(latencyText(latencies))")
-            print(
-                "  netpulsed CPU               \(Units.fixed((usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed * 100, decimals: 1))% of one core"
-            )
-            print("  netpulsed peak RSS          \(Units.formatBytes(Double(usageAfter.peakRSS)))")
-            print("  errors from daemon          \(tally.errors.load(ordering: .relaxed))\n")
+            let run = try paced(daemon: daemon, names: names, contexts: contexts, seconds: pacedSeconds)
+            print("real pace (\(agentCount) agents each sending a batch every 10 s, measured for \(pacedSeconds) s):")
+            print("  agents connected            \(run.connected) of \(agentCount)")
+            print("  batches acknowledged        \(Units.fixed(run.rate, decimals: 1)) /s")
+            print("  counter values stored       \(Units.fixed(run.rate * Double(valuesPerBatch), decimals: 0)) /s")
+            print("  ack latency p50 / p99 / max \(latencyText(run.latencies))")
+            print("  netpulsed CPU               \(Units.fixed(run.cpu, decimals: 1))% of one core")
+            print("  netpulsed peak RSS          \(Units.formatBytes(Double(run.rss)))")
+            print("  errors from daemon          \(run.errors)\n")
         }
 
         // Saturated.
@@ -203,12 +253,13 @@ final class Daemon {
     let process = Process()
     let port: Int
 
-    init(binary: String, directory: String, ca: String) throws {
+    /// `extra` (TOML) replaces the `[daemon]` table when it has one.
+    init(binary: String, directory: String, ca: String, extra: String = "") throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
         try """
-        [daemon]
-        state_directory = "\(directory)"
+        \(extra.contains("[daemon]") ? "" : "[daemon]\nstate_directory = \"\(directory)\"")
+        \(extra)
         [listen]
         address = "127.0.0.1:\(port)"
         [tls]

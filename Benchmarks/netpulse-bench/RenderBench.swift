@@ -42,5 +42,24 @@ enum RenderBench {
                 )
             }
         }
+        // Where the fleet overview's time goes: each panel alone (the page's own reads of the scope included).
+        guard let fleet = specs.first, ProcessInfo.processInfo.environment["BENCH_PANELS"] != nil else { return }
+        print("fleet overview panel by panel, median of \(runs), ms (hour / day / week / month):")
+        for panel in fleet.panels {
+            var cells = [String]()
+            for range in DashboardRange.standard {
+                let single = DashboardSpec(name: fleet.name, title: fleet.title, scope: fleet.scope, panels: [panel])
+                var times = [Double]()
+                for _ in 0..<runs {
+                    let start = Date()
+                    _ = try await DashboardRenderer(engine: engine).render(single, range: range, now: now)
+                    times.append(Date().timeIntervalSince(start))
+                }
+                cells.append("\(Int(times.sorted()[times.count / 2] * 1_000))")
+            }
+            print(
+                "  \("\(panel.kind)".padding(toLength: 36, withPad: " ", startingAt: 0)) \(cells.joined(separator: " / "))"
+            )
+        }
     }
 }

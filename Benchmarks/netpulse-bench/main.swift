@@ -24,6 +24,16 @@ case "ingest" where arguments.count >= 3:
         print("ingest benchmark failed: \(error)")
         exit(1)
     }
+case "ingest-render" where arguments.count >= 4:
+    do {
+        try IngestBench.renderImpact(
+            daemonBinary: arguments[2], store: arguments[3],
+            agents: arguments.count > 4 ? Int(arguments[4]) ?? 625 : 625,
+            seconds: arguments.count > 5 ? Int(arguments[5]) ?? 60 : 60)
+    } catch {
+        print("ingest-render benchmark failed: \(error)")
+        exit(1)
+    }
 case "store":
     let interfaces = arguments.count > 2 ? Int(arguments[2]) ?? 10_000 : 10_000
     let seconds = arguments.count > 3 ? Int(arguments[3]) ?? 60 : 60

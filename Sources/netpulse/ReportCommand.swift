@@ -96,8 +96,8 @@ struct ReportCommand: AsyncParsableCommand {
             periods = [ReportPeriod.previous(period, now: now, settle: settleTime, calendar: engine.calendar)]
         case (let from?, let to?):
             guard !due else { throw QueryError("--due makes the previous periods; leave out --from and --to") }
-            // Whole buckets of the level reports are read at (5 minutes).
-            let finest = ReportBuilder.resolution(engine) ?? engine.finest
+            // Whole buckets of the finest level (a range on 5-minute boundaries is read at 5 minutes, as periods).
+            let finest = engine.finest
             let start = finest.bucketStart(try QueryOptions.time(from, engine.calendar, "--from"))
             let given = try QueryOptions.time(to, engine.calendar, "--to")
             guard given <= now else {

@@ -58,6 +58,7 @@ public struct AlertEvaluator: Sendable {
         }
 
         let level = engine.finest
+        let agents = Dictionary(engine.catalogue.agents.map { ($0.name, $0) }) { first, _ in first }
         for rule in rules {
             if holdAbsent && rule.condition.metric == .absent { continue }
             let window = Window(from: level.bucketStart(now - rule.window), to: level.bucketStart(now) + level.width)
@@ -66,7 +67,7 @@ public struct AlertEvaluator: Sendable {
             var seen = Set<String>()
             for target in targets {
                 round.evaluated += 1
-                let labels = self.labels(rule, target)
+                let labels = self.labels(rule, target, agents: agents)
                 let fingerprint = AlertFingerprint.of(labels)
                 seen.insert(fingerprint)
                 let key = AlertKey(rule: rule.name, fingerprint: fingerprint)
@@ -162,8 +163,13 @@ public struct AlertEvaluator: Sendable {
     /// An instance's labels: the rule's name and severity, the series (host, interface, group), the agent's own
     /// labels (so notifications can be grouped by site), then the rule's labels, which win.
     public func labels(_ rule: AlertRule, _ series: SeriesRecord) -> [String: String] {
+        labels(rule, series, agents: Dictionary(engine.catalogue.agents.map { ($0.name, $0) }) { first, _ in first })
+    }
+
+    /// ``labels(_:_:)`` with the agents by name, looked up once per evaluation rather than once per series.
+    func labels(_ rule: AlertRule, _ series: SeriesRecord, agents: [String: AgentRecord]) -> [String: String] {
         var labels = [String: String]()
-        if let agent = series.agent, let record = engine.catalogue.agents.first(where: { $0.name == agent }) {
+        if let agent = series.agent, let record = agents[agent] {
             for (key, value) in record.labels.pairs { labels[key] = value }
         }
         labels["alertname"] = rule.name

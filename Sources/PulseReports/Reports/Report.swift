@@ -107,7 +107,7 @@ public struct ReportBuilder: Sendable {
         progress("figures of \(members.label)")
         let groups = members.record?.kind == .group ? [members.record!] : catalogue.groups.sorted { $0.name < $1.name }
         let hosts = members.hosts
-        let resolution = Self.resolution(engine)
+        let resolution = Self.resolution(engine, period: period)
         let all = try await engine.figures(
             [members.record].compactMap { $0 } + groups + hosts, window: window, now: now, resolution: resolution)
         let byID = Dictionary(all.map { ($0.series.id, $0) }) { first, _ in first }
@@ -162,9 +162,14 @@ public struct ReportBuilder: Sendable {
 
     /// Reports read their figures at 5-minute buckets — the level 95th-percentile billing uses and the store keeps
     /// longest at that detail (400 days by default) — so a report made again months later reads the same buckets
-    /// and gives the same percentiles. A store without that level is read at its own choice.
-    public static func resolution(_ engine: WindowEngine) -> RollupLevel? {
-        engine.levels.contains { $0.level == .fiveMinutes } ? .fiveMinutes : nil
+    /// and gives the same percentiles. A store without that level, or a `--from/--to` range that does not start
+    /// and end on 5-minute boundaries, is read at the engine's own choice.
+    public static func resolution(_ engine: WindowEngine, period: ReportPeriod) -> RollupLevel? {
+        let level = RollupLevel.fiveMinutes
+        guard engine.levels.contains(where: { $0.level == level }), level.bucketStart(period.from) == period.from,
+            level.bucketStart(period.to) == period.to
+        else { return nil }
+        return level
     }
 
     /// The ledger figures of an earlier report's scopes, read again now at the resolution of the report.
