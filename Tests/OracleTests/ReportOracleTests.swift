@@ -63,9 +63,12 @@ import Testing
         // The same data again: the same issue, with the same adjustments.
         let (againReport, again) = try await make(april)
         #expect(!again.isNew && again.issue == aprilIssue.issue && againReport.adjustments == aprilReport.adjustments)
-        // March made again has every figure; the change was already reported (by April), so it lists none.
+        // March made again has every figure; the change was already reported (by April), so it lists none, and
+        // neither does the next month's report: each change is reported once.
         let (full, fullIssue) = try await make(march)
         #expect(fullIssue.isNew && full.adjustments.isEmpty)
+        let (may, _) = try await make(month(5))
+        #expect(may.adjustments.isEmpty, "\(may.adjustments)")
 
         // The oracle over the same samples.
         oracleCase.windows = [full, aprilReport].map {
