@@ -1,3 +1,4 @@
+import Foundation
 import PulseAnalytics
 import PulseQuery
 import PulseStore
@@ -52,5 +53,32 @@ import Testing
         let steady: [(start: Int64, value: Double?)] = (0..<60).map { (Int64($0) * 60_000, 1e6) }
         #expect(AlertChart.trimmed(span, points: steady, level: level) == span)
         #expect(AlertChart.trimmed(span, points: [], level: level) == span)
+    }
+
+    /// Alert history's files go with it: charts and event files older than the retention are deleted, by the time
+    /// in their names; newer ones and anything else in the directory stay.
+    @Test func oldAlertFilesArePruned() throws {
+        let directory = temporaryDirectory()
+        let day: Int64 = 86_400_000
+        let now = Fleet.now
+        func event(_ rule: String, _ status: AlertStatus, at: Int64) -> AlertEvent {
+            AlertEvent(
+                rule: rule, fingerprint: "57fc0d42e24a6ea7", series: 1, status: status, at: at, value: 1,
+                labels: [:], annotations: [:], startsAt: at, endsAt: nil, chart: nil)
+        }
+        let old = [event("UplinkBusy", .firing, at: now - 100 * day), event("a<b&c", .resolved, at: now - 91 * day)]
+        let recent = [event("UplinkBusy", .resolved, at: now - 10 * day), event("a<b&c", .firing, at: now - 89 * day)]
+        for event in old + recent {
+            for suffix in [".svg", ".json"] {
+                try "x".write(
+                    toFile: "\(directory)/\(AlertFiles.stem(event))\(suffix)", atomically: true, encoding: .utf8)
+            }
+        }
+        try "keep".write(toFile: "\(directory)/README.txt", atomically: true, encoding: .utf8)
+        #expect(try AlertFiles.prune(in: directory, before: now - 90 * day) == 4)
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
+        let expected = Set(recent.flatMap { ["\(AlertFiles.stem($0)).svg", "\(AlertFiles.stem($0)).json"] })
+        #expect(left == expected.union(["README.txt"]))
+        #expect(try AlertFiles.prune(in: directory + "/missing", before: now) == 0)
     }
 }

@@ -1,0 +1,75 @@
+import Foundation
+import PulseAnalytics
+import PulseCore
+import Testing
+
+@testable import PulseStore
+
+/// The alerts part of the storage protocol on a real SQLite file: instances, history, silences, and who may
+/// write them.
+@Suite struct AlertStoreTests {
+    func instance(_ rule: String, _ fingerprint: String, status: AlertStatus, since: Int64) -> AlertInstance {
+        AlertInstance(
+            rule: rule, fingerprint: fingerprint, series: 1,
+            labels: ["alertname": rule, "host": "a<b&c", "note": "say \"hi\"\nbye"], annotations: ["summary": "x"],
+            phase: AlertPhase(status: status, activeSince: since, firedAt: status == .firing ? since : nil),
+            value: 1e9, evaluatedAt: since, ruleDigest: "d1")
+    }
+
+    func event(_ rule: String, _ status: AlertStatus, at: Int64) -> AlertEvent {
+        AlertEvent(
+            rule: rule, fingerprint: "f-\(rule)", series: 1, status: status, at: at, value: 2e9,
+            labels: ["alertname": rule], annotations: [:], startsAt: at, endsAt: status == .resolved ? at : nil,
+            chart: "/var/lib/netpulsed/alerts/\(rule).svg")
+    }
+
+    @Test func instancesAndHistoryRoundTripAndPrune() async throws {
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        let busy = instance("Busy", "f1", status: .firing, since: 1_000)
+        let stored = try await store.saveAlerts(
+            AlertUpdate(
+                instances: [busy, instance("Slow", "f2", status: .pending, since: 2_000)],
+                events: [event("Busy", .firing, at: 1_000), event("Slow", .pending, at: 2_000)]))
+        #expect(stored.map(\.id).allSatisfy { $0 > 0 } && Set(stored.map(\.id)).count == 2)
+        let instances = try await store.alertInstances().sorted { $0.rule < $1.rule }
+        #expect(instances == [busy, instance("Slow", "f2", status: .pending, since: 2_000)])
+
+        // One evaluation that ends an instance and starts it again (a changed rule): removals first, so it stays.
+        var again = busy
+        again.ruleDigest = "d2"
+        try await store.saveAlerts(
+            AlertUpdate(instances: [again], removed: [AlertKey(rule: "Busy", fingerprint: "f1")]))
+        #expect(try await store.alertInstances().first { $0.rule == "Busy" }?.ruleDigest == "d2")
+        try await store.saveAlerts(AlertUpdate(removed: [AlertKey(rule: "Slow", fingerprint: "f2")]))
+        #expect(try await store.alertInstances().map(\.rule) == ["Busy"])
+
+        try await store.saveAlerts(
+            AlertUpdate(events: [event("Busy", .resolved, at: 5_000), event("Late", .firing, at: 9_000)]))
+        // A period's events, oldest first, its end excluded; the newest first with a limit for listings.
+        #expect(try await store.alertEvents(from: 1_000, to: 9_000).map(\.at) == [1_000, 2_000, 5_000])
+        #expect(try await store.alertEvents(since: 0, limit: 2).map(\.at) == [9_000, 5_000])
+        #expect(try await store.alertEvents(from: 0, to: 10_000).first?.chart == "/var/lib/netpulsed/alerts/Busy.svg")
+        // History retention.
+        #expect(try await store.pruneAlertEvents(before: 5_000) == 2)
+        #expect(try await store.alertEvents(from: 0, to: 10_000).map(\.at) == [5_000, 9_000])
+    }
+
+    /// `netpulse alerts silence` opens the daemon's store as an editor: it writes silences into a store that
+    /// exists, and never creates one.
+    @Test func silencesAreWrittenByAnEditorThatNeverCreatesAStore() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        #expect(throws: StoreError.self) { try SQLiteStore(path: path, access: .editor) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let daemon = try SQLiteStore(path: path)
+        let editor = try SQLiteStore(path: path, access: .editor)
+        let silence = Silence(
+            id: "s-1", matchers: ["host": "web-*", "alertname": "Busy"], startsAt: 1_000, endsAt: 61_000,
+            createdBy: "ops", comment: "maintenance \"window\"")
+        try await editor.saveSilence(silence)
+        #expect(try await daemon.silences() == [silence])
+        #expect(try await editor.expireSilence(id: "s-1", at: 30_000))
+        #expect(!(try await editor.expireSilence(id: "nope", at: 30_000)))
+        let expired = try #require(try await daemon.silences().first)
+        #expect(expired.endsAt == 30_000 && !expired.isActive(at: 30_000) && expired.isActive(at: 29_999))
+    }
+}
