@@ -71,6 +71,31 @@ enum AlertReportBench {
             "  a round that fires one alert and writes its chart (\(chart / 1_024) KiB) and event: \(ms(first))"
         )
         print("  a round with no transition, median of \(runs): \(ms(median(quiet)))")
+        // Where a round's time goes: its parts timed one by one, as the round makes them.
+        var parts = [String: [Double]]()
+        for _ in 0..<runs {
+            var start = Date()
+            let engine = try await config.windowEngine(over: store)
+            parts["catalogue", default: []].append(Date().timeIntervalSince(start))
+            let evaluator = AlertEvaluator(engine: engine)
+            let rule = config.alerts.rules.first { $0.name == "Everything" }!
+            let window = Window(
+                from: engine.finest.bucketStart(now - rule.window),
+                to: engine.finest.bucketStart(now) + engine.finest.width)
+            start = Date()
+            let targets = evaluator.targets(of: rule, during: window)
+            parts["targets", default: []].append(Date().timeIntervalSince(start))
+            start = Date()
+            _ = try await engine.store.sums(
+                level: engine.finest, series: targets.map(\.id), from: window.from, to: window.to, fields: .all)
+            parts["reading", default: []].append(Date().timeIntervalSince(start))
+            start = Date()
+            _ = try await store.alertInstances()
+            parts["instances", default: []].append(Date().timeIntervalSince(start))
+        }
+        print(
+            "  of a round, median of \(runs): catalogue \(ms(median(parts["catalogue"]!))), the rule's interfaces \(ms(median(parts["targets"]!))), reading their window \(ms(median(parts["reading"]!))), the stored instances \(ms(median(parts["instances"]!)))"
+        )
         print(
             "  threshold crossing to chart on disk: at most evaluation_interval (15 s by default) + \(ms(first))"
         )

@@ -64,17 +64,29 @@ public struct AlertEvaluator: Sendable {
             let window = Window(from: level.bucketStart(now - rule.window), to: level.bucketStart(now) + level.width)
             let targets = self.targets(of: rule, during: window)
             let values = try await self.values(rule, targets: targets, window: window, now: now)
+            // The series this rule has instances of: a target without one that stays inactive needs no labels.
+            // (Labels name the series, so an instance of a target always has that target's series.)
+            let tracked = Set(existing.values.filter { $0.rule == rule.name }.map(\.series))
             var seen = Set<String>()
             for target in targets {
                 round.evaluated += 1
+                let value = values[target.id]
+                if !tracked.contains(target.id) {
+                    let (phase, transition) = AlertPhase.advance(
+                        nil, value: value, condition: rule.condition, timing: rule.timing, now: now)
+                    if phase == nil && transition == nil { continue }
+                }
                 let labels = self.labels(rule, target, agents: agents)
                 let fingerprint = AlertFingerprint.of(labels)
                 seen.insert(fingerprint)
                 let key = AlertKey(rule: rule.name, fingerprint: fingerprint)
                 let previous = existing[key]
-                let value = values[target.id]
                 let (phase, transition) = AlertPhase.advance(
                     previous?.phase, value: value, condition: rule.condition, timing: rule.timing, now: now)
+                guard phase != nil || transition != nil else {
+                    if previous != nil { round.update.removed.append(key) }
+                    continue
+                }
                 let annotations = rule.annotations.mapValues { rule.render($0, value: value, labels: labels) }
                 if let phase {
                     round.update.instances.append(
