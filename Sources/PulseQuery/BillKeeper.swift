@@ -70,6 +70,7 @@ public struct BillKeeper: Sendable {
         if lastCursor == 0 {
             // The first pass: every series' current bill, read from its buckets.
             for series in catalogue.series {
+                try Task.checkCancellation()
                 let (span, method) = period(of: series, containing: target - 1)
                 bills[Key(series.id, span.from)] = try await rebuilt(series, span, method, asOf: target)
                 changed.insert(Key(series.id, span.from))
@@ -79,6 +80,7 @@ public struct BillKeeper: Sendable {
             let buckets = try await store.buckets(
                 level: .fiveMinutes, series: catalogue.series.map(\.id), from: lastCursor, to: target)
             for series in catalogue.series {
+                try Task.checkCancellation()
                 var rates = [Int64: (Int64, Int64)]()
                 for bucket in buckets[series.id] ?? [] where bucket.values.hasData {
                     rates[bucket.start] = (
@@ -119,6 +121,7 @@ public struct BillKeeper: Sendable {
         let dirty = try await store.changedBillIntervals(limit: 1_000_000)
         var seen = Set<Key>()
         for interval in dirty {
+            try Task.checkCancellation()
             guard let series = catalogue[interval.series] else { continue }
             let (span, method) = period(of: series, containing: interval.start)
             let key = Key(series.id, span.from)

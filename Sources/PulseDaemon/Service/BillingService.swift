@@ -18,7 +18,13 @@ final class BillingService: Service, Sendable {
     func run() async throws {
         while !Task.isShuttingDownGracefully {
             do {
-                let report = try await keeper.update(now: WallClock.milliseconds())
+                // A pass over a large fleet (the first one, or after a long outage) can take minutes: a stop cancels
+                // it rather than waiting. Nothing of a cancelled pass is saved (it saves once, at its end), so the
+                // next start does it again.
+                let keeper = self.keeper
+                let report = try await cancelWhenGracefulShutdown {
+                    try await keeper.update(now: WallClock.milliseconds())
+                }
                 if report.issued > 0 { logger.notice("billing: issued \(report.issued) bill(s) for closed periods") }
                 if report.adjustments > 0 {
                     logger.warning(
@@ -26,6 +32,7 @@ final class BillingService: Service, Sendable {
                     )
                 }
             } catch {
+                if Task.isShuttingDownGracefully || error is CancellationError { return }
                 logger.error("billing: cannot bring bills up to date: \(error)")
             }
             do {

@@ -10,7 +10,9 @@ import ServiceLifecycle
 /// `host_pages = false`) a page per host, published atomically with `latest` names, `index.html` and retention.
 ///
 /// It reads through the store's reader connections and renders on this service's task, never on the ingest path:
-/// the ingest writer and the connections' event loops do not wait for it.
+/// the ingest writer and the connections' event loops do not wait for it. It runs at the same CPU priority as
+/// ingest on purpose: at background priority (nice 10) the starved readers made ack latency worse, not better
+/// (docs/benchmarks.md, Ack latency while drawing).
 final class DashboardService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
@@ -34,12 +36,15 @@ final class DashboardService: Service, Sendable {
             let ready = settings.ranges.indices.filter { due[$0] <= now }
             if !ready.isEmpty {
                 do {
-                    let round = try await render(ready.map { settings.ranges[$0].range }, at: now)
+                    let ranges = ready.map { settings.ranges[$0].range }
+                    // A drawing of many pages can take long under load: a stop cancels it rather than waiting.
+                    let round = try await cancelWhenGracefulShutdown { try await self.render(ranges, at: now) }
                     logger.debug("dashboards written: \(round.written.joined(separator: ", "))")
                     for failure in round.failures where reported.insert(failure).inserted {
                         logger.error("dashboard not drawn: \(failure)")
                     }
                 } catch {
+                    if Task.isShuttingDownGracefully || error is CancellationError { return }
                     let failure = "dashboards failed: \(error)"
                     if reported.insert(failure).inserted { logger.error("\(failure)") }
                 }
@@ -75,8 +80,11 @@ final class DashboardService: Service, Sendable {
                 // than at that range's next turn, hours away for the month: the index never lacks a page.
                 let latest = "\(settings.directory)/\(DashboardFiles.latest(stem: spec.fileStem, range: range))"
                 guard ranges.contains(range) || !FileIO.exists(latest) else { continue }
+                try Task.checkCancellation()
                 do {
                     rendered.append(try await renderer.render(spec, range: range, now: now))
+                } catch is CancellationError {
+                    throw CancellationError()
                 } catch {
                     failures.append("\(error)")
                 }
