@@ -27,11 +27,14 @@ enum IngestBench {
     static var valuesPerBatch: Int { interfaces * ticksPerBatch * Counter.count }
 
     /// A CA, the daemon's certificate and one per agent in `directory/ca`; the agents' names and TLS contexts.
-    static func certificates(agents agentCount: Int, directory: String) throws -> ([String], [NIOSSLContext]) {
+    /// Agents are named `prefix-N`.
+    static func certificates(
+        agents agentCount: Int, directory: String, prefix: String = "bench-agent"
+    ) throws -> ([String], [NIOSSLContext]) {
         print("issuing \(agentCount) agent certificates …")
         let ca = try CertificateAuthority.create(directory: directory + "/ca")
         _ = try ca.issue(role: .daemon, name: "netpulsed", outputDirectory: directory + "/ca")
-        let names = (0..<agentCount).map { "bench-agent-\($0)" }
+        let names = (0..<agentCount).map { "\(prefix)-\($0)" }
         for name in names { _ = try ca.issue(role: .agent, name: name, outputDirectory: directory + "/ca") }
         let contexts = try names.map { name in
             var configuration = TLSConfiguration.makeClientConfiguration()
@@ -47,21 +50,24 @@ enum IngestBench {
 
     /// Agents at the real pace against `daemon` for `seconds`: the acknowledgement latencies, the daemon's CPU
     /// share of one core, its peak RSS, the batches acknowledged per second and the errors.
+    /// `generation` starts every agent on a stream of its own (see ``BenchAgent/init(index:name:generation:)``).
     static func paced(
-        daemon: Daemon, names: [String], contexts: [NIOSSLContext], seconds: Int
+        daemon: Daemon, names: [String], contexts: [NIOSSLContext], seconds: Int, generation: Int = 0
     ) throws -> (latencies: [UInt64], cpu: Double, rss: Int, rate: Double, connected: Int, errors: Int) {
         let agentCount = names.count
         let tally = Tally()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         for index in 0..<agentCount {
-            let agent = BenchAgent(index: index, name: names[index])
+            let agent = BenchAgent(index: index, name: names[index], generation: generation)
             try connect(group: group, port: daemon.port, context: contexts[index]) {
                 SimulatedAgent(
                     agent: agent, mode: .paced(offset: Int64(index) * 10_000 / Int64(agentCount)), tally: tally)
             }
         }
-        try waitUntil(seconds: 60) { tally.welcomed.load(ordering: .relaxed) == agentCount }
+        try waitUntil(seconds: max(60, Double(agentCount) / 50)) {
+            tally.welcomed.load(ordering: .relaxed) == agentCount
+        }
         // Let every agent send a first batch (a new connection's first batch carries references), then measure.
         Thread.sleep(forTimeInterval: 12)
         tally.startMeasuring()
@@ -78,38 +84,134 @@ enum IngestBench {
         )
     }
 
-    /// Acknowledgement latency at the real pace against a daemon on a large store (one made by `query-store`),
-    /// first with its dashboards off, then drawing the fleet overview for every range every 10 seconds (host pages
-    /// off: 625 of them every 10 s is more drawing than two cores do), side by side.
+    /// Acknowledgement latency at half of the maximum ingest against a daemon on a large store (one made by
+    /// `query-store`), with its dashboards off and then drawing the fleet overview for every range every 10 seconds
+    /// (host pages off), side by side in one run:
+    ///
+    /// 1. the maximum on this store: `agents` agents send prepared batches as fast as their windows allow
+    ///    (dashboards off) for `seconds / 2`;
+    /// 2. half of that rate offered as a fixed load by the same number of agents: each a prepared batch every
+    ///    `agents / (maximum / 2)` seconds, the agents spread evenly; dashboards off, measured for `seconds`;
+    /// 3. the same load while the daemon draws.
+    ///
+    /// Batches are made in advance, so the agents (on the same two cores) cost the daemon as little CPU as they
+    /// can; a fleet of thousands of agents encoding at the real pace took so much of the machine that the daemon
+    /// could not keep up with half of its maximum. The batches are backdated (a replayed spool), every phase's in a
+    /// span of its own, the phases in time order, all ending a minute before now; each phase's agents start new
+    /// streams, and the agents' names are this run's own, so no batch repeats one the store holds. Latency counts
+    /// from when a batch was due, so a daemon that falls behind cannot hide it by slowing the agents down.
     static func renderImpact(daemonBinary: String, store: String, agents agentCount: Int, seconds: Int) throws {
         let directory = NSTemporaryDirectory() + "netpulse-bench-render-\(getpid())"
         try? FileManager.default.removeItem(atPath: directory)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (names, contexts) = try certificates(agents: agentCount, directory: directory)
-        print(
-            "ack latency at the real pace (\(agentCount) agents × \(interfaces) interfaces, 1 Hz, a batch every 10 s each) against netpulsed on the bulk-loaded store, measured for \(seconds) s each:"
-        )
-        for drawing in [false, true] {
-            let dashboards =
-                drawing
-                ? "[dashboards]\nhost_pages = false\nhour_interval = \"10s\"\nday_interval = \"10s\"\nweek_interval = \"10s\"\nmonth_interval = \"10s\"\nkeep = 100\n"
-                : "[dashboards]\nenabled = false\n"
+        let extra = "[daemon]\nstate_directory = \"\(store)/netpulsed\"\n[rollups]\nlevels = [\"5m\", \"1h\", \"1d\"]\n"
+        let drawing =
+            "[dashboards]\nhost_pages = false\nhour_interval = \"10s\"\nday_interval = \"10s\"\nweek_interval = \"10s\"\nmonth_interval = \"10s\"\nkeep = 100\n"
+        let (names, contexts) = try certificates(
+            agents: agentCount, directory: directory, prefix: "burst-\(getpid())")
+        let maximumSeconds = max(10, seconds / 2)
+        // Batches per agent: the saturated phase's for up to 6 million values a second, each metered phase's for
+        // half of that, with room for the warm-up. The phases' spans of ticks do not overlap.
+        let saturatedBatches = 6_000_000 * (maximumSeconds + 10) / (agentCount * valuesPerBatch) + 2
+        let meteredBatches = 3_000_000 * (seconds + 20) / (agentCount * valuesPerBatch) + 2
+        let end = WallClock.milliseconds() / 1_000 * 1_000 - 60_000
+        func prepare(phase: Int, batches: Int) -> [[ByteBuffer]] {
+            let spans = [saturatedBatches, meteredBatches, meteredBatches]
+            let first = end - Int64(spans[phase...].reduce(0, +) * ticksPerBatch) * 1_000
+            let encoded = Mutex([[ByteBuffer]](repeating: [], count: agentCount))
+            DispatchQueue.concurrentPerform(iterations: agentCount) { index in
+                var agent = BenchAgent(index: index, name: names[index], generation: phase)
+                let frames = (0..<batches).map {
+                    agent.nextBatch(firstTick: first + Int64($0 * ticksPerBatch) * 1_000)
+                }
+                encoded.withLock { $0[index] = frames }
+            }
+            return encoded.withLock { $0 }
+        }
+
+        // 1. The maximum on this store.
+        print("preparing \(agentCount) agents × \(saturatedBatches) batches for the maximum …")
+        var frames = prepare(phase: 0, batches: saturatedBatches)
+        let maximum: Double
+        do {
             let daemon = try Daemon(
-                binary: daemonBinary, directory: directory + "/run-\(drawing)", ca: directory + "/ca",
-                extra:
-                    "[daemon]\nstate_directory = \"\(store)/netpulsed\"\n[rollups]\nlevels = [\"5m\", \"1h\", \"1d\"]\n"
-                    + dashboards)
+                binary: daemonBinary, directory: directory + "/maximum", ca: directory + "/ca",
+                extra: extra + "[dashboards]\nenabled = false\n")
             defer { daemon.stop() }
-            let run = try paced(daemon: daemon, names: names, contexts: contexts, seconds: seconds)
+            let run = try offered(
+                daemon: daemon, names: names, contexts: contexts, generation: 0, seconds: maximumSeconds, warmUp: 3
+            ) { index in .prepared(frames[index]) }
+            maximum = run.rate
+            print(
+                "ack latency against netpulsed on the bulk-loaded store (\(agentCount) agents × \(interfaces) interfaces, 10-second batches of \(valuesPerBatch) values, prepared in advance):"
+            )
+            print(
+                "  maximum (as fast as acknowledgements allow, \(maximumSeconds) s)      \(Units.fixed(run.rate, decimals: 0)) batches/s = \(Units.fixed(run.rate * Double(valuesPerBatch) / 1e6, decimals: 2)) million values/s, netpulsed CPU \(Units.fixed(run.cpu, decimals: 0))% of a core"
+            )
+        }
+        frames = []
+
+        // 2 and 3. Half of it (or BENCH_LOAD_FRACTION of it), offered at a fixed rate, without and with drawing.
+        let fraction = Double(ProcessInfo.processInfo.environment["BENCH_LOAD_FRACTION"] ?? "") ?? 0.5
+        let period = Double(agentCount) / (maximum * fraction)  // seconds between one agent's batches
+        for (phase, draws) in [(1, false), (2, true)] {
+            let prepared = prepare(phase: phase, batches: meteredBatches)
+            let daemon = try Daemon(
+                binary: daemonBinary, directory: directory + "/half-\(draws)", ca: directory + "/ca",
+                extra: extra + (draws ? drawing : "[dashboards]\nenabled = false\n"))
+            defer { daemon.stop() }
+            let run = try offered(
+                daemon: daemon, names: names, contexts: contexts, generation: phase, seconds: seconds, warmUp: 15
+            ) { index in
+                .metered(
+                    prepared[index], period: UInt64(period * 1e9),
+                    offset: UInt64(period * 1e9 * Double(index) / Double(agentCount)))
+            }
             let drawn =
-                drawing
+                draws
                 ? (try? FileManager.default.contentsOfDirectory(atPath: store + "/netpulsed/dashboards"))?.filter {
                     $0.hasSuffix(".svg") && !$0.contains("latest")
                 }.count ?? 0 : 0
             print(
-                "  \(drawing ? "fleet overview, all ranges every 10 s" : "dashboards off                       ")  p50 / p99 / max \(latencyText(run.latencies)), \(Units.fixed(run.rate, decimals: 1)) batches/s, netpulsed CPU \(Units.fixed(run.cpu, decimals: 1))% of a core\(drawing ? ", \(drawn) SVGs kept on disk" : "")"
+                "  \(Units.fixed(fraction * 100, decimals: 0)) % of it, \(draws ? "drawing the fleet overview, all ranges every 10 s" : "dashboards off                                   ")  \(Units.fixed(run.rate, decimals: 0)) batches/s, p50 / p99 / max \(latencyText(run.latencies)), netpulsed CPU \(Units.fixed(run.cpu, decimals: 0))% of a core\(draws ? ", \(drawn) SVGs kept on disk" : "")\(run.errors > 0 ? ", \(run.errors) errors" : "")"
             )
         }
+    }
+
+    /// `agentCount` agents sending what `mode` gives each (by index) against `daemon`: after every agent is
+    /// connected and has been sending for `warmUp` seconds, what `seconds` of it measure (the acknowledgement
+    /// latencies, batches acknowledged a second, the daemon's CPU share of one core, errors).
+    static func offered(
+        daemon: Daemon, names: [String], contexts: [NIOSSLContext], generation: Int, seconds: Int, warmUp: Double,
+        mode: (Int) -> SimulatedAgent.Mode
+    ) throws -> (latencies: [UInt64], cpu: Double, rate: Double, errors: Int) {
+        let tally = Tally()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        for index in names.indices {
+            let agent = BenchAgent(index: index, name: names[index], generation: generation)
+            let agentMode = mode(index)
+            try connect(group: group, port: daemon.port, context: contexts[index]) {
+                SimulatedAgent(agent: agent, mode: agentMode, tally: tally)
+            }
+        }
+        try waitUntil(seconds: 60) { tally.welcomed.load(ordering: .relaxed) == names.count }
+        tally.go()
+        Thread.sleep(forTimeInterval: warmUp)
+        tally.startMeasuring()
+        let usageBefore = try ProcessUsage(pid: daemon.pid)
+        let start = Date()
+        while Date().timeIntervalSince(start) < Double(seconds) {
+            Thread.sleep(forTimeInterval: 0.25)
+            if tally.finished.load(ordering: .relaxed) > 0 { break }  // an agent ran out of prepared batches
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        let latencies = tally.stopMeasuring()
+        let usageAfter = try ProcessUsage(pid: daemon.pid)
+        return (
+            latencies, (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed * 100,
+            Double(latencies.count) / elapsed, tally.errors.load(ordering: .relaxed)
+        )
     }
 
     static func run(daemonBinary: String, agents agentCount: Int, seconds: Int, pacedSeconds: Int) throws {
@@ -262,6 +364,7 @@ final class Daemon {
         \(extra)
         [listen]
         address = "127.0.0.1:\(port)"
+        max_connections = 50000
         [tls]
         ca = "\(ca)/ca.pem"
         certificate = "\(ca)/netpulsed.pem"
@@ -306,9 +409,10 @@ struct BenchAgent: Sendable {
     private var sequence: UInt64 = 0
     private var references: ReferenceTable? = ReferenceTable()
 
-    init(index: Int, name: String) {
+    /// `generation` gives the agent a stream of its own, as a restarted agent has (the same counters otherwise).
+    init(index: Int, name: String, generation: Int = 0) {
         self.name = name
-        stream = UInt64(index + 1) << 32 | 0x5eed
+        stream = UInt64(index + 1) << 32 | 0x5eed | UInt64(generation) << 16
         labels = Labels([("site", "site-\(index % 8)"), ("role", index % 3 == 0 ? "edge" : "core")])
         var random = SplitMix64(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         counters = (0..<IngestBench.interfaces).map { _ in
@@ -438,6 +542,9 @@ final class SimulatedAgent: ChannelInboundHandler {
         case prepared([ByteBuffer])
         /// A batch of the last 10 seconds every 10 seconds, at `offset` ms past each 10-second boundary.
         case paced(offset: Int64)
+        /// Batches made in advance, one due every `period` ns from `offset` ns after `go()`: a fixed offered load.
+        /// Latency counts from when a batch was due; one due while the window is full waits for an acknowledgement.
+        case metered([ByteBuffer], period: UInt64, offset: UInt64)
     }
 
     private var agent: BenchAgent
@@ -447,6 +554,8 @@ final class SimulatedAgent: ChannelInboundHandler {
     private var window = 1
     private var sent = [UInt64: UInt64]()
     private var sequence: UInt64 = 0
+    /// Metered batches that fell due while the window was full, with when they were due.
+    private var overdue = [(frame: ByteBuffer, due: UInt64)]()
 
     init(agent: BenchAgent, mode: Mode, tally: Tally) {
         self.agent = agent
@@ -474,12 +583,25 @@ final class SimulatedAgent: ChannelInboundHandler {
                     loopBound.eventLoop.execute { loopBound.value.0.fill(loopBound.value.1) }
                 }
             case .paced(let offset): schedule(context, offset: offset)
+            case .metered(_, let period, let offset):
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                tally.whenGoing {
+                    let start = DispatchTime.now().uptimeNanoseconds + offset
+                    loopBound.eventLoop.execute {
+                        loopBound.value.0.meter(loopBound.value.1, start: start, period: period)
+                    }
+                }
             }
         case FrameType.ack.rawValue:
             if case .ack(let ack) = try? WireCodec.decode(frame), let at = sent.removeValue(forKey: ack.sequence) {
                 tally.acknowledged(after: DispatchTime.now().uptimeNanoseconds - at)
             }
             if case .prepared = mode { fill(context) }
+            if !overdue.isEmpty && sent.count < window {
+                let (frame, due) = overdue.removeFirst()
+                send(frame, context: context, due: due)
+                context.flush()
+            }
         case FrameType.error.rawValue:
             tally.errors.add(1, ordering: .relaxed)
             context.close(promise: nil)
@@ -488,9 +610,9 @@ final class SimulatedAgent: ChannelInboundHandler {
         }
     }
 
-    private func send(_ frame: ByteBuffer, context: ChannelHandlerContext) {
+    private func send(_ frame: ByteBuffer, context: ChannelHandlerContext, due: UInt64? = nil) {
         sequence += 1
-        sent[sequence] = DispatchTime.now().uptimeNanoseconds
+        sent[sequence] = due ?? DispatchTime.now().uptimeNanoseconds
         context.write(wrapOutboundOut(frame), promise: nil)
     }
 
@@ -504,6 +626,32 @@ final class SimulatedAgent: ChannelInboundHandler {
         }
         if wrote { context.flush() }
         if next == frames.count && sent.isEmpty { tally.finished.add(1, ordering: .relaxed) }
+    }
+
+    /// Sends every metered batch that is due (or queues it behind a full window), then waits for the next.
+    private func meter(_ context: ChannelHandlerContext, start: UInt64, period: UInt64) {
+        guard case .metered(let frames, _, _) = mode else { return }
+        var wrote = false
+        defer { if wrote { context.flush() } }
+        while next < frames.count {
+            let due = start + UInt64(next) * period
+            let now = DispatchTime.now().uptimeNanoseconds
+            if due > now {
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: .nanoseconds(Int64(due - now))) {
+                    loopBound.value.0.meter(loopBound.value.1, start: start, period: period)
+                }
+                return
+            }
+            if sent.count < window {
+                send(frames[next], context: context, due: due)
+                wrote = true
+            } else {
+                overdue.append((frames[next], due))
+            }
+            next += 1
+        }
+        tally.finished.add(1, ordering: .relaxed)
     }
 
     /// Sends a batch `offset` ms after every 10-second boundary.
