@@ -125,6 +125,28 @@ extension EndToEnd {
             #expect(codes == [.timeout])
         }
 
+        /// A stop does not wait for the dashboards being drawn: a round of 2,000 declared pages takes far longer than
+        /// a stop may (systemd's TimeoutStopSec), and the daemon exits at once and cleanly, publishing nothing of the
+        /// round it broke off.
+        @Test(.timeLimit(.minutes(2)))
+        func aStopDoesNotWaitForADrawingInProgress() throws {
+            let fleet = try Fleet()
+            let declared = (0..<500).map {
+                "[dashboard.d\($0)]\nscope = \"fleet\"\npanels = [\"throughput\", \"top_hosts\", \"errors\", \"heatmap\"]\n"
+            }
+            try fleet.editDaemonConfig { $0 + "\n[dashboards]\nhost_pages = false\n" + declared.joined() }
+            try fleet.startDaemon()
+            let index = fleet.directory + "/netpulsed/dashboards/index.html"
+            // Drawing starts with the daemon; a round publishes its pages and the index only once all are drawn.
+            let started = Date()
+            let status = fleet.daemon!.stop(timeout: 60)
+            let took = Date().timeIntervalSince(started)
+            #expect(status == 0)
+            #expect(took < 10, "the stop took \(took) s")
+            #expect(
+                !FileManager.default.fileExists(atPath: index), "the round had ended before the stop: nothing tested")
+        }
+
         @Test func badConfigsNameFileLineAndKeyAndExitNonZero() throws {
             let fleet = try Fleet()
             let path = fleet.directory + "/bad.toml"
