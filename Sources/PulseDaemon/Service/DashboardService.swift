@@ -10,8 +10,8 @@ import ServiceLifecycle
 /// `host_pages = false`) a page per host, published atomically with `latest` names, `index.html` and retention.
 ///
 /// It reads through the store's reader connections and renders on this service's task, never on the ingest path:
-/// the ingest writer and the connections' event loops do not wait for it. It runs at the same CPU priority as
-/// ingest on purpose: at background priority (nice 10) the starved readers made ack latency worse, not better
+/// the ingest writer and the connections' event loops do not wait for it. It shares the CPU with ingest at the same
+/// priority: drawing at background priority (nice 10) was tried and did not spare acknowledgements in the benchmark
 /// (docs/benchmarks.md, Ack latency while drawing).
 final class DashboardService: Service, Sendable {
     let store: any MetricStore
