@@ -79,7 +79,8 @@ if [ "$WHAT" = all ] || [ "$WHAT" = dashboards ]; then
     echo
     $R/netpulse-bench alerts "$STORE_DIR/netpulsed.toml" 2>/dev/null
     echo
-    # Ingest while the daemon draws every dashboard every 10 s from this store, beside the same without drawing.
+    # Ack latency at half of the maximum ingest on this store (BENCH_LOAD_FRACTION), with and without the daemon
+    # drawing the fleet overview for every range every 10 s.
     $R/netpulse-bench ingest-render "$R/netpulsed" "$STORE_DIR" "${BENCH_AGENTS:-625}" "${BENCH_RENDER_SECONDS:-60}"
     rm -rf "$STORE_DIR"
     echo

@@ -79,9 +79,7 @@ enum AlertReportBench {
             parts["catalogue", default: []].append(Date().timeIntervalSince(start))
             let evaluator = AlertEvaluator(engine: engine)
             let rule = config.alerts.rules.first { $0.name == "Everything" }!
-            let window = Window(
-                from: engine.finest.bucketStart(now - rule.window),
-                to: engine.finest.bucketStart(now) + engine.finest.width)
+            let window = evaluator.window(of: rule, at: now)
             start = Date()
             let targets = evaluator.targets(of: rule, during: window)
             parts["targets", default: []].append(Date().timeIntervalSince(start))

@@ -48,40 +48,16 @@ enum IngestBench {
         return (names, contexts)
     }
 
-    /// Agents at the real pace against `daemon` for `seconds`: the acknowledgement latencies, the daemon's CPU
-    /// share of one core, its peak RSS, the batches acknowledged per second and the errors.
-    /// `generation` starts every agent on a stream of its own (see ``BenchAgent/init(index:name:generation:)``).
-    static func paced(
-        daemon: Daemon, names: [String], contexts: [NIOSSLContext], seconds: Int, generation: Int = 0
-    ) throws -> (latencies: [UInt64], cpu: Double, rss: Int, rate: Double, connected: Int, errors: Int) {
-        let agentCount = names.count
-        let tally = Tally()
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        for index in 0..<agentCount {
-            let agent = BenchAgent(index: index, name: names[index], generation: generation)
-            try connect(group: group, port: daemon.port, context: contexts[index]) {
-                SimulatedAgent(
-                    agent: agent, mode: .paced(offset: Int64(index) * 10_000 / Int64(agentCount)), tally: tally)
-            }
+    /// Every agent's `batches` batches, made in advance (encoding is the agents' work, not the daemon's), their ticks
+    /// one second apart from `firstTick`, on streams of `generation`.
+    static func prepare(names: [String], generation: Int = 0, batches: Int, firstTick: Int64) -> [[ByteBuffer]] {
+        let encoded = Mutex([[ByteBuffer]](repeating: [], count: names.count))
+        DispatchQueue.concurrentPerform(iterations: names.count) { index in
+            var agent = BenchAgent(index: index, name: names[index], generation: generation)
+            let frames = (0..<batches).map { agent.nextBatch(firstTick: firstTick + Int64($0 * ticksPerBatch) * 1_000) }
+            encoded.withLock { $0[index] = frames }
         }
-        try waitUntil(seconds: max(60, Double(agentCount) / 50)) {
-            tally.welcomed.load(ordering: .relaxed) == agentCount
-        }
-        // Let every agent send a first batch (a new connection's first batch carries references), then measure.
-        Thread.sleep(forTimeInterval: 12)
-        tally.startMeasuring()
-        let usageBefore = try ProcessUsage(pid: daemon.pid)
-        let start = Date()
-        Thread.sleep(forTimeInterval: Double(seconds))
-        let elapsed = Date().timeIntervalSince(start)
-        let usageAfter = try ProcessUsage(pid: daemon.pid)
-        let latencies = tally.stopMeasuring()
-        return (
-            latencies, (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed * 100, usageAfter.peakRSS,
-            Double(latencies.count) / elapsed, tally.welcomed.load(ordering: .relaxed),
-            tally.errors.load(ordering: .relaxed)
-        )
+        return encoded.withLock { $0 }
     }
 
     /// Acknowledgement latency at half of the maximum ingest against a daemon on a large store (one made by
@@ -118,15 +94,7 @@ enum IngestBench {
         func prepare(phase: Int, batches: Int) -> [[ByteBuffer]] {
             let spans = [saturatedBatches, meteredBatches, meteredBatches]
             let first = end - Int64(spans[phase...].reduce(0, +) * ticksPerBatch) * 1_000
-            let encoded = Mutex([[ByteBuffer]](repeating: [], count: agentCount))
-            DispatchQueue.concurrentPerform(iterations: agentCount) { index in
-                var agent = BenchAgent(index: index, name: names[index], generation: phase)
-                let frames = (0..<batches).map {
-                    agent.nextBatch(firstTick: first + Int64($0 * ticksPerBatch) * 1_000)
-                }
-                encoded.withLock { $0[index] = frames }
-            }
-            return encoded.withLock { $0 }
+            return IngestBench.prepare(names: names, generation: phase, batches: batches, firstTick: first)
         }
 
         // 1. The maximum on this store.
@@ -178,13 +146,13 @@ enum IngestBench {
         }
     }
 
-    /// `agentCount` agents sending what `mode` gives each (by index) against `daemon`: after every agent is
-    /// connected and has been sending for `warmUp` seconds, what `seconds` of it measure (the acknowledgement
-    /// latencies, batches acknowledged a second, the daemon's CPU share of one core, errors).
+    /// One agent per name sending what `mode` gives each (by index) against `daemon`: once every agent is connected
+    /// they are let go (paced agents start at once) and, after `warmUp` seconds, measured for `seconds` or until
+    /// one runs out of prepared batches (see ``Offered``).
     static func offered(
         daemon: Daemon, names: [String], contexts: [NIOSSLContext], generation: Int, seconds: Int, warmUp: Double,
         mode: (Int) -> SimulatedAgent.Mode
-    ) throws -> (latencies: [UInt64], cpu: Double, rate: Double, errors: Int) {
+    ) throws -> Offered {
         let tally = Tally()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
@@ -201,17 +169,39 @@ enum IngestBench {
         tally.startMeasuring()
         let usageBefore = try ProcessUsage(pid: daemon.pid)
         let start = Date()
+        var exhausted = false
         while Date().timeIntervalSince(start) < Double(seconds) {
             Thread.sleep(forTimeInterval: 0.25)
-            if tally.finished.load(ordering: .relaxed) > 0 { break }  // an agent ran out of prepared batches
+            if tally.finished.load(ordering: .relaxed) > 0 {
+                exhausted = true
+                break
+            }
         }
         let elapsed = Date().timeIntervalSince(start)
         let latencies = tally.stopMeasuring()
         let usageAfter = try ProcessUsage(pid: daemon.pid)
-        return (
-            latencies, (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed * 100,
-            Double(latencies.count) / elapsed, tally.errors.load(ordering: .relaxed)
-        )
+        return Offered(
+            latencies: latencies, elapsed: elapsed, exhausted: exhausted,
+            cpu: (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed * 100, rss: usageAfter.peakRSS,
+            connected: tally.welcomed.load(ordering: .relaxed), acknowledged: tally.acked.load(ordering: .relaxed),
+            errors: tally.errors.load(ordering: .relaxed))
+    }
+
+    /// What ``offered(daemon:names:contexts:generation:seconds:warmUp:mode:)`` measured.
+    struct Offered {
+        var latencies: [UInt64]
+        var elapsed: Double
+        /// The measurement ended early: an agent ran out of prepared batches.
+        var exhausted: Bool
+        /// The daemon's CPU, percent of one core, and its peak RSS.
+        var cpu: Double
+        var rss: Int
+        var connected: Int
+        /// Batches acknowledged since the agents connected (warm-up included).
+        var acknowledged: Int
+        var errors: Int
+        /// Batches acknowledged a second during the measurement.
+        var rate: Double { Double(latencies.count) / elapsed }
     }
 
     static func run(daemonBinary: String, agents agentCount: Int, seconds: Int, pacedSeconds: Int) throws {
@@ -227,7 +217,10 @@ enum IngestBench {
         do {
             let daemon = try Daemon(binary: daemonBinary, directory: directory + "/paced", ca: directory + "/ca")
             defer { daemon.stop() }
-            let run = try paced(daemon: daemon, names: names, contexts: contexts, seconds: pacedSeconds)
+            // Every agent sends a first batch during the warm-up (a new connection's first batch carries references).
+            let run = try offered(
+                daemon: daemon, names: names, contexts: contexts, generation: 0, seconds: pacedSeconds, warmUp: 12
+            ) { index in .paced(offset: Int64(index) * 10_000 / Int64(agentCount)) }
             print("real pace (\(agentCount) agents each sending a batch every 10 s, measured for \(pacedSeconds) s):")
             print("  agents connected            \(run.connected) of \(agentCount)")
             print("  batches acknowledged        \(Units.fixed(run.rate, decimals: 1)) /s")
@@ -243,70 +236,37 @@ enum IngestBench {
         // serves connections unevenly over a few seconds, and the measurement ends when the first agent runs dry.
         let batchesPerAgent = max(2, 2 * 6_000_000 * (seconds + 5) / (agentCount * valuesPerBatch))
         print("preparing \(agentCount) agents × \(batchesPerAgent) batches …")
-        let encoded = Mutex([[ByteBuffer]](repeating: [], count: agentCount))
         // Backdated so that the last batch ends a minute before now: none is ahead of the daemon's clock.
         let first = WallClock.milliseconds() / 1_000 * 1_000 - Int64(batchesPerAgent * ticksPerBatch + 60) * 1_000
-        DispatchQueue.concurrentPerform(iterations: agentCount) { index in
-            var agent = BenchAgent(index: index, name: names[index])
-            var frames = [ByteBuffer]()
-            for batch in 0..<batchesPerAgent {
-                frames.append(agent.nextBatch(firstTick: first + Int64(batch * ticksPerBatch) * 1_000))
-            }
-            encoded.withLock { $0[index] = frames }
-        }
-        let frames = encoded.withLock { $0 }
+        let frames = prepare(names: names, batches: batchesPerAgent, firstTick: first)
         let daemon = try Daemon(binary: daemonBinary, directory: directory + "/saturated", ca: directory + "/ca")
         defer { daemon.stop() }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let tally = Tally()
-        for index in 0..<agentCount {
-            let agent = BenchAgent(index: index, name: names[index])
-            let prepared = frames[index]
-            try connect(group: group, port: daemon.port, context: contexts[index]) {
-                SimulatedAgent(agent: agent, mode: .prepared(prepared), tally: tally)
-            }
-        }
-        try waitUntil(seconds: 60) { tally.welcomed.load(ordering: .relaxed) == agentCount }
         // Every agent starts sending once all are connected (the handshakes take seconds); warm up, then measure.
-        tally.go()
-        Thread.sleep(forTimeInterval: 3)
-        tally.startMeasuring()
-        let usageBefore = try ProcessUsage(pid: daemon.pid)
-        let start = Date()
-        var exhausted = false
-        while Date().timeIntervalSince(start) < Double(seconds) {
-            Thread.sleep(forTimeInterval: 0.25)
-            if tally.finished.load(ordering: .relaxed) > 0 {
-                exhausted = true
-                break
-            }
-        }
-        let elapsed = Date().timeIntervalSince(start)
-        let latencies = tally.stopMeasuring()
-        let usageAfter = try ProcessUsage(pid: daemon.pid)
-        let batches = Double(latencies.count) / elapsed
+        let run = try offered(
+            daemon: daemon, names: names, contexts: contexts, generation: 0, seconds: seconds, warmUp: 3
+        ) { index in .prepared(frames[index]) }
+        let batches = run.rate
         print("saturated, acknowledged after the durable commit (synchronous = FULL), rollups maintained:")
-        print("  agents connected            \(tally.welcomed.load(ordering: .relaxed)) of \(agentCount)")
+        print("  agents connected            \(run.connected) of \(agentCount)")
         print(
-            "  measured for                \(Units.fixed(elapsed, decimals: 1)) s\(exhausted ? " (an agent ran out of prepared batches)" : "")"
+            "  measured for                \(Units.fixed(run.elapsed, decimals: 1)) s\(run.exhausted ? " (an agent ran out of prepared batches)" : "")"
         )
         print("  batches acknowledged        \(Units.fixed(batches, decimals: 0)) /s")
         print(
             "  interface-samples stored    \(Units.fixed(batches * Double(interfaces * ticksPerBatch), decimals: 0)) /s"
         )
         print("  counter values stored       \(Units.fixed(batches * Double(valuesPerBatch), decimals: 0)) /s")
-        print("  ack latency p50 / p99 / max \(latencyText(latencies)) (32 batches in flight per agent)")
+        print("  ack latency p50 / p99 / max \(latencyText(run.latencies)) (32 batches in flight per agent)")
         print(
-            "  netpulsed CPU               \(Units.fixed((usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed * 100, decimals: 0))% of one core (the simulated agents share the machine)"
+            "  netpulsed CPU               \(Units.fixed(run.cpu, decimals: 0))% of one core (the simulated agents share the machine)"
         )
-        print("  netpulsed peak RSS          \(Units.formatBytes(Double(usageAfter.peakRSS)))")
-        print("  errors from daemon          \(tally.errors.load(ordering: .relaxed))")
+        print("  netpulsed peak RSS          \(Units.formatBytes(Double(run.rss)))")
+        print("  errors from daemon          \(run.errors)")
         // What was acknowledged must be in the store.
         daemon.stop()
         let store = try SQLiteStore(path: directory + "/saturated/netpulse.db", readOnly: true)
         let stored = Int(try blocking { try await store.totals().values })
-        let acknowledged = tally.acked.load(ordering: .relaxed) * valuesPerBatch
+        let acknowledged = run.acknowledged * valuesPerBatch
         print(
             "  stored / acknowledged       \(stored) / \(acknowledged) values\(stored >= acknowledged ? "" : "  ← MISSING")"
         )
@@ -364,7 +324,6 @@ final class Daemon {
         \(extra)
         [listen]
         address = "127.0.0.1:\(port)"
-        max_connections = 50000
         [tls]
         ca = "\(ca)/ca.pem"
         certificate = "\(ca)/netpulsed.pem"

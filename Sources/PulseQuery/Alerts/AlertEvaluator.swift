@@ -57,11 +57,10 @@ public struct AlertEvaluator: Sendable {
             }
         }
 
-        let level = engine.finest
         let agents = Dictionary(engine.catalogue.agents.map { ($0.name, $0) }) { first, _ in first }
         for rule in rules {
             if holdAbsent && rule.condition.metric == .absent { continue }
-            let window = Window(from: level.bucketStart(now - rule.window), to: level.bucketStart(now) + level.width)
+            let window = self.window(of: rule, at: now)
             let targets = self.targets(of: rule, during: window)
             let values = try await self.values(rule, targets: targets, window: window, now: now)
             // The series this rule has instances of: a target without one that stays inactive needs no labels.
@@ -136,6 +135,12 @@ public struct AlertEvaluator: Sendable {
                     at: now, value: instance.value, labels: instance.labels, annotations: annotations,
                     startsAt: instance.phase.firedAt ?? instance.phase.activeSince, endsAt: now, chart: nil),
                 phase: instance.phase))
+    }
+
+    /// The finest buckets a rule's window touches at `now`, the current (partial) one included.
+    public func window(of rule: AlertRule, at now: Int64) -> Window {
+        let level = engine.finest
+        return Window(from: level.bucketStart(now - rule.window), to: level.bucketStart(now) + level.width)
     }
 
     // MARK: Scope
