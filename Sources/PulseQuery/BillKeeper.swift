@@ -5,13 +5,16 @@ import PulseStore
 /// Keeps every series' 95th-percentile bills current in the store as 5-minute intervals end, so a fresh
 /// `netpulse` answers without sorting a period of rates (`docs/windows.md`, "95th-percentile billing").
 ///
-/// One pass (``update(now:)``):
+/// One pass (``update(now:)``), its reads from one snapshot of the store (``BillSnapshot``):
 /// 1. takes in the intervals that ended since the last pass (waiting `grace` for late batches): one read of the
 ///    5-minute buckets of every series, then each open bill's tracker adds its intervals;
-/// 2. rebuilds the bills of periods whose past intervals changed (late data) from their buckets; an issued bill is
-///    not changed, an adjustment is recorded beside it when its value would change;
+/// 2. swaps late data into open bills: an interval that changed after it was taken in has its old rates replaced
+///    by its new ones in the tracker ( ``BillTracker/replace(_:with:)``); when the tracker cannot tell the result, or
+///    the change is not known in bytes, the bill is rebuilt from its period's buckets. An issued bill is not changed:
+///    an adjustment is recorded beside it when its value would change;
 /// 3. issues (freezes) bills `closeAfter` past the end of their period;
-/// and writes it all, with the new cursor, in one transaction.
+/// and writes it all, with the new cursor, in one transaction. A replayed spool touches every interval it fills in:
+/// swapping costs a few compares each, where rebuilding read the whole month of the series every pass.
 public struct BillKeeper: Sendable {
     public let store: any MetricStore
     public let billing: BillingPolicy
@@ -28,82 +31,170 @@ public struct BillKeeper: Sendable {
 
     /// What one pass did.
     public struct Report: Sendable, Hashable {
+        /// Intervals taken in.
         public var intervals = 0
+        /// Changed intervals swapped into open bills.
+        public var replaced = 0
+        /// Bills read again from their period's buckets.
         public var rebuilt = 0
         public var issued = 0
         public var adjustments = 0
+
+        public init() {}
     }
 
     public func update(now: Int64) async throws -> Report {
-        var report = Report()
         let target = RollupLevel.fiveMinutes.bucketStart(now - grace)
         let lastCursor = try await store.billCursor()
         let catalogue = try await Catalogue.load(from: store, rules: rules)
         let engine = WindowEngine(
             store: store, catalogue: catalogue, levels: [], calendar: billing.calendar, billing: billing)
-        let revision = try await store.totals().revision
-        var bills = [Key: StoredBill]()
-        for bill in try await store.openBills() { bills[Key(bill.series, bill.bill.period.from)] = bill }
-        var changed = Set<Key>()
-        var adjustments = [BillAdjustment]()
+        var open = [Key: StoredBill]()
+        for bill in try await store.openBills() { open[Key(bill.series, bill.bill.period.from)] = bill }
+        let cursor = max(target, lastCursor)
+        // Changes to the intervals about to be taken in are recorded from now on, before the snapshot reads them:
+        // one committed in between is in both, and settling the pass takes it off the record (BillUpdate.settled).
+        if target > lastCursor { try await store.markBillIntervals(before: target) }
 
-        func period(of series: SeriesRecord, containing time: Int64) -> (Window, BillingMethod) {
-            let terms = billing.terms(for: engine.billedScope(series))
-            let span = billing.calendar.billingPeriod(day: terms.day, containing: time)
-            return (Window(from: span.from, to: span.to, name: "billing-period"), terms.method)
+        let policy = billing
+        var pass = try await store.withBillSnapshot { [open] snapshot in
+            var pass = Pass(
+                bills: open, catalogue: catalogue, revision: snapshot.revision,
+                period: { series, time in
+                    let terms = policy.terms(for: engine.billedScope(series))
+                    let span = policy.calendar.billingPeriod(day: terms.day, containing: time)
+                    return (Window(from: span.from, to: span.to, name: "billing-period"), terms.method)
+                })
+            try pass.takeIn(from: lastCursor, to: target, snapshot)
+            try pass.swapChanges(cursor: cursor, snapshot)
+            return pass
         }
 
-        /// A bill rebuilt from its period's buckets as of `asOf`.
-        func rebuilt(_ series: SeriesRecord, _ period: Window, _ method: BillingMethod, asOf: Int64) async throws
-            -> StoredBill
+        // Late data in periods without an open bill: an issued bill gets an adjustment when its value would change.
+        for fresh in pass.unopened {
+            try Task.checkCancellation()
+            let key = Key(fresh.series, fresh.bill.period.from)
+            if let issued = try await store.bills(series: [fresh.series], containing: fresh.bill.period.from).first,
+                issued.issuedAt != nil
+            {
+                let previous =
+                    try await store.billAdjustments(series: [fresh.series], containing: fresh.bill.period.from).last?
+                    .bill ?? issued.bill
+                if fresh.bill.value != previous.value || fresh.bill.intervals != previous.intervals {
+                    pass.adjustments.append(BillAdjustment(series: fresh.series, foundAt: now, bill: fresh.bill))
+                    pass.report.adjustments += 1
+                }
+            } else {
+                pass.bills[key] = fresh
+                pass.changed.insert(key)
+            }
+        }
+
+        // 3. Issue bills whose period closed long enough ago.
+        for (key, bill) in pass.bills where bill.issuedAt == nil && bill.bill.period.to + billing.closeAfter <= now {
+            var issued = bill
+            if issued.asOf < bill.bill.period.to, let series = catalogue[key.series] {
+                // Never fully taken in (a long pause): issue what the period's buckets say.
+                let period = bill.bill.period
+                let buckets =
+                    try await store.buckets(level: .fiveMinutes, series: [series.id], from: period.from, to: period.to)[
+                        series.id] ?? []
+                let tracker = BillTracker.rebuilt(from: buckets, period: period, now: period.to)
+                issued.bill = tracker.bill(
+                    period: period, now: period.to, method: bill.bill.method, revision: pass.revision)
+                issued.asOf = period.to
+            }
+            issued.issuedAt = now
+            issued.tracker = nil
+            pass.bills[key] = issued
+            pass.changed.insert(key)
+            pass.report.issued += 1
+        }
+
+        try await store.saveBills(
+            BillUpdate(
+                bills: pass.changed.compactMap { pass.bills[$0] }, adjustments: pass.adjustments, cursor: cursor,
+                settled: pass.settled))
+        return pass.report
+    }
+
+    /// The part of a pass that reads the snapshot.
+    struct Pass: Sendable {
+        var bills: [Key: StoredBill]
+        let catalogue: Catalogue
+        let revision: Int64
+        /// The billing period holding a time, and its method, for a series.
+        let period: @Sendable (SeriesRecord, Int64) -> (Window, BillingMethod)
+        var changed = Set<Key>()
+        var report = Report()
+        var adjustments = [BillAdjustment]()
+        /// Bills this pass read (partly) from the snapshot: their intervals from this time on hold what the
+        /// snapshot holds, so changes recorded for them are in already.
+        var readFrom = [Key: Int64]()
+        /// Changed intervals read, settled when the pass is saved.
+        var settled = [ChangedInterval]()
+        /// Bills rebuilt for late data in periods without an open bill (issued, or never made).
+        var unopened = [StoredBill]()
+
+        /// A bill rebuilt from its period's buckets that ended by `asOf`.
+        func rebuilt(
+            _ series: SeriesRecord, _ period: Window, _ method: BillingMethod, asOf: Int64, _ snapshot: any BillSnapshot
+        )
+            throws -> StoredBill
         {
-            let buckets =
-                try await store.buckets(level: .fiveMinutes, series: [series.id], from: period.from, to: period.to)[
-                    series.id] ?? []
-            let tracker = BillTracker.rebuilt(from: buckets, period: period, now: asOf)
+            var tracker = BillTracker(intervals: Int(period.length / Bill.interval))
+            try snapshot.buckets(series: [series.id], from: period.from, to: period.to) { _, buckets in
+                tracker = BillTracker.rebuilt(from: buckets, period: period, now: asOf)
+            }
             return StoredBill(
                 series: series.id, bill: tracker.bill(period: period, now: asOf, method: method, revision: revision),
                 asOf: asOf, tracker: tracker)
         }
 
-        // 1. The intervals that ended since the last pass.
-        if lastCursor == 0 {
-            // The first pass: every series' current bill, read from its buckets.
-            for series in catalogue.series {
-                try Task.checkCancellation()
-                let (span, method) = period(of: series, containing: target - 1)
-                bills[Key(series.id, span.from)] = try await rebuilt(series, span, method, asOf: target)
-                changed.insert(Key(series.id, span.from))
-                report.rebuilt += 1
+        /// 1. The intervals that ended since the last pass.
+        mutating func takeIn(from lastCursor: Int64, to target: Int64, _ snapshot: any BillSnapshot) throws {
+            if lastCursor == 0 {
+                // The first pass: every series' current bill, read from its buckets.
+                for series in catalogue.series {
+                    let (span, method) = period(series, target - 1)
+                    let key = Key(series.id, span.from)
+                    bills[key] = try rebuilt(series, span, method, asOf: target, snapshot)
+                    readFrom[key] = .min
+                    changed.insert(key)
+                    report.rebuilt += 1
+                }
+                return
             }
-        } else if target > lastCursor {
-            let buckets = try await store.buckets(
-                level: .fiveMinutes, series: catalogue.series.map(\.id), from: lastCursor, to: target)
-            for series in catalogue.series {
-                try Task.checkCancellation()
-                var rates = [Int64: (Int64, Int64)]()
-                for bucket in buckets[series.id] ?? [] where bucket.values.hasData {
-                    rates[bucket.start] = (
+            guard target > lastCursor else { return }
+            var rates = [Int64: [Int64: (Int64, Int64)]]()
+            try snapshot.buckets(series: catalogue.series.map(\.id), from: lastCursor, to: target) { id, buckets in
+                for bucket in buckets where bucket.values.hasData {
+                    rates[id, default: [:]][bucket.start] = (
                         Bill.intervalRate(bytes: bucket.values.traffic[.rxBytes]),
                         Bill.intervalRate(bytes: bucket.values.traffic[.txBytes])
                     )
                 }
+            }
+            for series in catalogue.series {
+                let seriesRates = rates[series.id] ?? [:]
                 var start = lastCursor
                 while start < target {
                     // The intervals of one period at a time (a pass may cross the start of the next one).
-                    let (span, method) = period(of: series, containing: start)
+                    let (span, method) = period(series, start)
                     let end = min(target, span.to)
                     let key = Key(series.id, span.from)
                     var bill: StoredBill
                     if let open = bills[key], open.tracker != nil, open.asOf == start {
                         bill = open
+                        readFrom[key] = start
                     } else {
                         // A new series or period, or a bill not current up to here: read what came before.
-                        bill = try await rebuilt(series, span, method, asOf: start)
+                        bill = try rebuilt(series, span, method, asOf: start, snapshot)
+                        readFrom[key] = .min
                         report.rebuilt += 1
                     }
                     for interval in stride(from: start, to: end, by: Int(Bill.interval)) {
-                        guard let (rx, tx) = rates[Int64(interval)] else { continue }
+                        guard let (rx, tx) = seriesRates[Int64(interval)] else { continue }
                         bill.tracker!.add(inbound: rx, outbound: tx)
                         report.intervals += 1
                     }
@@ -115,59 +206,51 @@ public struct BillKeeper: Sendable {
                 }
             }
         }
-        let cursor = max(target, lastCursor)
 
-        // 2. Periods whose past intervals changed.
-        let dirty = try await store.changedBillIntervals(limit: 1_000_000)
-        var seen = Set<Key>()
-        for interval in dirty {
-            try Task.checkCancellation()
-            guard let series = catalogue[interval.series] else { continue }
-            let (span, method) = period(of: series, containing: interval.start)
-            let key = Key(series.id, span.from)
-            guard seen.insert(key).inserted else { continue }
-            let fresh = try await rebuilt(series, span, method, asOf: min(cursor, span.to))
-            report.rebuilt += 1
-            if let open = bills[key], open.issuedAt == nil {
-                bills[key] = fresh
-                changed.insert(key)
-            } else if let issued = try await store.bills(series: [series.id], containing: span.from).first,
-                issued.issuedAt != nil
-            {
-                let previous =
-                    try await store.billAdjustments(series: [series.id], containing: span.from).last?.bill
-                    ?? issued.bill
-                if fresh.bill.value != previous.value || fresh.bill.intervals != previous.intervals {
-                    adjustments.append(BillAdjustment(series: series.id, foundAt: now, bill: fresh.bill))
-                    report.adjustments += 1
+        /// 2. Intervals that changed after they were taken in.
+        mutating func swapChanges(cursor: Int64, _ snapshot: any BillSnapshot) throws {
+            settled = try snapshot.changedIntervals(limit: 1_000_000)
+            var order = [Key]()
+            var byBill = [Key: [ChangedInterval]]()
+            for change in settled {
+                guard let series = catalogue[change.series] else { continue }
+                let key = Key(series.id, period(series, change.start).0.from)
+                if byBill[key] == nil { order.append(key) }
+                byBill[key, default: []].append(change)
+            }
+            for key in order {
+                let series = catalogue[key.series]!
+                let changes = byBill[key]!
+                let (span, method) = period(series, key.period)
+                guard var bill = bills[key], bill.issuedAt == nil, var tracker = bill.tracker else {
+                    unopened.append(try rebuilt(series, span, method, asOf: min(cursor, span.to), snapshot))
+                    report.rebuilt += 1
+                    continue
                 }
-            } else {
-                bills[key] = fresh
+                // Intervals the tracker took in from an earlier snapshot: from `readFrom` on it has this one's.
+                let takenBefore = min(readFrom[key] ?? bill.asOf, bill.asOf)
+                var swapped = 0
+                var known = true
+                for change in changes where change.start < takenBefore {
+                    guard let before = change.before, tracker.replace(before.rates, with: change.now.rates) else {
+                        known = false
+                        break
+                    }
+                    swapped += 1
+                }
+                if known {
+                    bill.tracker = tracker
+                    bill.bill = tracker.bill(period: span, now: bill.asOf, method: method, revision: revision)
+                    report.replaced += swapped
+                } else {
+                    bill = try rebuilt(series, span, method, asOf: min(cursor, span.to), snapshot)
+                    readFrom[key] = .min
+                    report.rebuilt += 1
+                }
+                bills[key] = bill
                 changed.insert(key)
             }
         }
-
-        // 3. Issue bills whose period closed long enough ago.
-        for (key, bill) in bills where bill.issuedAt == nil && bill.bill.period.to + billing.closeAfter <= now {
-            var issued = bill
-            if issued.asOf < bill.bill.period.to {
-                // Never fully taken in (a long pause): issue what the period's buckets say.
-                if let series = catalogue[key.series] {
-                    issued = try await rebuilt(series, bill.bill.period, bill.bill.method, asOf: bill.bill.period.to)
-                }
-            }
-            issued.issuedAt = now
-            issued.tracker = nil
-            bills[key] = issued
-            changed.insert(key)
-            report.issued += 1
-        }
-
-        try await store.saveBills(
-            BillUpdate(
-                bills: changed.compactMap { bills[$0] }, adjustments: adjustments, cursor: cursor,
-                settled: dirty.map { ($0.series, $0.start) }))
-        return report
     }
 
     struct Key: Hashable {

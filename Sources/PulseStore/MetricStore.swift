@@ -39,8 +39,13 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// The end of the last 5-minute interval bills have taken in (0 before the first pass).
     func billCursor() async throws -> Int64
 
-    /// 5-minute intervals that changed after bills had taken them in (late data), oldest first.
-    func changedBillIntervals(limit: Int) async throws -> [(series: Int64, start: Int64)]
+    /// From now on, changes to 5-minute intervals before `time` are recorded for billing (``BillSnapshot``): a
+    /// pass marks the intervals it is about to take in before it reads them.
+    func markBillIntervals(before time: Int64) async throws
+
+    /// Runs `body` on one consistent snapshot of the store.
+    func withBillSnapshot<Result: Sendable>(_ body: @escaping @Sendable (any BillSnapshot) throws -> Result)
+        async throws -> Result
 
     /// The bills not yet issued, with their trackers.
     func openBills() async throws -> [StoredBill]

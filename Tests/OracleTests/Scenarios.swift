@@ -208,8 +208,8 @@ extension CaseGenerator {
     }
 
     /// Three months at 5-minute samples in Europe/Berlin (February to April 2026): months of 28, 31 and 30 days,
-    /// the change to summer time, billing days that do not exist in every month, a late start, an outage, and a
-    /// week of data that arrives after everything else.
+    /// the change to summer time, billing days that do not exist in every month, a late start, an outage, a spool
+    /// replayed days late, and a week of data that arrives after everything else.
     static func billing(seed: UInt64) -> OracleCase {
         var generator = CaseGenerator(seed: seed)
         let start: Int64 = 1_769_900_400_000  // 2026-02-01T00:00:00+01:00
@@ -237,7 +237,17 @@ extension CaseGenerator {
         }
         // edge-1's batches of a week in March arrive after everything else.
         let lateWeek = 45 * 288..<52 * 288
-        var arrivals = made.filter { !($0.batch.agent == "edge-1" && lateWeek.contains($0.tick)) }.map(\.batch)
+        // edge-2 cannot reach the daemon from April 1 to 3 and replays its spool in order when it can: its intervals
+        // were taken in empty by then, and the open April bill swaps the replayed ones in.
+        let spooled = 59 * 288..<62 * 288
+        let replayedAt = start + Int64(spooled.upperBound) * 300_000 + 60_000
+        var arrivals = made.filter { !($0.batch.agent == "edge-1" && lateWeek.contains($0.tick)) }.map {
+            var batch = $0.batch
+            if batch.agent == "edge-2" && spooled.contains($0.tick) { batch.received = replayedAt }
+            return batch
+        }
+        arrivals = arrivals.enumerated().sorted { ($0.element.received, $0.offset) < ($1.element.received, $1.offset) }
+            .map(\.element)
         let end = start + Int64(ticks) * 300_000
         arrivals += made.filter { $0.batch.agent == "edge-1" && lateWeek.contains($0.tick) }.map {
             var batch = $0.batch

@@ -144,6 +144,45 @@ struct BatchMaker {
         #expect(try await late.anomalies(since: 0).filter { $0.kind == "unplaced" }.isEmpty)
     }
 
+    /// Billing learns what changed in an interval it took in, as bytes added since: what a pass read is taken
+    /// off the record when the pass is saved, so a change committed while the pass ran is left for the next one.
+    @Test func changesToBilledIntervalsAreRecordedAndSettledAsRead() async throws {
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        let received = day + 3_600_000
+        func rx(_ first: Int) -> [UInt64] { (first..<first + 10).map { UInt64($0) * 1_000 } }
+        _ = try await store.ingest([maker.batch(1, start: day, rx: rx(0))], receivedAt: received)
+        // Billing has taken in the first two 5-minute intervals.
+        try await store.markBillIntervals(before: day + 600_000)
+        func interfaceChanges() async throws -> [ChangedInterval] {
+            let id = try await interface(store).id
+            return try await store.withBillSnapshot { try $0.changedIntervals(limit: 100) }.filter { $0.series == id }
+        }
+        #expect(try await interfaceChanges().isEmpty)
+
+        _ = try await store.ingest([maker.batch(2, start: day + 10_000, rx: rx(10))], receivedAt: received)
+        let first = try #require(try await interfaceChanges().first)
+        #expect(first.start == day && first.unknown == 0)
+        #expect(first.since.rx == 10_000 && first.since.tx == 5_000 && first.since.covered == 10_000)
+        #expect(first.before == IntervalFigures(rx: 9_000, tx: 4_500, covered: 9_000))
+
+        // A change committed after the pass read the record, then the pass is saved.
+        _ = try await store.ingest([maker.batch(3, start: day + 20_000, rx: rx(20))], receivedAt: received)
+        let all = try await store.withBillSnapshot { try $0.changedIntervals(limit: 100) }
+        try await store.saveBills(
+            BillUpdate(bills: [], adjustments: [], cursor: day + 600_000, settled: [first]))
+        let second = try #require(try await interfaceChanges().first)
+        #expect(second.since == IntervalFigures(rx: 10_000, tx: 5_000, covered: 10_000), "only the later change")
+        #expect(second.before == first.now && second.revision > first.revision)
+
+        // Settling what was read last leaves nothing; the host and fleet intervals went the same way.
+        try await store.saveBills(BillUpdate(bills: [], adjustments: [], cursor: day + 600_000, settled: all))
+        #expect(try await store.withBillSnapshot { try $0.changedIntervals(limit: 100) }.isEmpty)
+
+        // Data in an interval not yet taken in is no change for billing.
+        _ = try await store.ingest([maker.batch(4, start: day + 600_000, rx: rx(600))], receivedAt: received)
+        #expect(try await interfaceChanges().allSatisfy { $0.start < day + 600_000 })
+    }
+
     @Test func aClockAheadIsMovedBackAndFlagged() async throws {
         let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
         // The agent's clock runs an hour ahead of the daemon's.

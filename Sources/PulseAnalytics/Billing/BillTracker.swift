@@ -3,8 +3,9 @@
 /// The percentile of `n` rates is the `(n − ⌊(95n + 50)/100⌋)`-th largest (counting from 0), which is never more
 /// than the 5 % + 1 largest rates of the period: the tracker keeps only those (about 450 per direction for a
 /// 31-day month), so the state of a bill is a few kilobytes and adding an interval costs a few hundred compares.
-/// An interval whose rate changes after it was added (late data) is not handled here: the bill is rebuilt from
-/// the period's buckets instead (``Bill/compute(buckets:period:now:method:)`` and ``add(inbound:outbound:)``).
+/// An interval whose rate changes after it was added (late data) is swapped in with
+/// ``replace(_:with:)`` when the tracker can tell the result; when it cannot, the bill is rebuilt from the period's
+/// buckets (``rebuilt(from:period:now:)``).
 public struct BillTracker: Sendable, Hashable {
     /// The most rates each direction keeps: enough for the percentile of a full period.
     public let capacity: Int
@@ -34,6 +35,50 @@ public struct BillTracker: Sendable, Hashable {
         Self.insert(rx, into: &inbound, capacity: capacity)
         Self.insert(tx, into: &outbound, capacity: capacity)
         Self.insert(rx + tx, into: &sum, capacity: capacity)
+    }
+
+    /// Replaces one interval's rates added earlier (`old`; nil when it had no data) with what it holds now (`new`;
+    /// nil when it has none), as late data requires. Returns false, with the tracker unchanged, when the result
+    /// depends on rates it does not keep: a kept rate goes down, or out, below the smallest kept one while smaller
+    /// rates were dropped. Late data mostly adds bytes, so that is rare; the caller then rebuilds the tracker.
+    public mutating func replace(
+        _ old: (inbound: Int64, outbound: Int64)?, with new: (inbound: Int64, outbound: Int64)?
+    )
+        -> Bool
+    {
+        var next = self
+        if let old {
+            // Every rate is kept while the period has no more than `capacity` of them; past that the smaller are
+            // dropped, so the largest of them is at most the smallest kept.
+            let complete = count <= capacity
+            next.count -= 1
+            guard
+                Self.remove(old.inbound, from: &next.inbound, complete: complete, refill: new?.inbound),
+                Self.remove(old.outbound, from: &next.outbound, complete: complete, refill: new?.outbound),
+                Self.remove(
+                    old.inbound + old.outbound, from: &next.sum, complete: complete,
+                    refill: new.map { $0.inbound + $0.outbound })
+            else { return false }
+        }
+        if let new { next.add(inbound: new.inbound, outbound: new.outbound) }
+        self = next
+        return true
+    }
+
+    /// Takes `value` out of the kept rates `top` (largest first) before `refill` goes in. False when the rates kept
+    /// afterwards could not be told: `value` was kept, the list was not `complete`, and `refill` (if any) is smaller
+    /// than the smallest kept rate, so a dropped rate may belong in its place.
+    private static func remove(_ value: Int64, from top: inout [Int64], complete: Bool, refill: Int64?) -> Bool {
+        guard let smallest = top.last, value >= smallest else {
+            // Not among the kept rates: only a list missing the dropped rates can lack it.
+            return !complete
+        }
+        guard let index = top.firstIndex(of: value) else { return false }
+        if !complete {
+            guard let refill, refill >= smallest else { return false }
+        }
+        top.remove(at: index)
+        return true
     }
 
     private static func insert(_ value: Int64, into top: inout [Int64], capacity: Int) {

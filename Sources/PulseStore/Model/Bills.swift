@@ -34,18 +34,80 @@ public struct BillAdjustment: Sendable, Hashable {
     }
 }
 
+/// A 5-minute interval of one series that changed after billing took it in (late data), as one snapshot of the
+/// store saw it.
+public struct ChangedInterval: Sendable, Hashable {
+    public var series: Int64
+    public var start: Int64
+    /// What the interval holds now: bytes in and out, and covered milliseconds (virtual gap steps included).
+    public var now: IntervalFigures
+    /// What was added to it since billing took it in (a step taken out counts negative).
+    public var since: IntervalFigures
+    /// Changes whose effect cannot be told from `since` (a virtual gap came or went): the bill must be rebuilt.
+    public var unknown: Int
+    /// The revision of the last change.
+    public var revision: Int64
+
+    public init(
+        series: Int64, start: Int64, now: IntervalFigures, since: IntervalFigures, unknown: Int, revision: Int64
+    ) {
+        self.series = series
+        self.start = start
+        self.now = now
+        self.since = since
+        self.unknown = unknown
+        self.revision = revision
+    }
+
+    /// What the interval held when billing took it in, when that can be told.
+    public var before: IntervalFigures? { unknown > 0 ? nil : now - since }
+}
+
+/// The figures of one 5-minute interval that a bill reads.
+public struct IntervalFigures: Sendable, Hashable {
+    public var rx: Int64
+    public var tx: Int64
+    public var covered: Int64
+
+    public init(rx: Int64, tx: Int64, covered: Int64) {
+        self.rx = rx
+        self.tx = tx
+        self.covered = covered
+    }
+
+    /// The interval's rates in and out (``Bill/intervalRate(bytes:)``); nil when it has no data.
+    public var rates: (inbound: Int64, outbound: Int64)? {
+        covered > 0 ? (Bill.intervalRate(bytes: rx), Bill.intervalRate(bytes: tx)) : nil
+    }
+
+    public static func - (lhs: Self, rhs: Self) -> Self {
+        Self(rx: lhs.rx - rhs.rx, tx: lhs.tx - rhs.tx, covered: lhs.covered - rhs.covered)
+    }
+}
+
+/// One consistent read of the store for a pass of bill keeping (``MetricStore/withBillSnapshot(_:)``): the
+/// intervals it takes in and the changed intervals it swaps in are seen at the same revision, so a change
+/// committed during the pass is left for the next one, never lost or counted twice.
+public protocol BillSnapshot {
+    /// The store's revision.
+    var revision: Int64 { get }
+    /// Intervals that changed after billing took them in, oldest first, at most `limit`.
+    func changedIntervals(limit: Int) throws -> [ChangedInterval]
+    /// Each series' 5-minute buckets in `[from, to)` (bytes and coverage), one series at a time, in series order.
+    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws
+}
+
 /// One pass of keeping bills current, written in one transaction.
 public struct BillUpdate: Sendable {
     public var bills: [StoredBill]
     public var adjustments: [BillAdjustment]
     /// Every interval before this has been taken in.
     public var cursor: Int64
-    /// Changed intervals now accounted for.
-    public var settled: [(series: Int64, start: Int64)]
+    /// Changed intervals now accounted for, as the pass read them: what they held then is in the bills, and only
+    /// what changed since is left to the next pass.
+    public var settled: [ChangedInterval]
 
-    public init(
-        bills: [StoredBill], adjustments: [BillAdjustment], cursor: Int64, settled: [(series: Int64, start: Int64)]
-    ) {
+    public init(bills: [StoredBill], adjustments: [BillAdjustment], cursor: Int64, settled: [ChangedInterval]) {
         self.bills = bills
         self.adjustments = adjustments
         self.cursor = cursor

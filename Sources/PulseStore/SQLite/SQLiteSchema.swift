@@ -316,6 +316,29 @@ enum SQLiteSchema {
                     );
                     """)
         }
+        // What changed in a 5-minute interval since billing took it in, so a pass swaps the interval's rates in an
+        // open bill instead of reading the bill's whole period again (SQLiteStore+Bills.swift): the bytes and
+        // covered time added since (`unknown` counts changes that cannot be told so, a virtual gap coming or going),
+        // and the revision of the last change. Rows from before are kept as unknown.
+        migrator.registerMigration("v4-bill-changes") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE bill_change (
+                        series_id INTEGER NOT NULL,
+                        start INTEGER NOT NULL,
+                        rx INTEGER NOT NULL,
+                        tx INTEGER NOT NULL,
+                        covered INTEGER NOT NULL,
+                        unknown INTEGER NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, start)
+                    ) WITHOUT ROWID;
+                    INSERT INTO bill_change (series_id, start, rx, tx, covered, unknown, revision)
+                        SELECT series_id, start, 0, 0, 0, 1, 0 FROM bill_dirty;
+                    DROP TABLE bill_dirty;
+                    INSERT INTO meta (key, value) SELECT 'bill_mark', value FROM meta WHERE key = 'bill_cursor';
+                    """)
+        }
         return migrator
     }
 

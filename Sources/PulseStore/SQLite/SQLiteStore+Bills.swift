@@ -8,14 +8,26 @@ extension SQLiteStore {
         try await pool.read { db in try StoreWriter.meta("bill_cursor", db) }
     }
 
-    public func changedBillIntervals(limit: Int) async throws -> [(series: Int64, start: Int64)] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT series_id, start FROM bill_dirty ORDER BY start, series_id LIMIT ?", arguments: [limit]
-            ).map { (series: $0[0], start: $0[1]) }
+    public func markBillIntervals(before time: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO meta (key, value) VALUES ('bill_mark', ?)
+                    ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
+                    """, arguments: [time])
         }
     }
 
+    public func withBillSnapshot<Result: Sendable>(
+        _ body: @escaping @Sendable (any BillSnapshot) throws -> Result
+    ) async throws -> Result {
+        try await pool.read { db in
+            guard try self.storedLevels(db).contains(.fiveMinutes) else {
+                throw StoreError.unusable("bills are kept from 5-minute rollups, which this store does not keep")
+            }
+            return try body(SQLiteBillSnapshot(db: db, revision: try StoreWriter.meta("revision", db)))
+        }
+    }
     public func openBills() async throws -> [StoredBill] {
         try await pool.read { db in
             try Row.fetchAll(
@@ -88,9 +100,28 @@ extension SQLiteStore {
                         bill.missing, bill.inbound, bill.outbound, bill.sum, bill.revision,
                     ])
             }
-            let settle = try db.cachedStatement(sql: "DELETE FROM bill_dirty WHERE series_id = ? AND start = ?")
-            for interval in update.settled { try settle.execute(arguments: [interval.series, interval.start]) }
+            // A change record untouched since the pass read it goes; one changed since keeps only the later changes.
+            let remove = try db.cachedStatement(
+                sql: "DELETE FROM bill_change WHERE series_id = ? AND start = ? AND revision = ?")
+            let reduce = try db.cachedStatement(
+                sql: """
+                    UPDATE bill_change SET rx = rx - ?, tx = tx - ?, covered = covered - ?, unknown = unknown - ?
+                    WHERE series_id = ? AND start = ?
+                    """)
+            for interval in update.settled {
+                try remove.execute(arguments: [interval.series, interval.start, interval.revision])
+                guard db.changesCount == 0 else { continue }
+                try reduce.execute(arguments: [
+                    interval.since.rx, interval.since.tx, interval.since.covered, interval.unknown, interval.series,
+                    interval.start,
+                ])
+            }
             try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'bill_cursor'", arguments: [update.cursor])
+            try db.execute(
+                sql: """
+                    INSERT INTO meta (key, value) VALUES ('bill_mark', ?)
+                    ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
+                    """, arguments: [update.cursor])
         }
     }
 
@@ -150,5 +181,62 @@ extension SQLiteStore {
                 outbound: row[7], sum: row[8], revision: row[9]),
             asOf: row[10], issuedAt: row[11],
             tracker: row.count > 12 ? (row[12] as Data?).flatMap { BillTracker(encoded: Array($0)) } : nil)
+    }
+}
+
+/// A read transaction seen as a ``BillSnapshot``.
+struct SQLiteBillSnapshot: BillSnapshot {
+    let db: Database
+    let revision: Int64
+
+    func changedIntervals(limit: Int) throws -> [ChangedInterval] {
+        let table = SQLiteSchema.rollupTable(.fiveMinutes)
+        let statement = try db.makeStatement(
+            sql: """
+                SELECT c.series_id, c.start, c.rx, c.tx, c.covered, c.unknown, c.revision,
+                    coalesce(r.rx_bytes, 0), coalesce(r.tx_bytes, 0), coalesce(r.measured_ms + r.interpolated_ms, 0)
+                FROM bill_change c LEFT JOIN \(table) r ON r.series_id = c.series_id AND r.start = c.start
+                ORDER BY c.start, c.series_id LIMIT ?
+                """)
+        try statement.setArguments([limit])
+        var intervals = [ChangedInterval]()
+        var index = [SeriesStart: Int]()
+        try db.forEachRow(of: statement) { row in
+            func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(row, column) }
+            index[SeriesStart(series: integer(0), start: integer(1))] = intervals.count
+            intervals.append(
+                ChangedInterval(
+                    series: integer(0), start: integer(1),
+                    now: IntervalFigures(rx: integer(7), tx: integer(8), covered: integer(9)),
+                    since: IntervalFigures(rx: integer(2), tx: integer(3), covered: integer(4)),
+                    unknown: Int(integer(5)), revision: integer(6)))
+        }
+        // What virtual gap steps add to those intervals (reads spread them; the rows do not hold them).
+        if let first = intervals.map(\.start).min(), let last = intervals.map(\.start).max() {
+            try SQLiteStore.spreadVirtualGaps(
+                level: .fiveMinutes, series: Set(intervals.map(\.series)), from: first, to: last + 1, in: db
+            ) { series, start, values, _ in
+                guard let position = index[SeriesStart(series: series, start: start)] else { return }
+                intervals[position].now.rx += values.traffic[.rxBytes]
+                intervals[position].now.tx += values.traffic[.txBytes]
+                intervals[position].now.covered += values.coveredMilliseconds
+            }
+        }
+        return intervals
+    }
+
+    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
+        let _: [Int64: Never] = try SQLiteStore.readBuckets(
+            level: .fiveMinutes, series: Array(Set(series)).sorted(), from: from, to: to, fields: [.bytes, .coverage],
+            table: SQLiteSchema.rollupTable(.fiveMinutes), in: db
+        ) { id, buckets in
+            try body(id, buckets)
+            return nil
+        }
+    }
+
+    struct SeriesStart: Hashable {
+        var series: Int64
+        var start: Int64
     }
 }

@@ -142,7 +142,7 @@ extension StoreWriter {
                 sql: "DELETE FROM gap WHERE series_id = ? AND prev_order = ? AND prev_tick = ?",
                 arguments: [owner, row[1] as Int64, row[2] as Int64])
         }
-        try writeDeltas(revision: revision, in: db)
+        try writeDeltas(revision: revision, billed: false, in: db)
         try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'revision'", arguments: [revision])
         self.revision = revision
         return rows.count
@@ -217,7 +217,7 @@ extension StoreWriter {
             try place(samples, series: series, name: name, agent: agent, in: db)
         }
         try writeStates(in: db)
-        try writeDeltas(revision: revision, in: db)
+        try writeDeltas(revision: revision, billed: false, in: db)
         try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'revision'", arguments: [revision])
         self.revision = revision
         try db.execute(

@@ -17,60 +17,70 @@ extension SQLiteStore {
     ) async throws -> [Int64: Result] {
         let fields = fields.isEmpty ? .revision : fields  // a column to select
         return try await inParts(Array(Set(series)).sorted()) { db, part in
-            let table = try self.table(for: level, in: db)
-            let wanted = Set(part)
-            // Virtual gap steps, spread now (see SQLiteSchema): merged into the buckets they touch.
-            var extra = [Int64: [Int64: (values: BucketValues, revision: Int64)]]()
-            try Self.spreadVirtualGaps(level: level, series: wanted, from: from, to: to, in: db) {
-                id, start, values, revision in
-                var entry = extra[id]?[start] ?? (.empty, 0)
-                entry.values.merge(values)
-                entry.revision = max(entry.revision, revision)
-                extra[id, default: [:]][start] = entry
-            }
-            var result = [Int64: Result]()
-            func finish(_ id: Int64, _ list: [Bucket]) {
-                var list = list
-                if let spread = extra.removeValue(forKey: id) {
-                    var byStart = Dictionary(uniqueKeysWithValues: list.map { ($0.start, $0) })
-                    for (start, entry) in spread {
-                        var bucket = byStart[start] ?? Bucket(level: level, start: start, values: .empty)
-                        bucket.values.merge(entry.values)
-                        bucket.revision = max(bucket.revision, entry.revision)
-                        byStart[start] = bucket
-                    }
-                    list = byStart.values.sorted { $0.start < $1.start }
-                }
-                if let value = reduce(id, list) { result[id] = value }
-            }
-            // Sorted slices, each read in series order: every series arrives whole, one after the other.
-            for ids in Self.slices(part) {
-                let statement = try db.makeStatement(
-                    sql: """
-                        SELECT series_id, start, \(Self.selectList(fields)) FROM \(table)
-                        WHERE series_id IN (\(Self.placeholders(ids.count))) AND start >= ? AND start < ?
-                        ORDER BY series_id, start
-                        """)
-                try statement.setArguments(StatementArguments(ids + [from, to]))
-                var current: Int64?
-                var list = [Bucket]()
-                try db.forEachRow(of: statement) { row in
-                    let id = sqlite3_column_int64(row, 0)
-                    if id != current {
-                        if let current { finish(current, list) }
-                        current = id
-                        list.removeAll(keepingCapacity: true)
-                    }
-                    let (values, revision) = Self.bucketValues(row, from: 2, fields: fields)
-                    list.append(
-                        Bucket(level: level, start: sqlite3_column_int64(row, 1), values: values, revision: revision))
-                }
-                if let current { finish(current, list) }
-            }
-            // Series whose only buckets there are spread gaps.
-            for id in extra.keys.sorted() { finish(id, []) }
-            return result
+            try Self.readBuckets(
+                level: level, series: part, from: from, to: to, fields: fields, table: self.table(for: level, in: db),
+                in: db, reduce)
         }
+    }
+
+    /// The buckets of `series` (sorted, distinct) at `level` in `[from, to)`, with virtual gap steps spread in,
+    /// handed to `reduce` one series at a time in series order; what it returns is kept (nil: nothing).
+    static func readBuckets<Result>(
+        level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields, table: String,
+        in db: Database, _ reduce: (Int64, [Bucket]) throws -> Result?
+    ) throws -> [Int64: Result] {
+        let wanted = Set(series)
+        // Virtual gap steps, spread now (see SQLiteSchema): merged into the buckets they touch.
+        var extra = [Int64: [Int64: (values: BucketValues, revision: Int64)]]()
+        try spreadVirtualGaps(level: level, series: wanted, from: from, to: to, in: db) {
+            id, start, values, revision in
+            var entry = extra[id]?[start] ?? (.empty, 0)
+            entry.values.merge(values)
+            entry.revision = max(entry.revision, revision)
+            extra[id, default: [:]][start] = entry
+        }
+        var result = [Int64: Result]()
+        func finish(_ id: Int64, _ list: [Bucket]) throws {
+            var list = list
+            if let spread = extra.removeValue(forKey: id) {
+                var byStart = Dictionary(uniqueKeysWithValues: list.map { ($0.start, $0) })
+                for (start, entry) in spread {
+                    var bucket = byStart[start] ?? Bucket(level: level, start: start, values: .empty)
+                    bucket.values.merge(entry.values)
+                    bucket.revision = max(bucket.revision, entry.revision)
+                    byStart[start] = bucket
+                }
+                list = byStart.values.sorted { $0.start < $1.start }
+            }
+            if let value = try reduce(id, list) { result[id] = value }
+        }
+        // Sorted slices, each read in series order: every series arrives whole, one after the other.
+        for ids in slices(series) {
+            let statement = try db.makeStatement(
+                sql: """
+                    SELECT series_id, start, \(selectList(fields)) FROM \(table)
+                    WHERE series_id IN (\(placeholders(ids.count))) AND start >= ? AND start < ?
+                    ORDER BY series_id, start
+                    """)
+            try statement.setArguments(StatementArguments(ids + [from, to]))
+            var current: Int64?
+            var list = [Bucket]()
+            try db.forEachRow(of: statement) { row in
+                let id = sqlite3_column_int64(row, 0)
+                if id != current {
+                    if let current { try finish(current, list) }
+                    current = id
+                    list.removeAll(keepingCapacity: true)
+                }
+                let (values, revision) = bucketValues(row, from: 2, fields: fields)
+                list.append(
+                    Bucket(level: level, start: sqlite3_column_int64(row, 1), values: values, revision: revision))
+            }
+            if let current { try finish(current, list) }
+        }
+        // Series whose only buckets there are spread gaps.
+        for id in extra.keys.sorted() { try finish(id, []) }
+        return result
     }
 
     /// The bucket columns of `fields`, in ``SQLiteSchema/bucketColumns`` order.

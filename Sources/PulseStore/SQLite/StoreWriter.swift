@@ -43,7 +43,8 @@ struct StoreWriter {
     var states: [Int64: SeriesState] = [:]
     var facts: [Int64: LinkState] = [:]
     var revision: Int64?
-    var billCursor: Int64 = 0
+    /// Changes to 5-minute buckets before this are recorded for billing (`bill_change`).
+    var billMark: Int64 = 0
 
     /// The commit being built: bucket changes, spans changed by virtual gaps, anomalies, and its revision.
     var deltas: [BucketKey: BucketValues] = [:]
@@ -115,7 +116,9 @@ struct StoreWriter {
         changedStates.removeAll(keepingCapacity: true)
         run = nil
         anomalies.removeAll()
-        billCursor = try Self.meta("bill_cursor", db)
+        billMark =
+            try Int64.fetchOne(
+                db, sql: "SELECT max(value) FROM meta WHERE key IN ('bill_cursor', 'bill_mark')") ?? 0
         pendingRevision = try (self.revision ?? Self.meta("revision", db)) + 1
         return pendingRevision
     }
@@ -604,7 +607,10 @@ struct StoreWriter {
         self.run = nil
     }
 
-    mutating func writeDeltas(revision: Int64, in db: Database) throws {
+    /// Writes the commit's bucket changes. Changes to 5-minute buckets that billing has taken in (before the bill
+    /// mark) are recorded in `bill_change`, unless `billed` is false: a settled gap moves bytes from its spread
+    /// into the rows, which changes no interval's figures.
+    mutating func writeDeltas(revision: Int64, billed: Bool = true, in db: Database) throws {
         flushRun()
         let fiveMinutes = settings.levels.firstIndex(of: .fiveMinutes)
         var statements = [Statement]()
@@ -626,22 +632,31 @@ struct StoreWriter {
                         ON CONFLICT (series_id, start) DO UPDATE SET \(updates.joined(separator: ", "))
                         """))
         }
-        let dirty = try db.cachedStatement(sql: "INSERT OR IGNORE INTO bill_dirty (series_id, start) VALUES (?, ?)")
-        if fiveMinutes != nil {
-            for span in changedSpans where span.from < billCursor {
-                var start = RollupLevel.fiveMinutes.bucketStart(span.from)
-                while start < min(span.to, billCursor) {
-                    try dirty.execute(arguments: [span.series, start])
-                    start += RollupLevel.fiveMinutes.width
-                }
+        let billMark = billed && fiveMinutes != nil ? billMark : .min
+        let changed = try db.cachedStatement(
+            sql: """
+                INSERT INTO bill_change (series_id, start, rx, tx, covered, unknown, revision)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (series_id, start) DO UPDATE SET rx = rx + excluded.rx, tx = tx + excluded.tx,
+                    covered = covered + excluded.covered, unknown = unknown + excluded.unknown,
+                    revision = excluded.revision
+                """)
+        for span in changedSpans where span.from < billMark {
+            var start = RollupLevel.fiveMinutes.bucketStart(span.from)
+            while start < min(span.to, billMark) {
+                try changed.execute(arguments: [span.series, start, 0, 0, 0, 1, revision])
+                start += RollupLevel.fiveMinutes.width
             }
         }
         var arguments = [Int64](repeating: 0, count: 2 + SQLiteSchema.bucketColumns.count)
         for (key, values) in deltas {
             Self.bucketArguments(values, series: key.series, start: key.start, revision: revision, into: &arguments)
             try arguments.withUnsafeBufferPointer { try db.run(statements[key.level], integers: $0) }
-            if key.level == fiveMinutes, key.start < billCursor {
-                try dirty.execute(arguments: [key.series, key.start])
+            if key.level == fiveMinutes, key.start < billMark {
+                try changed.execute(arguments: [
+                    key.series, key.start, values.traffic[.rxBytes], values.traffic[.txBytes],
+                    values.coveredMilliseconds, 0, revision,
+                ])
             }
         }
     }
