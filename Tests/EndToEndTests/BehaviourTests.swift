@@ -99,9 +99,40 @@ extension EndToEnd {
             let third = try TCPProbe(port: fleet.port)
             #expect(third.waitForClose(timeout: 2))
             #expect(!second.waitForClose(timeout: 0.5))
-            try eventually("daemon logs the refusal") { fleet.daemon!.output.contains("refusing a connection") }
+            try eventually("daemon logs the refusal") {
+                fleet.daemon!.output.contains(
+                    "refused 1 connection(s): 1 with 2 connections open ([listen] max_connections)")
+            }
             let before = try fleet.samples("agent-1", "lo").count
             try eventually("the agent goes on") { try fleet.samples("agent-1", "lo").count > before }
+        }
+
+        /// Clients that open connections and never finish a handshake hold only the handshake slots of their
+        /// address: an agent from another address connects meanwhile (without the separate limits the flood took
+        /// every connection slot until the handshake timeout), and the flood is logged in a line, not one per
+        /// connection.
+        @Test(.timeLimit(.minutes(2)))
+        func aHandshakeFloodDoesNotLockAgentsOut() async throws {
+            let fleet = try Fleet()
+            try fleet.editDaemonConfig {
+                $0.replacingOccurrences(
+                    of: "[listen]\n", with: "[listen]\nmax_connections = 24\nmax_handshakes_per_address = 4\n"
+                ).replacingOccurrences(of: "handshake_timeout = \"10s\"", with: "handshake_timeout = \"90s\"")
+            }
+            try fleet.startDaemon()
+            // 40 silent connections from 127.0.0.2 (another address of the loopback interface).
+            let flood = try (0..<40).map { _ in try TCPProbe(port: fleet.port, from: "127.0.0.2") }
+            try eventually("all but 4 refused at once", timeout: 10) { flood.filter { $0.hasClosed() }.count == 36 }
+            try fleet.startAgent("agent-1", config: try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#))
+            try eventually("the agent's points arrive long before the flood times out", timeout: 30) {
+                try fleet.samples("agent-1", "lo").count >= 2
+            }
+            #expect(flood.filter { $0.hasClosed() }.count == 36, "the flood's 4 connections are still held")
+            let lines = fleet.daemon!.output.split(separator: "\n").filter { $0.contains("refused ") }
+            #expect(!lines.isEmpty && lines.count <= 3, "\(lines)")
+            #expect(
+                lines.first?.contains("with 4 handshakes pending from 127.0.0.2 ([listen] max_handshakes_per_address)")
+                    == true, "\(lines)")
         }
 
         /// An agent that says HELLO and then nothing is closed at the idle timeout, with an ERROR saying why.
@@ -181,8 +212,22 @@ extension EndToEnd {
 final class TCPProbe {
     let fd: Int32
 
-    init(port: Int) throws {
+    private var closed = false
+
+    /// Connects to the daemon on 127.0.0.1, from `source` (another loopback address) when given.
+    init(port: Int, from source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else { throw CommandFailure(description: "bind to \(source) failed: \(errno)") }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -201,6 +246,12 @@ final class TCPProbe {
         guard poll(&descriptor, 1, Int32(timeout * 1000)) == 1 else { return false }
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0) <= 0
+    }
+
+    /// Whether the peer has closed the connection by now (without waiting).
+    func hasClosed() -> Bool {
+        if !closed { closed = waitForClose(timeout: 0) }
+        return closed
     }
 
     deinit { close(fd) }

@@ -24,7 +24,8 @@ import Testing
         #expect(
             throws: ConfigError(
                 file: "d.toml", line: 2, key: "listen.adress",
-                "is not a known setting of [listen]; known: address, handshake_timeout, idle_timeout, max_connections")
+                "is not a known setting of [listen]; known: address, handshake_timeout, idle_timeout, max_connections, max_handshakes, max_handshakes_per_address"
+            )
         ) {
             try DaemonConfig.parse(ConfigDocument(text: "[listen]\nadress = \"x\"\n", file: "d.toml"))
         }

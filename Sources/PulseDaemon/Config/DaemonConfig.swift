@@ -13,6 +13,9 @@ public struct DaemonConfig: Sendable, Hashable {
 
     public var listen: Endpoint
     public var maximumConnections: Int
+    /// Connections still in their TLS handshake or before `HELLO`, in all and from one address.
+    public var maximumHandshakes: Int
+    public var maximumHandshakesPerAddress: Int
     /// Milliseconds a new connection has to complete TLS and `HELLO`.
     public var handshakeTimeout: Int64
     /// Milliseconds without any frame after which a connection is closed (agents send keepalives every 20 s).
@@ -44,6 +47,8 @@ public struct DaemonConfig: Sendable, Hashable {
         calendar = .utc
         self.listen = listen
         maximumConnections = 10_000
+        maximumHandshakes = 1_024
+        maximumHandshakesPerAddress = 128
         handshakeTimeout = 10_000
         idleTimeout = 120_000
         self.tls = tls
@@ -84,6 +89,10 @@ public struct DaemonConfig: Sendable, Hashable {
         config.calendar = try reader.calendar("daemon", "time_zone", default: .utc)
         config.maximumConnections = Int(
             try reader.integer("listen", "max_connections", default: 10_000, range: 1...1_000_000))
+        config.maximumHandshakes = Int(
+            try reader.integer("listen", "max_handshakes", default: 1_024, range: 1...1_000_000))
+        config.maximumHandshakesPerAddress = Int(
+            try reader.integer("listen", "max_handshakes_per_address", default: 128, range: 1...1_000_000))
         config.handshakeTimeout = try reader.duration(
             "listen", "handshake_timeout", default: 10_000, range: 100...600_000)
         config.idleTimeout = try reader.duration("listen", "idle_timeout", default: 120_000, range: 1_000...86_400_000)

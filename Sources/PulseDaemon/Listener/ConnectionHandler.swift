@@ -52,10 +52,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         handshakeTimer?.cancel()
         // By now the state machine may be `.closed` (an error, a timeout): what counts is whether it was added.
-        if let agent = registered {
-            registry.remove(context.channel)
-            logger.info("agent \(agent.name) disconnected")
-        }
+        // The registry frees the connection's slot when the channel closes (Listener).
+        if let agent = registered { logger.info("agent \(agent.name) disconnected") }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

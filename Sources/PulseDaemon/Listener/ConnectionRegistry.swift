@@ -2,14 +2,39 @@ import NIOConcurrencyHelpers
 import NIOCore
 import PulseCore
 
-/// The agents connected right now: for the connection limit, status lines and `PACE` broadcasts.
+/// The connections open right now: for the connection and handshake limits, status lines and `PACE` broadcasts.
+///
+/// A connection counts as a handshake from when it is accepted until its `HELLO` is taken (or it closes). Those
+/// have limits of their own, in all and per source address, apart from `max_connections`: clients that open
+/// connections and never finish a handshake can hold only those slots, and one flooding address only its share,
+/// while agents from elsewhere keep connecting. Each slot is freed at the latest by the handshake timeout.
 public final class ConnectionRegistry: Sendable {
     private struct State {
+        /// Connections past `HELLO`.
         var channels: [ObjectIdentifier: any Channel] = [:]
         var open = 0
+        /// Connections before `HELLO`, with their source address, and how many each address has.
+        var handshaking: [ObjectIdentifier: String] = [:]
+        var handshakesFrom: [String: Int] = [:]
         var pace: Pace = .normal
+        /// Refusals since the last line logged about them, by reason; when that line was logged.
+        var refusals: [String: Int] = [:]
+        var refusalsLogged: NIODeadline?
+
+        mutating func leaveHandshake(_ id: ObjectIdentifier) {
+            guard let address = handshaking.removeValue(forKey: id) else { return }
+            let left = (handshakesFrom[address] ?? 1) - 1
+            handshakesFrom[address] = left > 0 ? left : nil
+        }
     }
     private let state = NIOLockedValueBox(State())
+
+    /// The limits ``admit(_:address:limits:)`` enforces.
+    struct Limits {
+        var connections: Int
+        var handshakes: Int
+        var handshakesPerAddress: Int
+    }
 
     public init() {}
 
@@ -17,25 +42,65 @@ public final class ConnectionRegistry: Sendable {
     public var openConnections: Int { state.withLockedValue { $0.open } }
     /// Connections past `HELLO`.
     public var agentCount: Int { state.withLockedValue { $0.channels.count } }
+    /// Connections accepted and not yet past `HELLO`.
+    public var handshakeCount: Int { state.withLockedValue { $0.handshaking.count } }
     public var currentPace: Pace? { state.withLockedValue { $0.pace } }
 
-    /// Counts a new connection unless that would exceed `limit`.
-    func reserve(limit: Int) -> Bool {
+    /// Counts a new connection from `address`, in its handshake, unless that would exceed a limit: then returns
+    /// why it is refused.
+    func admit(_ channel: any Channel, address: String, limits: Limits) -> String? {
         state.withLockedValue { state in
-            guard state.open < limit else { return false }
+            guard state.open < limits.connections else {
+                return "\(limits.connections) connections open ([listen] max_connections)"
+            }
+            guard state.handshaking.count < limits.handshakes else {
+                return "\(limits.handshakes) handshakes pending ([listen] max_handshakes)"
+            }
+            guard state.handshakesFrom[address, default: 0] < limits.handshakesPerAddress else {
+                return
+                    "\(limits.handshakesPerAddress) handshakes pending from \(address) ([listen] max_handshakes_per_address)"
+            }
             state.open += 1
-            return true
+            state.handshaking[ObjectIdentifier(channel)] = address
+            state.handshakesFrom[address, default: 0] += 1
+            return nil
         }
     }
 
-    func release() { state.withLockedValue { $0.open -= 1 } }
-
-    func add(_ channel: any Channel) {
-        state.withLockedValue { $0.channels[ObjectIdentifier(channel)] = channel }
+    /// Records a refused connection; returns the line to log, at most one every `every` (the first at once), which
+    /// sums up the refusals since the last one: a flood of thousands of connections makes a few lines, not
+    /// thousands.
+    func refused(because reason: String, now: NIODeadline = .now(), every: TimeAmount = .seconds(10)) -> String? {
+        state.withLockedValue { state in
+            state.refusals[reason, default: 0] += 1
+            if let logged = state.refusalsLogged, now - logged < every { return nil }
+            state.refusalsLogged = now
+            defer { state.refusals.removeAll() }
+            let total = state.refusals.values.reduce(0, +)
+            let reasons = state.refusals.sorted { $0.value > $1.value }
+            var parts = reasons.prefix(5).map { "\($0.value) with \($0.key)" }
+            if reasons.count > 5 { parts.append("\(reasons.count - 5) other reason(s)") }
+            let span =
+                state.refusals.count == 1 && total == 1 ? "" : " in the last \(every.nanoseconds / 1_000_000_000) s"
+            return "refused \(total) connection(s)\(span): \(parts.joined(separator: "; "))"
+        }
     }
 
-    func remove(_ channel: any Channel) {
-        _ = state.withLockedValue { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
+    /// A connection closed: its slot, and its handshake slot if it never said `HELLO`, are free again.
+    func release(_ channel: any Channel) {
+        state.withLockedValue { state in
+            state.open -= 1
+            state.channels.removeValue(forKey: ObjectIdentifier(channel))
+            state.leaveHandshake(ObjectIdentifier(channel))
+        }
+    }
+
+    /// A connection's `HELLO` was taken: it is an agent now, no longer a handshake.
+    func add(_ channel: any Channel) {
+        state.withLockedValue { state in
+            state.channels[ObjectIdentifier(channel)] = channel
+            state.leaveHandshake(ObjectIdentifier(channel))
+        }
     }
 
     /// Tells every connected agent (and every later one) to follow `pace`.

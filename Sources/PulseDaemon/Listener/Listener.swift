@@ -6,7 +6,7 @@ import PulseCore
 import PulseStore
 import Synchronization
 
-/// The TLS listener: accepts agents, enforces the connection limit and the timeouts, and gives each connection
+/// The TLS listener: accepts agents, enforces the connection and handshake limits and the timeouts, and gives each connection
 /// its ``ConnectionHandler``.
 public struct Listener: Sendable {
     let config: DaemonConfig
@@ -39,16 +39,20 @@ public struct Listener: Sendable {
         let registry = self.registry
         let logger = self.logger
         let labelPolicy = self.labelPolicy
+        let limits = ConnectionRegistry.Limits(
+            connections: config.maximumConnections, handshakes: config.maximumHandshakes,
+            handshakesPerAddress: config.maximumHandshakesPerAddress)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                guard registry.reserve(limit: config.maximumConnections) else {
-                    logger.warning("refusing a connection: \(config.maximumConnections) connections already open")
+                let address = channel.remoteAddress?.ipAddress ?? "an unknown address"
+                if let reason = registry.admit(channel, address: address, limits: limits) {
+                    if let line = registry.refused(because: reason) { logger.warning("\(line)") }
                     return channel.close()
                 }
-                channel.closeFuture.whenComplete { _ in registry.release() }
+                channel.closeFuture.whenComplete { _ in registry.release(channel) }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLServerHandler(context: tls.current))

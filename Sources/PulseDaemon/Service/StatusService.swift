@@ -24,6 +24,8 @@ final class StatusService: Service, Sendable {
 
     func line(valuesPerSecond: Double? = nil) -> String {
         var parts = ["\(registry.agentCount) agent(s) connected"]
+        let handshakes = registry.handshakeCount
+        if handshakes > 0 { parts.append("\(handshakes) handshake(s) pending") }
         if let valuesPerSecond { parts.append("\(Units.formatCount(valuesPerSecond)) values/s") }
         if let pace = registry.currentPace, pace != .normal { parts.append("agents asked to slow down") }
         parts.append("store \(Units.formatBytes(Double(store.sizeOnDisk)))")
