@@ -159,7 +159,7 @@ enum IngestBench {
         for index in names.indices {
             let agent = BenchAgent(index: index, name: names[index], generation: generation)
             let agentMode = mode(index)
-            try connect(group: group, port: daemon.port, context: contexts[index]) {
+            try connect(group: group, port: daemon.port, context: contexts[index], agent: index) {
                 SimulatedAgent(agent: agent, mode: agentMode, tally: tally)
             }
         }
@@ -273,11 +273,14 @@ enum IngestBench {
         print("  store size                  \(Units.formatBytes(Double(store.sizeOnDisk)))")
     }
 
+    /// Connects agent number `agent` from a loopback address of its own (127.0.x.y), as each host of a fleet has
+    /// its own: the daemon limits pending handshakes per source address.
     static func connect(
-        group: MultiThreadedEventLoopGroup, port: Int, context: NIOSSLContext,
+        group: MultiThreadedEventLoopGroup, port: Int, context: NIOSSLContext, agent: Int,
         _ handler: @escaping @Sendable () -> SimulatedAgent
     ) throws {
         _ = try ClientBootstrap(group: group)
+            .bind(to: try SocketAddress(ipAddress: "127.0.\(agent / 250 + 1).\(agent % 250 + 1)", port: 0))
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

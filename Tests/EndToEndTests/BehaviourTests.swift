@@ -53,6 +53,50 @@ extension EndToEnd {
             }
         }
 
+        /// Agents replaying their spools into a daemon whose queue holds 16 batches: no commit takes more (the
+        /// connections stop reading while it is full; without the limit a commit took every agent's 32 batches in
+        /// flight), the daemon says so once, and every batch is stored, in order, none twice.
+        @Test(.timeLimit(.minutes(3)))
+        func aFullIngestQueueStopsReadingAndLosesNothing() throws {
+            let names = ["agent-1", "agent-2", "agent-3", "agent-4"]
+            let fleet = try Fleet(agents: names)
+            // Each commit gathers a second of batches.
+            try fleet.editDaemonConfig { $0 + "\n[store]\ncommit_delay = \"1s\"\n[ingest]\nqueue_limit = 16\n" }
+            let agents = try names.map { name in
+                try fleet.startAgent(
+                    name,
+                    config: try fleet.writeAgentConfig(name, interval: "100ms", batch: "100ms", include: #"["lo"]"#))
+            }
+            // A backlog of about 60 batches each.
+            Thread.sleep(forTimeInterval: 6)
+            try fleet.startDaemon(arguments: ["--log-level", "debug"])
+            let started = Int64(Date().timeIntervalSince1970 * 1_000)
+            try eventually("the backlogs are delivered and fresh batches follow", timeout: 90) {
+                try names.allSatisfy { name in
+                    try fleet.samples(name, "lo").contains { $0.timestamp > started + 5_000 }
+                }
+            }
+            let log = fleet.daemon!.output
+            let commits = log.split(separator: "\n").compactMap { line -> Int? in
+                guard let range = line.range(of: "committed ") else { return nil }
+                return Int(line[range.upperBound...].prefix { $0.isNumber })
+            }
+            #expect(commits.reduce(0, +) >= 4 * 50, "the backlogs went through the queue")
+            #expect(commits.max() ?? 0 <= 16, "largest commit \(commits.max() ?? 0)")
+            // Said once per episode: again only after ingest caught up in between.
+            let full = log.components(separatedBy: "ingest queue full (16 batches").count - 1
+            #expect(full >= 1 && full <= log.components(separatedBy: "ingest caught up").count, "\(full) times")
+            for name in names {
+                // Sampled every 100 ms from before the daemon started: no sample missing, none twice.
+                let times = try fleet.samples(name, "lo").map(\.timestamp)
+                let steps = zip(times, times.dropFirst()).map { $1 - $0 }
+                #expect(
+                    steps.allSatisfy { $0 > 0 } && (steps.max() ?? 0) < 1_000,
+                    "\(name): largest step \(steps.max() ?? 0) ms")
+            }
+            #expect(agents.allSatisfy(\.isRunning) && fleet.daemon!.isRunning)
+        }
+
         /// A full spool drops its oldest batches, counts them, and the daemon hears about it.
         @Test(.timeLimit(.minutes(2)))
         func fullSpoolDropsTheOldestAndReportsIt() throws {

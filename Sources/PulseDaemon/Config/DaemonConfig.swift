@@ -31,6 +31,8 @@ public struct DaemonConfig: Sendable, Hashable {
     public var commitDelay: Int64
     /// Pending batches above which agents are asked to slow down.
     public var paceThreshold: Int
+    /// The most batches waiting for a commit; connections stop reading while it is reached.
+    public var queueLimit: Int
 
     /// Labels set per agent (`[labels.AGENT]`); they override what the agent sends.
     public var labels: [String: Labels]
@@ -57,6 +59,7 @@ public struct DaemonConfig: Sendable, Hashable {
         retention = .standard
         commitDelay = 0
         paceThreshold = 4_096
+        queueLimit = 8_192
         labels = [:]
         billing = BillingPolicy()
         snapshots = SnapshotSettings(directory: "\(stateDirectory)/snapshots")
@@ -106,6 +109,7 @@ public struct DaemonConfig: Sendable, Hashable {
         config.commitDelay = try reader.duration("store", "commit_delay", default: 0, range: 0...1_000)
         config.paceThreshold = Int(
             try reader.integer("ingest", "pace_threshold", default: 4_096, range: 16...1_000_000))
+        config.queueLimit = Int(try reader.integer("ingest", "queue_limit", default: 8_192, range: 1...1_000_000))
         config.store.maximumRate = UInt64(
             try reader.integer(
                 "ingest", "max_rate", default: 50_000_000_000, range: 1_000...1_000_000_000_000_000))

@@ -4,8 +4,12 @@ import Synchronization
 
 /// Batches waiting for their group commit, handed from the connections' event loops to the ingest service.
 ///
-/// ``submit(_:completion:)`` never blocks an event loop; the ingest service takes everything queued at once, so
+/// ``offer(_:completion:)`` never blocks an event loop; the ingest service takes everything queued at once, so
 /// one commit (one fsync) covers every batch that arrived while the previous one was committing.
+///
+/// It holds at most `limit` batches. A connection whose batch finds it full keeps the batch and stops reading
+/// from its agent until ``whenRoom(_:)`` calls it back (TCP backpressure: the agent's batches wait in its spool,
+/// not in the daemon's memory); the ingest service asks agents to slow down (`PACE`) before that.
 public final class IngestQueue: Sendable {
     public struct Item: Sendable {
         public var batch: IngestBatch
@@ -20,28 +24,64 @@ public final class IngestQueue: Sendable {
         var emptyWaiters: [CheckedContinuation<Void, Never>] = []
         /// Items taken and not yet completed (so "empty" means committed, not just dequeued).
         var inCommit = 0
+        /// Called back once there is room again.
+        var roomWaiters: [@Sendable () -> Void] = []
+        /// Offers refused because the queue was full, since start.
+        var refusals = 0
+        /// The most items queued at once since start.
+        var peak = 0
     }
 
     private let state = Mutex(State())
+    /// The most batches queued at once.
+    public let limit: Int
 
-    public init() {}
-
-    /// Queues a batch; its completion runs once it is durably stored. Never blocks. After ``close()`` the
-    /// completion runs at once with `shutting-down`.
-    public func submit(_ batch: IngestBatch, completion: @escaping @Sendable (Result<IngestOutcome, any Error>) -> Void)
-    {
-        let (accepted, taker) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
-            guard state.accepting else { return (false, nil) }
-            state.items.append(Item(batch: batch, completion: completion))
-            defer { state.taker = nil }
-            return (true, state.taker)
-        }
-        guard accepted else {
-            completion(.failure(ErrorFrame(.shuttingDown, "the daemon is shutting down")))
-            return
-        }
-        taker?.resume()
+    public init(limit: Int = 8_192) {
+        self.limit = max(1, limit)
     }
+
+    /// Queues a batch unless the queue is full; its completion runs once it is durably stored. Never blocks.
+    /// Returns false, keeping nothing, when the queue holds `limit` batches: the caller keeps the batch and offers it
+    /// again once ``whenRoom(_:)`` calls back. After ``close()`` the completion runs at once with `shutting-down`.
+    public func offer(_ batch: IngestBatch, completion: @escaping @Sendable (Result<IngestOutcome, any Error>) -> Void)
+        -> Bool
+    {
+        enum Outcome { case queued(CheckedContinuation<Void, Never>?), full, closed }
+        let outcome = state.withLock { state -> Outcome in
+            guard state.accepting else { return .closed }
+            guard state.items.count < limit else {
+                state.refusals += 1
+                return .full
+            }
+            state.items.append(Item(batch: batch, completion: completion))
+            state.peak = max(state.peak, state.items.count)
+            defer { state.taker = nil }
+            return .queued(state.taker)
+        }
+        switch outcome {
+        case .queued(let taker):
+            taker?.resume()
+            return true
+        case .full:
+            return false
+        case .closed:
+            completion(.failure(ErrorFrame(.shuttingDown, "the daemon is shutting down")))
+            return true
+        }
+    }
+
+    /// Calls `waiter` once the queue has room (at once when it has some now, or is closed).
+    public func whenRoom(_ waiter: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard state.items.count >= limit && state.accepting else { return true }
+            state.roomWaiters.append(waiter)
+            return false
+        }
+        if now { waiter() }
+    }
+
+    /// Offers refused because the queue was full, and the most batches it held at once, since start.
+    public var fullness: (refusals: Int, peak: Int) { state.withLock { ($0.refusals, $0.peak) } }
 
     /// Batches queued and not yet committed.
     public var pending: Int { state.withLock { $0.items.count + $0.inCommit } }
@@ -53,6 +93,12 @@ public final class IngestQueue: Sendable {
     /// left. One taker at a time (the ingest service).
     func take() async -> [Item] {
         if let items = takeNow() { return items }
+        await waitForItems()
+        return takeNow() ?? []
+    }
+
+    /// Returns once something is queued, the queue is closed, or ``wake()`` is called. One waiter at a time.
+    func waitForItems() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
                 if !state.items.isEmpty || !state.accepting { return true }
@@ -61,19 +107,21 @@ public final class IngestQueue: Sendable {
             }
             if ready { continuation.resume() }
         }
-        return takeNow() ?? []
     }
 
-    /// Takes everything queued, or nil when nothing is.
+    /// Takes everything queued, or nil when nothing is; connections waiting for room are called back.
     func takeNow() -> [Item]? {
-        state.withLock { state in
-            guard !state.items.isEmpty else { return nil }
+        let (items, waiters) = state.withLock { state -> ([Item]?, [@Sendable () -> Void]) in
+            guard !state.items.isEmpty else { return (nil, []) }
             defer {
                 state.inCommit += state.items.count
                 state.items.removeAll(keepingCapacity: true)
+                state.roomWaiters.removeAll()
             }
-            return state.items
+            return (state.items, state.roomWaiters)
         }
+        for waiter in waiters { waiter() }
+        return items
     }
 
     /// Wakes the taker (a timer, so an idle service still beats for the watchdog).
@@ -98,7 +146,13 @@ public final class IngestQueue: Sendable {
 
     /// Refuses new batches from now on; what is queued is still committed.
     public func close() {
-        state.withLock { $0.accepting = false }
+        let waiters = state.withLock { state in
+            state.accepting = false
+            defer { state.roomWaiters.removeAll() }
+            return state.roomWaiters
+        }
+        // Connections holding batches offer them again and are told the daemon is shutting down.
+        for waiter in waiters { waiter() }
         wake()
     }
 

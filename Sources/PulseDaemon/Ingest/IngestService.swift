@@ -60,33 +60,53 @@ public final class IngestService: Service, Sendable {
     private func loop() async {
         var pressured = false
         var calmCycles = 0
+        var refusals = 0  // the queue's refusals as of the last commit
+        var fullLogged = false
         while true {
             // A commit may take a slow disk 20 s; one that hangs (a stuck disk) stops the beats.
             heartbeat.beat(within: 20_000)
-            var items = await queue.take()
+            let items: [IngestQueue.Item]
+            if commitDelay > 0 {
+                // Gather for the delay before taking anything, so a commit never holds more than the queue's limit.
+                await queue.waitForItems()
+                if queue.pending > 0 { try? await Task.sleep(for: .milliseconds(commitDelay)) }
+                items = queue.takeNow() ?? []
+            } else {
+                items = await queue.take()
+            }
             if items.isEmpty {
                 if queue.isFinished { return }
                 continue
             }
-            if commitDelay > 0 {
-                try? await Task.sleep(for: .milliseconds(commitDelay))
-                items += queue.takeNow() ?? []
-            }
             await commit(items)
             queue.committed(items.count)
-            // Backpressure: ask agents to batch less often when one commit gathers `paceThreshold` batches (the
-            // writer is behind); lift it after ten commits in a row under half of that (hysteresis, no flapping).
-            if items.count >= paceThreshold && !pressured {
+            logger.debug("committed \(items.count) batch(es)")
+            // The queue was full: connections stopped reading until it had room (TCP backpressure). Said once
+            // until ingest catches up.
+            let fullness = queue.fullness
+            if fullness.refusals > refusals && !fullLogged {
+                fullLogged = true
+                logger.warning(
+                    "ingest queue full (\(queue.limit) batches, [ingest] queue_limit): connections wait before reading more; agents keep their batches"
+                )
+            }
+            refusals = fullness.refusals
+            // Backpressure: ask agents to batch less often when one commit gathers `paceThreshold` batches (or the
+            // whole queue: the writer is behind); lift it after ten commits in a row under half of that
+            // (hysteresis, no flapping).
+            let threshold = min(paceThreshold, queue.limit)
+            if items.count >= threshold && !pressured {
                 pressured = true
                 calmCycles = 0
                 logger.warning("ingest is behind (\(items.count) batches in one commit): asking agents to slow down")
                 onPace(Pace(sampleFactor: 1, batchFactor: 4))
-            } else if pressured && items.count >= paceThreshold / 2 {
+            } else if pressured && items.count >= threshold / 2 {
                 calmCycles = 0
             } else if pressured {
                 calmCycles += 1
                 if calmCycles >= 10 {
                     pressured = false
+                    fullLogged = false
                     logger.notice("ingest caught up: agents may return to normal pace")
                     onPace(.normal)
                 }

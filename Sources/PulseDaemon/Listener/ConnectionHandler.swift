@@ -9,9 +9,14 @@ import X509
 /// Glue between one agent connection and its ``ConnectionStateMachine``: feeds it frames and TLS and timer
 /// events, and carries out its actions on the channel.
 ///
+/// When the ingest queue is full it holds the batch it could not hand over and reads nothing more from the agent
+/// until the queue has room: the agent's further batches stay in its spool (and the kernel's socket buffers), not
+/// in the daemon's memory. What one read already brought in is held here, at most a read's worth per connection.
+///
 /// Not `Sendable`: it lives on its channel's event loop.
-final class ConnectionHandler: ChannelInboundHandler {
+final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = [UInt8]
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private var machine: ConnectionStateMachine
@@ -23,6 +28,11 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var tlsEstablished = false
     /// The agent, once this connection is in the registry.
     private var registered: AgentIdentity?
+    /// Batches the full ingest queue has not taken yet, oldest first; while any wait, nothing more is read.
+    private var held: [(batch: IngestBatch, completion: @Sendable (Result<IngestOutcome, any Error>) -> Void)] = []
+    private var readRequested = false
+    private var waitingForRoom = false
+    private var removed = false
 
     init(
         machine: ConnectionStateMachine, queue: IngestQueue, registry: ConnectionRegistry, logger: Logger,
@@ -50,6 +60,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        removed = true
+        // Held batches were never acknowledged: the agent sends them again when it reconnects.
+        held.removeAll()
         handshakeTimer?.cancel()
         // By now the state machine may be `.closed` (an error, a timeout): what counts is whether it was added.
         // The registry frees the connection's slot when the channel closes (Listener).
@@ -63,8 +76,10 @@ final class ConnectionHandler: ChannelInboundHandler {
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
                 .peerCertificate
             perform(machine.tlsEstablished(certificateName: certificate.flatMap(Self.commonName)), context: context)
-        case IdleStateHandler.IdleStateEvent.read:
+        case IdleStateHandler.IdleStateEvent.read where held.isEmpty:
             perform(machine.timedOut("no frame for longer than the idle timeout"), context: context)
+        case IdleStateHandler.IdleStateEvent.read:
+            break  // not reading on purpose: the ingest queue is full
         default:
             context.fireUserInboundEventTriggered(event)
         }
@@ -127,7 +142,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 logger.warning(
                     "agent \(agent.name) reports \(batch.droppedBefore) batch(es) dropped from its full spool")
             }
-            queue.submit(IngestBatch(agent: agent, batch: batch, descriptors: descriptors)) { result in
+            let completion: @Sendable (Result<IngestOutcome, any Error>) -> Void = { result in
                 channel.eventLoop.execute { handler.value.machine.batchCompleted() }
                 switch result {
                 case .success(let outcome):
@@ -141,6 +156,44 @@ final class ConnectionHandler: ChannelInboundHandler {
                     }
                 }
             }
+            held.append((IngestBatch(agent: agent, batch: batch, descriptors: descriptors), completion))
+            offerHeld(context: context)
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if held.isEmpty {
+            context.read()
+        } else {
+            readRequested = true
+        }
+    }
+
+    /// Hands the held batches to the ingest queue, oldest first; once all are taken, reading resumes. When the
+    /// queue is full, waits for it to have room.
+    private func offerHeld(context: ChannelHandlerContext) {
+        while let first = held.first {
+            guard queue.offer(first.batch, completion: first.completion) else {
+                guard !waitingForRoom else { return }
+                waitingForRoom = true
+                let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+                let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+                let loop = context.eventLoop
+                queue.whenRoom {
+                    loop.execute {
+                        let handler = handler.value
+                        handler.waitingForRoom = false
+                        guard !handler.removed else { return }
+                        handler.offerHeld(context: boundContext.value)
+                    }
+                }
+                return
+            }
+            held.removeFirst()
+        }
+        if readRequested {
+            readRequested = false
+            context.read()
         }
     }
 

@@ -38,7 +38,7 @@ public struct DaemonRuntime: Sendable {
         self.logger = logger
         current = CurrentConfig(config)
         store = try SQLiteStore(path: config.storePath, settings: config.store)
-        queue = IngestQueue()
+        queue = IngestQueue(limit: config.queueLimit)
         let registry = ConnectionRegistry()
         self.registry = registry
         ingest = IngestService(

@@ -80,9 +80,9 @@ final class Fleet: @unchecked Sendable {
     }
 
     /// Starts `netpulsed` and waits until it listens.
-    func startDaemon() throws {
+    func startDaemon(arguments: [String] = []) throws {
         let process = try Daemonized(
-            [Build.netpulsed, "--config", "\(directory)/netpulsed.toml"], log: "\(directory)/netpulsed.log",
+            [Build.netpulsed, "--config", "\(directory)/netpulsed.toml"] + arguments, log: "\(directory)/netpulsed.log",
             netns: netns)
         daemon = process
         let logSize = process.output.count
