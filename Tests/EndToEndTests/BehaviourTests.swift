@@ -97,6 +97,50 @@ extension EndToEnd {
             #expect(agents.allSatisfy(\.isRunning) && fleet.daemon!.isRunning)
         }
 
+        /// The daemon's disk fills up: it holds the batches it cannot store, unacknowledged (refusing none and
+        /// closing no connection), asks agents to slow down and says why once; once there is room again it stores
+        /// them and everything sent meanwhile. (Before, every failed commit closed the connections of all its
+        /// batches, with a line per commit.)
+        @Test(.timeLimit(.minutes(3)))
+        func aFullDiskHoldsBatchesUntilThereIsRoom() throws {
+            let fleet = try Fleet()
+            let state = fleet.directory + "/netpulsed"
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            // The daemon's state directory on a file system of its own, small enough to fill.
+            try run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", state])
+            defer { _ = try? run(["umount", "-l", state], allowFailure: true) }
+            try fleet.startDaemon()
+            let agent = try fleet.startAgent(
+                "agent-1",
+                config: try fleet.writeAgentConfig("agent-1", interval: "100ms", batch: "200ms", include: #"["lo"]"#))
+            try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 5 }
+
+            let filler = state + "/filler"
+            _ = try run(["dd", "if=/dev/zero", "of=\(filler)", "bs=1M"], allowFailure: true)
+            try eventually("the daemon says it cannot write", timeout: 30) {
+                fleet.daemon!.output.contains("cannot write: the disk is full")
+            }
+            try eventually("the agent is asked to slow down", timeout: 30) {
+                agent.output.contains("daemon asks to slow down")
+            }
+            try FileManager.default.removeItem(atPath: filler)
+            try eventually("the daemon writes again", timeout: 30) {
+                fleet.daemon!.output.contains("the store writes again after")
+            }
+            let resumed = Int64(Date().timeIntervalSince1970 * 1_000)
+            try eventually("fresh points arrive") {
+                try fleet.samples("agent-1", "lo").contains { $0.timestamp > resumed + 1_000 }
+            }
+            // Every sample through the outage, none twice.
+            let times = try fleet.samples("agent-1", "lo").map(\.timestamp)
+            let steps = zip(times, times.dropFirst()).map { $1 - $0 }
+            #expect(steps.allSatisfy { $0 > 0 } && (steps.max() ?? 0) < 1_000, "largest step \(steps.max() ?? 0) ms")
+            let log = fleet.daemon!.output
+            #expect(log.components(separatedBy: "cannot write: the disk is full").count - 1 == 1, "said once:\n\(log)")
+            #expect(!agent.output.contains("disconnected from"), "the connection stayed:\n\(agent.output)")
+            #expect(fleet.daemon!.isRunning && agent.isRunning)
+        }
+
         /// A full spool drops its oldest batches, counts them, and the daemon hears about it.
         @Test(.timeLimit(.minutes(2)))
         func fullSpoolDropsTheOldestAndReportsIt() throws {

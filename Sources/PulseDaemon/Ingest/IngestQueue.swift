@@ -86,6 +86,9 @@ public final class IngestQueue: Sendable {
     /// Batches queued and not yet committed.
     public var pending: Int { state.withLock { $0.items.count + $0.inCommit } }
 
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { state.withLock { !$0.accepting } }
+
     /// Whether the queue was closed and everything in it committed.
     public var isFinished: Bool { state.withLock { !$0.accepting && $0.items.isEmpty && $0.inCommit == 0 } }
 

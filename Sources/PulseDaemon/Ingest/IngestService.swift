@@ -21,6 +21,8 @@ public final class IngestService: Service, Sendable {
     public let valuesStored = Atomic<Int64>(0)
     public let batchesStored = Atomic<Int64>(0)
     public let duplicates = Atomic<Int64>(0)
+    /// Why the store cannot write, while it cannot.
+    public let writeFailure = Mutex<String?>(nil)
 
     public init(
         store: any MetricStore, queue: IngestQueue, logger: Logger, commitDelay: Int64 = 0, paceThreshold: Int = 4_096,
@@ -78,7 +80,7 @@ public final class IngestService: Service, Sendable {
                 if queue.isFinished { return }
                 continue
             }
-            await commit(items)
+            await commit(items, pressured: &pressured)
             queue.committed(items.count)
             logger.debug("committed \(items.count) batch(es)")
             // The queue was full: connections stopped reading until it had room (TCP backpressure). Said once
@@ -114,16 +116,45 @@ public final class IngestService: Service, Sendable {
         }
     }
 
-    private func commit(_ items: [IngestQueue.Item]) async {
+    /// Commits `items` and completes them. While the store cannot write (a full disk), holds them, unacknowledged,
+    /// and tries again with backoff, asking agents to slow down: the queue fills behind them and connections stop
+    /// reading, so nothing is refused and nothing is lost, and acknowledgements resume once the disk has room. Said
+    /// once when it starts and once when it ends, and shown in the status line meanwhile.
+    private func commit(_ items: [IngestQueue.Item], pressured: inout Bool) async {
+        var failingSince: ContinuousClock.Instant?
+        var delay = Duration.milliseconds(250)
         let outcomes: [IngestOutcome]
-        do {
-            outcomes = try await store.ingest(items.map(\.batch), receivedAt: WallClock.milliseconds())
-        } catch {
-            logger.error("cannot store \(items.count) batch(es), none acknowledged: \(error)")
-            for item in items {
-                item.completion(.failure(ErrorFrame(.storageFailure, "the daemon cannot store: \(error)")))
+        while true {
+            heartbeat.beat(within: 20_000)
+            do {
+                outcomes = try await store.ingest(items.map(\.batch), receivedAt: WallClock.milliseconds())
+                break
+            } catch StoreError.cannotWrite(let reason) where !queue.isClosed {
+                if failingSince == nil {
+                    failingSince = .now
+                    logger.error(
+                        "\(reason): holding \(items.count) batch(es) unacknowledged and retrying; agents asked to slow down"
+                    )
+                    writeFailure.withLock { $0 = reason }
+                    pressured = true
+                    onPace(Pace(sampleFactor: 1, batchFactor: 4))
+                }
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            } catch {
+                writeFailure.withLock { $0 = nil }
+                logger.error("cannot store \(items.count) batch(es), none acknowledged: \(error)")
+                for item in items {
+                    item.completion(.failure(ErrorFrame(.storageFailure, "the daemon cannot store: \(error)")))
+                }
+                return
             }
-            return
+        }
+        if let failingSince {
+            writeFailure.withLock { $0 = nil }
+            logger.notice(
+                "the store writes again after \(Units.fixed(Double((ContinuousClock.now - failingSince).components.seconds), decimals: 0)) s; \(items.count) held batch(es) stored"
+            )
         }
         var values: Int64 = 0
         var stored: Int64 = 0

@@ -27,6 +27,7 @@ final class StatusService: Service, Sendable {
         let handshakes = registry.handshakeCount
         if handshakes > 0 { parts.append("\(handshakes) handshake(s) pending") }
         if let valuesPerSecond { parts.append("\(Units.formatCount(valuesPerSecond)) values/s") }
+        if let failure = ingest.writeFailure.withLock({ $0 }) { parts.append("not storing: \(failure)") }
         if let pace = registry.currentPace, pace != .normal { parts.append("agents asked to slow down") }
         parts.append("store \(Units.formatBytes(Double(store.sizeOnDisk)))")
         return parts.joined(separator: "; ")

@@ -17,9 +17,24 @@ extension SQLiteStore {
                 } catch {
                     // The transaction rolled back: what the caches learnt in it may not exist.
                     writer.reset()
-                    throw error
+                    throw Self.transient(error, path: self.path) ?? error
                 }
             }
         }
+    }
+
+    /// ``StoreError/cannotWrite(_:)`` for errors of the disk rather than of the data: a full disk, an I/O error, a
+    /// file system gone read-only, a lock held elsewhere. Nil for the others.
+    static func transient(_ error: any Error, path: String) -> StoreError? {
+        guard let error = error as? DatabaseError else { return nil }
+        let transient: [ResultCode] = [
+            .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_BUSY,
+            .SQLITE_LOCKED, .SQLITE_NOMEM,
+        ]
+        guard transient.contains(error.resultCode.primaryResultCode) else { return nil }
+        let cause =
+            error.resultCode.primaryResultCode == .SQLITE_FULL
+            ? "the disk is full" : error.message ?? "\(error.resultCode)"
+        return .cannotWrite("\(path): cannot write: \(cause)")
     }
 }

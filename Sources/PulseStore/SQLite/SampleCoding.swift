@@ -84,12 +84,16 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case unusable(String)
     /// A batch breaks a rule of the protocol the store relies on.
     case invalidBatch(String)
+    /// The store cannot write right now (its disk is full, an I/O error, a read-only file system): nothing of the
+    /// transaction was kept, and the same write may succeed once the cause is gone.
+    case cannotWrite(String)
 
     public var description: String {
         switch self {
         case .damaged(let what): "the store is damaged: \(what)"
         case .unusable(let why): why
         case .invalidBatch(let why): why
+        case .cannotWrite(let why): why
         }
     }
 }
