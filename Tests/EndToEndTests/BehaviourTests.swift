@@ -141,6 +141,46 @@ extension EndToEnd {
             #expect(fleet.daemon!.isRunning && agent.isRunning)
         }
 
+        /// The agent's state directory fills up: batches it cannot spool are lost, counted and reported, with one
+        /// line when it starts and one when it ends (before, a line per batch); sampling goes on, and once there is
+        /// room the batches flow again and the daemon hears how many were lost.
+        @Test(.timeLimit(.minutes(3)))
+        func aFullSpoolDiskLosesBatchesKnowinglyAndRecovers() throws {
+            let fleet = try Fleet()
+            let state = fleet.directory + "/agent-1"
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            try run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", state])
+            defer { _ = try? run(["umount", "-l", state], allowFailure: true) }
+            try fleet.startDaemon()
+            let agent = try fleet.startAgent(
+                "agent-1",
+                config: try fleet.writeAgentConfig("agent-1", interval: "100ms", batch: "100ms", include: #"["lo"]"#))
+            try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 5 }
+
+            let filler = state + "/filler"
+            _ = try run(["dd", "if=/dev/zero", "of=\(filler)", "bs=64k"], allowFailure: true)
+            try eventually("the agent says batches are lost", timeout: 30) {
+                agent.output.contains("batches are lost until it works again")
+            }
+            // The disk stays full for two seconds (about 20 batches), not a wait for an event.
+            Thread.sleep(forTimeInterval: 2)
+            try FileManager.default.removeItem(atPath: filler)
+            try eventually("the agent stores batches again", timeout: 30) {
+                agent.output.contains("batches are stored again after")
+            }
+            try eventually("the daemon hears of the lost batches", timeout: 30) {
+                fleet.daemon!.output.contains("batch(es) lost from its spool (full, or its disk failing)")
+            }
+            let resumed = Int64(Date().timeIntervalSince1970 * 1_000)
+            try eventually("fresh points arrive") {
+                try fleet.samples("agent-1", "lo").contains { $0.timestamp > resumed + 500 }
+            }
+            let said = agent.output.components(separatedBy: "batches are lost until it works again").count - 1
+            #expect(said == 1, "said once:\n\(agent.output)")
+            #expect(try fleet.storedAgents().first { $0.name == "agent-1" }?.droppedBatches ?? 0 >= 10)
+            #expect(agent.isRunning && fleet.daemon!.isRunning)
+        }
+
         /// A full spool drops its oldest batches, counts them, and the daemon hears about it.
         @Test(.timeLimit(.minutes(2)))
         func fullSpoolDropsTheOldestAndReportsIt() throws {
@@ -151,7 +191,7 @@ extension EndToEnd {
             try eventually("spool full", timeout: 60) { agent.output.contains("spool full: dropped") }
             try fleet.startDaemon()
             try eventually("daemon told of the drops", timeout: 30) {
-                fleet.daemon!.output.contains("batch(es) dropped from its full spool")
+                fleet.daemon!.output.contains("batch(es) lost from its spool (full, or its disk failing)")
             }
             try eventually("drops recorded in the store") {
                 try fleet.storedAgents().first { $0.name == "agent-1" }?.droppedBatches ?? 0 > 0

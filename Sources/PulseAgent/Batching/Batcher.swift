@@ -103,6 +103,15 @@ public struct Batcher: Sendable {
     ///   - order: the batch's place in the agent's counter order (from ``OrderClock``).
     ///   - interval: the sampling interval in force for every tick of the batch (ms).
     ///   - heartbeat: the idle heartbeat in force (ms, 0 when idle interfaces are sent every tick).
+    /// Forgets the open batch's samples (it cannot be stored); the next batch starts empty.
+    public mutating func discard() {
+        samples.removeAll(keepingCapacity: true)
+        order.removeAll(keepingCapacity: true)
+        ticks.removeAll(keepingCapacity: true)
+        links.removeAll(keepingCapacity: true)
+        sampleCount = 0
+    }
+
     public mutating func flush(
         droppedBefore: UInt64, order batchOrder: UInt64, interval: Int64, heartbeat: Int64
     ) -> SpoolRecord? {

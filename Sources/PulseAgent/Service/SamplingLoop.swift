@@ -36,6 +36,7 @@ public struct SamplingLoop: Sendable {
         var lastLinkRead: Int64?
         var lastTick: Int64 = .min
         var reportedFailure = false
+        var trouble = WriteTrouble()
         // The interval and heartbeat every tick of the open batch was sampled with (a batch declares one of each).
         var batchSettings = (interval: config.sampleInterval, heartbeat: config.idleHeartbeat)
 
@@ -58,11 +59,11 @@ public struct SamplingLoop: Sendable {
             let timestamp = WallClock.milliseconds()
             if timestamp <= lastTick {
                 // The wall clock stepped back: a batch's timestamps must increase, so close this one.
-                await flush(&batcher, batchSettings)
+                await flush(&batcher, batchSettings, &trouble)
             }
             if batchSettings != (interval, config.idleHeartbeat) {
                 // A PACE or a reload changed how often we sample: the open batch keeps the settings it was made with.
-                await flush(&batcher, batchSettings)
+                await flush(&batcher, batchSettings, &trouble)
                 batchSettings = (interval, config.idleHeartbeat)
             }
             lastTick = timestamp
@@ -85,7 +86,7 @@ public struct SamplingLoop: Sendable {
             while !items.isEmpty {
                 let room = batcher.room(within: .standard, maximumSamples: config.batchMaximumSamples)
                 guard room > 0 else {
-                    await flush(&batcher, batchSettings)
+                    await flush(&batcher, batchSettings, &trouble)
                     continue
                 }
                 batcher.add(Array(items.prefix(room)))
@@ -93,7 +94,7 @@ public struct SamplingLoop: Sendable {
             }
 
             if batcher.sampleCount >= config.batchMaximumSamples || timestamp >= batchDeadline {
-                await flush(&batcher, batchSettings)
+                await flush(&batcher, batchSettings, &trouble)
                 let base = Double(config.batchInterval * Int64(pace.batchFactor))
                 let jitter =
                     config.batchJitter > 0
@@ -102,10 +103,12 @@ public struct SamplingLoop: Sendable {
             }
         }
         heartbeat.finish()
-        await flush(&batcher, batchSettings)
+        await flush(&batcher, batchSettings, &trouble)
     }
 
-    private func flush(_ batcher: inout Batcher, _ settings: (interval: Int64, heartbeat: Int64)) async {
+    private func flush(
+        _ batcher: inout Batcher, _ settings: (interval: Int64, heartbeat: Int64), _ trouble: inout WriteTrouble
+    ) async {
         guard !batcher.isEmpty else { return }
         let drops = await pipeline.takeUnreportedDrops()
         let record: SpoolRecord
@@ -114,16 +117,44 @@ public struct SamplingLoop: Sendable {
             record = batcher.flush(
                 droppedBefore: drops, order: order, interval: settings.interval, heartbeat: settings.heartbeat)!
         } catch {
-            logger.error("cannot reserve batch orders in the state directory: \(error)")
-            await pipeline.restoreUnreportedDrops(drops)
+            // Without a reserved order the batch cannot be stored: it is lost, counted and reported like a dropped
+            // one. Keeping it would grow it past its limits, and a tick that does not fit would never find room.
+            batcher.discard()
+            trouble.failed("cannot reserve batch orders in the state directory", error, logger: logger)
+            await pipeline.restoreUnreportedDrops(drops + 1)
             return
         }
         do {
             try await pipeline.store(record)
+            trouble.worked(logger: logger)
         } catch {
-            logger.error("cannot write batch \(record.sequence) to the spool: \(error)")
+            trouble.failed("cannot write batch \(record.sequence) to the spool", error, logger: logger)
             // The batch is lost; the count it carried goes in the next one, with this batch added to it.
             await pipeline.restoreUnreportedDrops(drops + 1)
         }
+    }
+}
+
+/// Failures to store batches (a full or failing disk under the state directory): said when they start and when
+/// they end, with how many batches were lost in between, rather than once per batch. The lost batches are counted
+/// and reported to the daemon in the next stored batch (`droppedBefore`), so the hole shows in its coverage.
+struct WriteTrouble {
+    var since: Int64?
+    var lost = 0
+
+    mutating func failed(_ what: String, _ error: any Error, logger: Logger, now: Int64 = WallClock.milliseconds()) {
+        lost += 1
+        guard since == nil else { return }
+        since = now
+        logger.error(
+            "\(what): \(error); batches are lost until it works again (counted, and reported to the daemon)")
+    }
+
+    mutating func worked(logger: Logger, now: Int64 = WallClock.milliseconds()) {
+        guard let since else { return }
+        logger.notice(
+            "batches are stored again after \((now - since) / 1_000) s; \(lost) batch(es) lost meanwhile")
+        self.since = nil
+        lost = 0
     }
 }

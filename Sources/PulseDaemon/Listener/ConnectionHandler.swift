@@ -140,7 +140,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             if batch.droppedBefore > 0 {
                 logger.warning(
-                    "agent \(agent.name) reports \(batch.droppedBefore) batch(es) dropped from its full spool")
+                    "agent \(agent.name) reports \(batch.droppedBefore) batch(es) lost from its spool (full, or its disk failing)"
+                )
             }
             let completion: @Sendable (Result<IngestOutcome, any Error>) -> Void = { result in
                 channel.eventLoop.execute { handler.value.machine.batchCompleted() }
