@@ -100,6 +100,29 @@ import Testing
         #expect(total == BucketValues())
     }
 
+    /// Spreading into some buckets only (a read of the last minutes over a month-long gap) gives those buckets
+    /// exactly what spreading into all of them gives.
+    @Test func spreadingIntoSomeBucketsGivesThemWhatTheWholeSpreadGives() {
+        var random = SplitMix64(seed: 3)
+        for _ in 0..<300 {
+            let from = Int64(random.next() % 10_000_000)
+            let to = from + 1 + Int64(random.next() % 40_000_000)
+            let p = sample(1, time: from, rx: 0, tx: 0, speed: 1_000)
+            let n = sample(
+                2, time: to, rx: random.next() % 1_000_000_000_000, tx: random.next() % 1_000_000, speed: 1_000)
+            let step = CountedStep.between(p, n, maximumRate: maximumRate)
+            for level in [RollupLevel.oneMinute, .fiveMinutes, .oneHour] {
+                var whole = [Int64: BucketValues]()
+                Spreader.spread(step, from: p, to: n, level: level) { whole[$0] = $1 }
+                let low = Int64(random.next() % 50_000_000)
+                let wanted = low..<(low + Int64(random.next() % 5_000_000))
+                var some = [Int64: BucketValues]()
+                Spreader.spread(step, from: p, to: n, level: level, startingIn: wanted) { some[$0] = $1 }
+                #expect(some == whole.filter { wanted.contains($0.key) }, "\(level) \(from)…\(to) in \(wanted)")
+            }
+        }
+    }
+
     @Test func measuredStepsCarryPeaksAndSpeed() {
         let p = sample(1, time: 59_500, rx: 0, tx: 0, speed: 1_000)
         let n = sample(2, time: 60_500, rx: 125_000, tx: 2_000, speed: 1_000)

@@ -1,13 +1,35 @@
 /// Spreads a counted step over the buckets of one level, in proportion to time and in exact integers
 /// (`docs/windows.md`, "Time classes and spreading").
 public enum Spreader {
-    /// Calls `add(start, values)` for every bucket of `level` that the step from `previous` to `next` touches.
+    /// Calls `add(start, values)` for every bucket of `level` that the step from `previous` to `next` touches (only
+    /// those whose start lies in `wanted`, when given).
     ///
-    /// - Parameter sign: `1` to add the step, `-1` to take it out again (only instant and gap steps are ever taken
-    ///   out, and they carry no peaks or speed).
+    /// - Parameters:
+    ///   - sign: `1` to add the step, `-1` to take it out again (only instant and gap steps are ever taken out, and
+    ///     they carry no peaks or speed).
+    ///   - wanted: bucket starts to spread into. A bucket's share depends only on its own bounds, so leaving the
+    ///     others out changes nothing in those spread: a read of the last minutes no longer walks every bucket of a
+    ///     month-long gap.
     public static func spread(
         _ step: CountedStep, from previous: StepSample, to next: StepSample, level: RollupLevel, sign: Int64 = 1,
-        _ add: (Int64, BucketValues) -> Void
+        startingIn wanted: Range<Int64>? = nil, _ add: (Int64, BucketValues) -> Void
+    ) {
+        guard let wanted else {
+            spread(step, from: previous, to: next, level: level, sign: sign, from: .min, to: .max, add)
+            return
+        }
+        spread(step, from: previous, to: next, level: level, sign: sign, from: wanted.lowerBound, to: wanted.upperBound)
+        {
+            start, values in
+            if wanted.contains(start) { add(start, values) }
+        }
+    }
+
+    /// ``spread(_:from:to:level:sign:startingIn:_:)`` walking only the buckets that start in `[first, last)` (plus
+    /// the step's single bucket when it has one: the caller filters).
+    private static func spread(
+        _ step: CountedStep, from previous: StepSample, to next: StepSample, level: RollupLevel, sign: Int64,
+        from first: Int64, to last: Int64, _ add: (Int64, BucketValues) -> Void
     ) {
         precondition(sign == 1 || sign == -1 && step.timing.mayBeSplit, "only gap and instant steps are taken out")
         var events = SIMD8<Int64>.zero
@@ -44,7 +66,16 @@ public enum Spreader {
             return
         }
         var before = Traffic.zero
-        while bucket < end {
+        if first > bucket {
+            // Start at the first wanted bucket, with F at its lower bound.
+            let aligned = level.bucketStart(first)
+            bucket = aligned < first ? aligned + level.width : aligned
+            guard bucket < end else { return }
+            for lane in 0..<8 {
+                before[lane] = Ceiling.muldiv(step.counted[lane], UInt64(bucket - start), UInt64(span))
+            }
+        }
+        while bucket < end && bucket < last {
             let low = max(bucket, start)
             let high = min(bucket + level.width, end)
             // F(x) = ⌊V × (x − start) / span⌋; a bucket gets F(high) − F(low), which telescopes to V over the step.

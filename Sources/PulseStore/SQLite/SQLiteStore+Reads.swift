@@ -112,8 +112,8 @@ extension SQLiteStore {
             let next = try SampleCoding.decode(Array(row[2] as Data))
             let step = try SampleCoding.decodeStep(Array(row[4] as Data))
             let revision: Int64 = row[5]
-            Spreader.spread(step, from: previous, to: next, level: level) { start, values in
-                guard start >= from && start < to else { return }
+            Spreader.spread(step, from: previous, to: next, level: level, startingIn: from..<max(from, to)) {
+                start, values in
                 for id in wanted { add(id, start, id == owner ? values : values.sumsOnly, revision) }
             }
         }
