@@ -14,9 +14,10 @@ import Testing
         var random = SplitMix64(seed: 7)
         var swapped = 0
         var refused = 0
-        for round in 0..<40 {
+        // Kept small: the check sorts every rate after each swap (a debug build, on the tests' shared threads).
+        for round in 0..<12 {
             // Short periods keep few rates (a 300-interval period keeps 16), so drops and refusals happen often.
-            let intervals = [20, 60, 300, 2_000][round % 4]
+            let intervals = [20, 60, 300, 1_000][round % 4]
             var inbound = [Int64?](repeating: nil, count: intervals)
             var outbound = [Int64?](repeating: nil, count: intervals)
             var tracker = BillTracker(intervals: intervals)
@@ -25,7 +26,7 @@ import Testing
                 outbound[index] = Int64(random.next() % 1_000)
                 tracker.add(inbound: inbound[index]!, outbound: outbound[index]!)
             }
-            for _ in 0..<(intervals * 2) {
+            for _ in 0..<min(intervals * 2, 300) {
                 let index = Int(random.next() % UInt64(intervals))
                 let old = inbound[index].map { ($0, outbound[index]!) }
                 // Mostly more bytes (late data adds), sometimes fewer, sometimes data comes or goes.
