@@ -30,6 +30,8 @@ public final class IngestQueue: Sendable {
         var refusals = 0
         /// The most items queued at once since start.
         var peak = 0
+        /// When the oldest item still queued arrived (`ContinuousClock`), nil while nothing is queued.
+        var oldestSince: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -53,6 +55,7 @@ public final class IngestQueue: Sendable {
                 state.refusals += 1
                 return .full
             }
+            if state.items.isEmpty { state.oldestSince = .now }
             state.items.append(Item(batch: batch, completion: completion))
             state.peak = max(state.peak, state.items.count)
             defer { state.taker = nil }
@@ -78,6 +81,12 @@ public final class IngestQueue: Sendable {
             return false
         }
         if now { waiter() }
+    }
+
+    /// How long the oldest batch waiting for a commit has waited (zero when none waits): above a few tens of
+    /// milliseconds, the writer is behind.
+    public var backlogAge: Duration {
+        state.withLock { state in state.oldestSince.map { ContinuousClock.now - $0 } ?? .zero }
     }
 
     /// Offers refused because the queue was full, and the most batches it held at once, since start.
@@ -120,6 +129,7 @@ public final class IngestQueue: Sendable {
                 state.inCommit += state.items.count
                 state.items.removeAll(keepingCapacity: true)
                 state.roomWaiters.removeAll()
+                state.oldestSince = nil
             }
             return (state.items, state.roomWaiters)
         }

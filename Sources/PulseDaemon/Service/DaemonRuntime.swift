@@ -78,7 +78,11 @@ public struct DaemonRuntime: Sendable {
             services.insert(.init(service: SnapshotService(store: store, config: config, logger: logger)), at: 2)
         }
         if config.dashboards.enabled {
-            services.insert(.init(service: DashboardService(store: store, config: config, logger: logger)), at: 2)
+            let queue = self.queue
+            services.insert(
+                .init(
+                    service: DashboardService(
+                        store: store, config: config, logger: logger, ingestBacklog: { queue.backlogAge })), at: 2)
         }
         return services
     }

@@ -10,18 +10,38 @@ import ServiceLifecycle
 /// `host_pages = false`) a page per host, published atomically with `latest` names, `index.html` and retention.
 ///
 /// It reads through the store's reader connections and renders on this service's task, never on the ingest path:
-/// the ingest writer and the connections' event loops do not wait for it. It shares the CPU with ingest at the same
-/// priority: drawing at background priority (nice 10) was tried and did not spare acknowledgements in the benchmark
-/// (docs/benchmarks.md, Ack latency while drawing).
+/// the ingest writer and the connections' event loops do not wait for it. It gives way to ingest: before each page
+/// it waits while batches wait for a commit longer than ``yieldAbove`` (up to ``longestYield`` per page, so a
+/// daemon that is always behind still draws). Drawing at background priority (nice 10) was tried instead and did
+/// not spare acknowledgements in the benchmark (docs/benchmarks.md, Ack latency while drawing).
 final class DashboardService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
     let logger: Logger
+    /// How long the oldest batch waiting for a commit has waited.
+    let ingestBacklog: @Sendable () -> Duration
 
-    init(store: any MetricStore, config: DaemonConfig, logger: Logger) {
+    init(
+        store: any MetricStore, config: DaemonConfig, logger: Logger,
+        ingestBacklog: @escaping @Sendable () -> Duration = { .zero }
+    ) {
         self.store = store
         self.config = config
         self.logger = logger
+        self.ingestBacklog = ingestBacklog
+    }
+
+    /// A batch waiting longer than this for its commit means the writer is behind: drawing waits.
+    static let yieldAbove = Duration.milliseconds(50)
+    /// The longest a page waits for ingest to catch up.
+    static let longestYield = Duration.seconds(30)
+
+    /// Waits while ingest is behind, up to ``longestYield``.
+    func yieldToIngest() async throws {
+        let deadline = ContinuousClock.now + Self.longestYield
+        while ingestBacklog() > Self.yieldAbove && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Seconds after a range's boundary before it is drawn: batches close every 10 s and commit soon after.
@@ -81,6 +101,7 @@ final class DashboardService: Service, Sendable {
                 let latest = "\(settings.directory)/\(DashboardFiles.latest(stem: spec.fileStem, range: range))"
                 guard ranges.contains(range) || !FileIO.exists(latest) else { continue }
                 try Task.checkCancellation()
+                try await yieldToIngest()
                 do {
                     rendered.append(try await renderer.render(spec, range: range, now: now))
                 } catch is CancellationError {
