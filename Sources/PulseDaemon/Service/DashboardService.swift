@@ -11,8 +11,8 @@ import ServiceLifecycle
 ///
 /// It reads through the store's reader connections and renders on this service's task, never on the ingest path:
 /// the ingest writer and the connections' event loops do not wait for it. It gives way to ingest: before each page
-/// it waits while batches wait for a commit longer than ``yieldAbove`` (up to ``longestYield`` per page, so a
-/// daemon that is always behind still draws). Drawing at background priority (nice 10) was tried instead and did
+/// it waits while batches wait for a commit longer than ``yieldAbove`` (up to ``longestYield`` in all per round, so
+/// a daemon that is always behind still draws every page, late). Drawing at background priority (nice 10) was tried instead and did
 /// not spare acknowledgements in the benchmark (docs/benchmarks.md, Ack latency while drawing).
 final class DashboardService: Service, Sendable {
     let store: any MetricStore
@@ -33,12 +33,14 @@ final class DashboardService: Service, Sendable {
 
     /// A batch waiting longer than this for its commit means the writer is behind: drawing waits.
     static let yieldAbove = Duration.milliseconds(50)
-    /// The longest a page waits for ingest to catch up.
+    /// The longest a round of drawing waits, in all, for ingest to catch up.
     static let longestYield = Duration.seconds(30)
 
-    /// Waits while ingest is behind, up to ``longestYield``.
-    func yieldToIngest() async throws {
-        let deadline = ContinuousClock.now + Self.longestYield
+    /// Waits while ingest is behind, taking the time from the round's `budget`.
+    func yieldToIngest(budget: inout Duration) async throws {
+        let start = ContinuousClock.now
+        defer { budget -= ContinuousClock.now - start }
+        let deadline = start + budget
         while ingestBacklog() > Self.yieldAbove && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -94,6 +96,7 @@ final class DashboardService: Service, Sendable {
         let renderer = DashboardRenderer(engine: engine)
         var rendered = [RenderedDashboard]()
         var failures = [String]()
+        var yieldBudget = Self.longestYield
         for spec in specs {
             for range in settings.ranges.map(\.range) {
                 // A dashboard new since its range was last drawn (a host that just connected) is drawn now rather
@@ -101,7 +104,7 @@ final class DashboardService: Service, Sendable {
                 let latest = "\(settings.directory)/\(DashboardFiles.latest(stem: spec.fileStem, range: range))"
                 guard ranges.contains(range) || !FileIO.exists(latest) else { continue }
                 try Task.checkCancellation()
-                try await yieldToIngest()
+                try await yieldToIngest(budget: &yieldBudget)
                 do {
                     rendered.append(try await renderer.render(spec, range: range, now: now))
                 } catch is CancellationError {
