@@ -99,10 +99,8 @@ public struct BillKeeper: Sendable {
                 let buckets =
                     try await store.buckets(level: .fiveMinutes, series: [series.id], from: period.from, to: period.to)[
                         series.id] ?? []
-                let tracker = BillTracker.rebuilt(from: buckets, period: period, now: period.to)
-                issued.bill = tracker.bill(
-                    period: period, now: period.to, method: bill.bill.method, revision: pass.revision)
-                issued.asOf = period.to
+                issued = Self.rebuilt(
+                    series.id, from: buckets, period, bill.bill.method, asOf: period.to, revision: pass.revision)
             }
             issued.issuedAt = now
             issued.tracker = nil
@@ -116,6 +114,17 @@ public struct BillKeeper: Sendable {
                 bills: pass.changed.compactMap { pass.bills[$0] }, adjustments: pass.adjustments, cursor: cursor,
                 settled: pass.settled))
         return pass.report
+    }
+
+    /// The open bill of `series` for `period` made from the period's 5-minute buckets that ended by `asOf`.
+    static func rebuilt(
+        _ series: Int64, from buckets: [Bucket], _ period: Window, _ method: BillingMethod, asOf: Int64,
+        revision: Int64
+    ) -> StoredBill {
+        let tracker = BillTracker.rebuilt(from: buckets, period: period, now: asOf)
+        return StoredBill(
+            series: series, bill: tracker.bill(period: period, now: asOf, method: method, revision: revision),
+            asOf: asOf, tracker: tracker)
     }
 
     /// The part of a pass that reads the snapshot.
@@ -142,13 +151,9 @@ public struct BillKeeper: Sendable {
         )
             throws -> StoredBill
         {
-            var tracker = BillTracker(intervals: Int(period.length / Bill.interval))
-            try snapshot.buckets(series: [series.id], from: period.from, to: period.to) { _, buckets in
-                tracker = BillTracker.rebuilt(from: buckets, period: period, now: asOf)
-            }
-            return StoredBill(
-                series: series.id, bill: tracker.bill(period: period, now: asOf, method: method, revision: revision),
-                asOf: asOf, tracker: tracker)
+            var buckets = [Bucket]()
+            try snapshot.buckets(series: [series.id], from: period.from, to: period.to) { buckets = $1 }
+            return BillKeeper.rebuilt(series.id, from: buckets, period, method, asOf: asOf, revision: revision)
         }
 
         /// 1. The intervals that ended since the last pass.

@@ -28,8 +28,6 @@ public final class IngestQueue: Sendable {
         var roomWaiters: [@Sendable () -> Void] = []
         /// Offers refused because the queue was full, since start.
         var refusals = 0
-        /// The most items queued at once since start.
-        var peak = 0
         /// When the oldest item still queued arrived (`ContinuousClock`), nil while nothing is queued.
         var oldestSince: ContinuousClock.Instant?
     }
@@ -57,7 +55,6 @@ public final class IngestQueue: Sendable {
             }
             if state.items.isEmpty { state.oldestSince = .now }
             state.items.append(Item(batch: batch, completion: completion))
-            state.peak = max(state.peak, state.items.count)
             defer { state.taker = nil }
             return .queued(state.taker)
         }
@@ -89,8 +86,8 @@ public final class IngestQueue: Sendable {
         state.withLock { state in state.oldestSince.map { ContinuousClock.now - $0 } ?? .zero }
     }
 
-    /// Offers refused because the queue was full, and the most batches it held at once, since start.
-    public var fullness: (refusals: Int, peak: Int) { state.withLock { ($0.refusals, $0.peak) } }
+    /// Offers refused because the queue was full, since start.
+    public var refusals: Int { state.withLock { $0.refusals } }
 
     /// Batches queued and not yet committed.
     public var pending: Int { state.withLock { $0.items.count + $0.inCommit } }

@@ -85,14 +85,14 @@ public final class IngestService: Service, Sendable {
             logger.debug("committed \(items.count) batch(es)")
             // The queue was full: connections stopped reading until it had room (TCP backpressure). Said once
             // until ingest catches up.
-            let fullness = queue.fullness
-            if fullness.refusals > refusals && !fullLogged {
+            let queueRefusals = queue.refusals
+            if queueRefusals > refusals && !fullLogged {
                 fullLogged = true
                 logger.warning(
                     "ingest queue full (\(queue.limit) batches, [ingest] queue_limit): connections wait before reading more; agents keep their batches"
                 )
             }
-            refusals = fullness.refusals
+            refusals = queueRefusals
             // Backpressure: ask agents to batch less often when one commit gathers `paceThreshold` batches (or the
             // whole queue: the writer is behind); lift it after ten commits in a row under half of that
             // (hysteresis, no flapping).

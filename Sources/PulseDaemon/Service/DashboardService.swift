@@ -12,8 +12,9 @@ import ServiceLifecycle
 /// It reads through the store's reader connections and renders on this service's task, never on the ingest path:
 /// the ingest writer and the connections' event loops do not wait for it. It gives way to ingest: before each page
 /// it waits while batches wait for a commit longer than ``yieldAbove`` (up to ``longestYield`` in all per round, so
-/// a daemon that is always behind still draws every page, late). Drawing at background priority (nice 10) was tried instead and did
-/// not spare acknowledgements in the benchmark (docs/benchmarks.md, Ack latency while drawing).
+/// a daemon that is always behind still draws every page, late). Drawing at background priority (nice 10) was
+/// tried instead and did not spare acknowledgements in the benchmark (docs/benchmarks.md, Ack latency while
+/// drawing).
 final class DashboardService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig

@@ -9,13 +9,16 @@ extension SQLiteStore {
     }
 
     public func markBillIntervals(before time: Int64) async throws {
-        try await pool.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO meta (key, value) VALUES ('bill_mark', ?)
-                    ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
-                    """, arguments: [time])
-        }
+        try await pool.write { db in try Self.raiseBillMark(to: time, in: db) }
+    }
+
+    /// Moves the bill mark (``StoreWriter/billMark``) up to `time`, never down.
+    static func raiseBillMark(to time: Int64, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO meta (key, value) VALUES ('bill_mark', ?)
+                ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
+                """, arguments: [time])
     }
 
     public func withBillSnapshot<Result: Sendable>(
@@ -28,6 +31,7 @@ extension SQLiteStore {
             return try body(SQLiteBillSnapshot(db: db, revision: try StoreWriter.meta("revision", db)))
         }
     }
+
     public func openBills() async throws -> [StoredBill] {
         try await pool.read { db in
             try Row.fetchAll(
@@ -117,11 +121,7 @@ extension SQLiteStore {
                 ])
             }
             try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'bill_cursor'", arguments: [update.cursor])
-            try db.execute(
-                sql: """
-                    INSERT INTO meta (key, value) VALUES ('bill_mark', ?)
-                    ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
-                    """, arguments: [update.cursor])
+            try Self.raiseBillMark(to: update.cursor, in: db)
         }
     }
 
