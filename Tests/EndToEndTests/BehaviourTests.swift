@@ -71,9 +71,11 @@ extension EndToEnd {
             Thread.sleep(forTimeInterval: 6)
             try fleet.startDaemon(arguments: ["--log-level", "debug"])
             let started = Int64(Date().timeIntervalSince1970 * 1_000)
+            // Fresh batches go ahead of each backlog: wait for both.
             try eventually("the backlogs are delivered and fresh batches follow", timeout: 90) {
-                try names.allSatisfy { name in
-                    try fleet.samples(name, "lo").contains { $0.timestamp > started + 5_000 }
+                try zip(names, agents).allSatisfy { name, agent in
+                    try agent.output.contains("replay done")
+                        && fleet.samples(name, "lo").contains { $0.timestamp > started + 5_000 }
                 }
             }
             let log = fleet.daemon!.output
@@ -179,6 +181,47 @@ extension EndToEnd {
             #expect(said == 1, "said once:\n\(agent.output)")
             #expect(try fleet.storedAgents().first { $0.name == "agent-1" }?.droppedBatches ?? 0 >= 10)
             #expect(agent.isRunning && fleet.daemon!.isRunning)
+        }
+
+        /// A slow disk under the agent's state directory (every fsync takes 0.4 s, through a FUSE file system,
+        /// `Tests/Tools/slow_fs.py`) does not delay sampling: the spool is written by a thread of its own. Before,
+        /// the sampling loop waited for each batch's two fsyncs, and every stored sample of the run showed a hole of
+        /// about 0.8 s each batch.
+        @Test(
+            .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/dev/fuse"), "needs root and FUSE"),
+            .timeLimit(.minutes(2)))
+        func aSlowSpoolDiskDoesNotDelaySampling() throws {
+            let fleet = try Fleet()
+            let state = fleet.directory + "/agent-1"
+            let backing = fleet.directory + "/agent-1-disk"
+            for directory in [state, backing] {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            let disk = try Daemonized(
+                ["/usr/bin/python3", Build.root + "/Tests/Tools/slow_fs.py", backing, state, "0.4"],
+                log: fleet.directory + "/slow_fs.out")
+            defer {
+                _ = try? run(["umount", "-l", state], allowFailure: true)
+                disk.killHard()
+            }
+            try eventually("the slow disk is mounted") {
+                try String(contentsOfFile: "/proc/mounts", encoding: .utf8).contains(" \(state) fuse")
+            }
+            try fleet.startDaemon()
+            let agent = try fleet.startAgent(
+                "agent-1",
+                config: try fleet.writeAgentConfig("agent-1", interval: "100ms", batch: "1s", include: #"["lo"]"#))
+            try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 5 }
+            let from = try fleet.samples("agent-1", "lo").last!.timestamp
+            // Eight batches' worth of sampling on the slow disk, each batch's write taking 0.8 s.
+            try eventually("eight seconds of points", timeout: 40) {
+                try fleet.samples("agent-1", "lo").last!.timestamp > from + 8_000
+            }
+            let samples = try fleet.samples("agent-1", "lo").filter { $0.timestamp >= from }
+            let gaps = zip(samples, samples.dropFirst()).map { $1.timestamp - $0.timestamp }
+            #expect(gaps.allSatisfy { $0 <= 350 }, "gaps \(gaps) ms:\n\(agent.output)")
+            #expect(!agent.output.contains("lost"), "\(agent.output)")
+            #expect(agent.stop() == 0)
         }
 
         /// A full spool drops its oldest batches, counts them, and the daemon hears about it.

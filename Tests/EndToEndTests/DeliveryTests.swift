@@ -98,5 +98,103 @@ extension EndToEnd {
             #expect(gaps.allSatisfy { $0 <= 350 }, "largest gap \(gaps.max() ?? 0) ms")
             #expect(agent.stop() == 0)
         }
+
+        /// After an outage, fresh batches go out ahead of the backlog: the daemon has the present within seconds of
+        /// the agent starting, while the replay (slowed by a tight upload budget) is still under way, and the replay
+        /// then fills in the past. Before, fresh batches waited behind the whole replay.
+        ///
+        /// The backlog is a previous run's spool of ten minutes (400 one-second batches of busy counters, about 40 KB
+        /// on the wire), written before the agent starts: an outage long enough to outlast the budget's one-second
+        /// burst (16 KiB) would make the test minutes long.
+        @Test(.timeLimit(.minutes(2)))
+        func freshPointsArriveAheadOfALongReplay() throws {
+            let fleet = try Fleet()
+            try fleet.startDaemon()
+            let spool = "\(fleet.directory)/agent-1/spool"
+            try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+            let descriptor = InterfaceDescriptor(
+                id: 1, name: "lo", epoch: CounterEpoch(bootID: BootID(high: 7, low: 8), ifindex: 1, width: .bits64))
+            let describe = Describe(stream: 0xB0B, interfaces: [descriptor])
+            let first = Int64(Date().timeIntervalSince1970 * 1_000) - 600_000
+            var generator = SeededGenerator(seed: 42)
+            var counters = CounterValues()
+            for index in 0..<400 {
+                let ticks = (0..<10).map { tick -> [UInt64] in
+                    counters[.rxBytes] += UInt64.random(in: 1_000...90_000, using: &generator)
+                    counters[.txBytes] += UInt64.random(in: 1_000...90_000, using: &generator)
+                    counters[.rxPackets] += UInt64.random(in: 10...900, using: &generator)
+                    counters[.txPackets] += UInt64.random(in: 10...900, using: &generator)
+                    return counters.values
+                }
+                let start = first + Int64(index) * 1_000
+                let batch = WireBatch(
+                    stream: 0xB0B, sequence: UInt64(index + 1), order: UInt64(start), interval: 100, heartbeat: 0,
+                    timestamps: (0..<10).map { start + Int64($0) * 100 },
+                    sections: [BatchSection(descriptorID: 1, ticks: Array(0..<10), values: ticks.flatMap { $0 })])
+                let name = String(format: "%020d.np2", index + 1)
+                try Data(WireCodec.encode(.describe(describe)) + WireCodec.encode(.batch(batch))).write(
+                    to: URL(fileURLWithPath: "\(spool)/\(name)"))
+            }
+
+            let startedAt = Int64(Date().timeIntervalSince1970 * 1_000)
+            let agent = try fleet.startAgent(
+                "agent-1",
+                config: try fleet.writeAgentConfig(
+                    "agent-1", interval: "100ms", batch: "300ms", include: #"["lo"]"#, budget: "2000"))
+            try eventually("a fresh point arrives", timeout: 20) {
+                try fleet.samples("agent-1", "lo").contains { $0.timestamp > startedAt + 500 }
+            }
+            // The present arrived while the past was still being replayed.
+            #expect(!agent.output.contains("replay done"), "agent:\n\(agent.output)")
+            #expect(fleet.spooledFiles("agent-1").count >= 100, "the backlog was already delivered")
+            try eventually("the replay is done", timeout: 60) { agent.output.contains("replay done") }
+            let samples = try fleet.samples("agent-1", "lo")
+            #expect(samples.filter { $0.timestamp < startedAt }.count == 4_000, "every replayed sample stored")
+            let fresh = samples.filter { $0.timestamp >= startedAt }
+            let gaps = zip(fresh, fresh.dropFirst()).map { $1.timestamp - $0.timestamp }
+            #expect(gaps.allSatisfy { $0 <= 350 }, "largest gap \(gaps.max() ?? 0) ms")
+            #expect(agent.stop() == 0)
+        }
+
+        /// A batch the daemon will never store (here: an order above 2⁶³ − 1, first in the agent's spool) is refused by
+        /// name; the agent sets it aside in `rejected/`, unchanged and with its reason, and delivers what follows
+        /// over the same connection. Before, the daemon answered ERROR and closed, and the agent sent the same batch
+        /// again on every reconnect: nothing behind it was ever delivered.
+        @Test(.timeLimit(.minutes(2)))
+        func aBatchTheDaemonAlwaysRefusesIsSetAsideAndDeliveryGoesOn() throws {
+            let fleet = try Fleet()
+            try fleet.startDaemon()
+            let spool = "\(fleet.directory)/agent-1/spool"
+            try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+            let descriptor = InterfaceDescriptor(
+                id: 1, name: "lo", epoch: CounterEpoch(bootID: BootID(high: 3, low: 4), ifindex: 1, width: .bits64))
+            let poison = WireBatch(
+                stream: 0xDEAD, sequence: 1, order: UInt64(Int64.max) + 7, interval: 100, heartbeat: 0,
+                timestamps: [Int64(Date().timeIntervalSince1970 * 1_000) - 60_000],
+                sections: [BatchSection(descriptorID: 1, ticks: [0], values: CounterValues().values)])
+            let bytes =
+                WireCodec.encode(.describe(Describe(stream: 0xDEAD, interfaces: [descriptor])))
+                + WireCodec.encode(.batch(poison))
+            try Data(bytes).write(to: URL(fileURLWithPath: "\(spool)/00000000000000000001.np2"))
+
+            let agent = try fleet.startAgent(
+                "agent-1",
+                config: try fleet.writeAgentConfig("agent-1", interval: "100ms", batch: "300ms", include: #"["lo"]"#))
+            try eventually("points behind the refused batch arrive", timeout: 30) {
+                try fleet.samples("agent-1", "lo").count >= 5
+            }
+            let aside = "\(spool)/rejected/00000000000000000001.np2"
+            #expect(FileManager.default.contents(atPath: aside).map(Array.init) == bytes, "kept unchanged")
+            let reason = try String(contentsOfFile: "\(spool)/rejected/00000000000000000001.txt", encoding: .utf8)
+            #expect(reason.contains("invalid-batch"), "\(reason)")
+            #expect(!fleet.spooledFiles("agent-1").contains("00000000000000000001.np2"))
+            // Said once on each side, naming the batch; the connection was never dropped for it.
+            let daemonSaid = fleet.daemon!.output.components(separatedBy: "refused for good").count - 1
+            #expect(daemonSaid == 1, "netpulsed:\n\(fleet.daemon!.output)")
+            #expect(fleet.daemon!.output.contains("batch 1 of stream 000000000000dead"))
+            #expect(agent.output.contains("moved to \(aside)"), "agent:\n\(agent.output)")
+            #expect(!agent.output.contains("disconnected from"), "agent:\n\(agent.output)")
+            #expect(agent.stop() == 0)
+        }
     }
 }

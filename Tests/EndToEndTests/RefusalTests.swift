@@ -49,7 +49,8 @@ extension EndToEnd {
             let ca = fleet.directory + "/ca/ca.pem"
             let certificate = fleet.directory + "/ca/prober.pem"
             let key = fleet.directory + "/ca/prober-key.pem"
-            let hello = WireCodec.encode(.hello(Hello(agentID: "prober", hostname: "x", agentVersion: "0")))
+            let hello = WireCodec.encode(
+                .hello(Hello(agentID: "prober", hostname: "x", agentVersion: "0", capabilities: [.pace, .linkState])))
 
             func errorCode(_ chunks: [[UInt8]]) async throws -> ErrorCode? {
                 let outcome = try await RawClient.exchange(
@@ -69,6 +70,23 @@ extension EndToEnd {
                 stream: 1, sequence: 1, timestamps: [1_000],
                 sections: [BatchSection(descriptorID: 5, ticks: [0], values: CounterValues().values)])
             #expect(try await errorCode([hello, WireCodec.encode(.batch(batch))]) == .unknownInterface)
+            // The same batch from a client that takes REJECT: that batch is refused by name, the connection stays.
+            let rejecting = try await RawClient.exchange(
+                port: fleet.port, ca: ca, certificate: certificate, key: key,
+                send: [
+                    WireCodec.encode(.hello(Hello(agentID: "prober", hostname: "x", agentVersion: "0"))),
+                    WireCodec.encode(.batch(batch)),
+                ], timeout: .seconds(2))
+            #expect(!rejecting.closed, "a REJECT does not close the connection")
+            #expect(
+                rejecting.messages.contains {
+                    if case .reject(let reject) = $0 {
+                        reject.stream == 1 && reject.sequence == 1 && reject.code == .unknownInterface
+                            && reject.permanent
+                    } else {
+                        false
+                    }
+                })
 
             // The good agent is still served: new points keep arriving after the attacks.
             let before = try fleet.samples("agent-1", "lo").count

@@ -155,10 +155,54 @@ extension BatcherTests {
         #expect(reopened.quarantined == ["00000000000000000002.np2"])
         #expect(FileIO.exists("\(directory)/corrupt/00000000000000000002.np2"))
         #expect(!FileIO.exists("\(directory)/00000000000000000003.np2.tmp-99"))
-        // New entries continue after the highest ordinal seen, so replay order holds.
+        // New entries continue after the highest ordinal seen, quarantined ones included, so replay order holds and
+        // a quarantined file moved back never meets a newer one of its name.
         var next = reopened
         try next.append(record(9))
-        #expect(next.entries.last!.ordinal == 2)
+        #expect(next.entries.last!.ordinal == 3)
+    }
+}
+
+extension SpoolTests {
+    /// A batch the daemon refuses for good leaves the queue for `rejected/`, unchanged and with its reason, and can be
+    /// sent again: moved back, it is replayed first. New batches never take its name.
+    @Test func aRejectedBatchIsSetAsideKeptAndReplayable() throws {
+        let directory = temporaryDirectory()
+        var spool = try Spool(directory: directory, maximumBytes: 1 << 20)
+        for sequence in 1...3 { try spool.append(record(UInt64(sequence))) }
+        let path = try spool.setAside(stream: 1, sequence: 3, reason: "invalid-batch (11): order too high")
+        #expect(path == "\(directory)/rejected/00000000000000000003.np2")
+        #expect(try spool.setAside(stream: 1, sequence: 3, reason: "again") == nil)
+        #expect(spool.entries.map(\.sequence) == [1, 2])
+        #expect(try Spool.decode(try FileIO.readBytes(path!)).batch == record(3).batch)
+        #expect(try FileIO.readString("\(directory)/rejected/00000000000000000003.txt").contains("order too high"))
+
+        // Reopened, the spool does not index rejected batches and never reuses their ordinals.
+        var reopened = try Spool(directory: directory, maximumBytes: 1 << 20)
+        #expect(reopened.entries.map(\.sequence) == [1, 2])
+        try reopened.append(record(4))
+        #expect(reopened.entries.last!.ordinal == 4)
+
+        // An operator moves it back: it is replayed before the batches made after it.
+        #expect(rename(path!, "\(directory)/00000000000000000003.np2") == 0)
+        let replayed = try Spool(directory: directory, maximumBytes: 1 << 20)
+        #expect(replayed.entries.map(\.sequence) == [1, 2, 3, 4])
+    }
+
+    @Test func rejectedBatchesAreHeldToTheSpoolsBound() throws {
+        let directory = temporaryDirectory()
+        let size = record(1).bytes.count
+        var spool = try Spool(directory: directory, maximumBytes: Int64(size * 2))
+        for sequence in 1...5 {
+            try spool.append(record(UInt64(sequence)))
+            _ = try spool.setAside(stream: 1, sequence: UInt64(sequence), reason: "refused")
+        }
+        let kept = try FileIO.listDirectory(spool.rejectedDirectory).sorted()
+        #expect(
+            kept == [
+                "00000000000000000004.np2", "00000000000000000004.txt", "00000000000000000005.np2",
+                "00000000000000000005.txt",
+            ])
     }
 }
 
@@ -237,5 +281,30 @@ let repositoryRoot: String = {
         #expect(next > previousOrder)
         var reopened = try OrderClock(path: directory + "/order")
         #expect(try reopened.next(now: 1_000) > next)
+    }
+}
+
+@Suite struct OrderClockTests {
+    /// Orders are reserved an hour ahead at start; once half of that is used, a renewal is due, to be written off the
+    /// sampling path; taken in time, the clock never writes on `next`, and a restart still starts after every order
+    /// handed out.
+    @Test func reservationsAreRenewedBeforeTheyRunOut() throws {
+        let path = temporaryDirectory() + "/order"
+        let start: Int64 = 1_900_000_000_000
+        var orders = try OrderClock(path: path)
+        try orders.reserve(now: start)
+        #expect(orders.renewalDue == nil)
+        _ = try orders.next(now: start + 20 * 60_000)
+        #expect(orders.renewalDue == nil)
+        _ = try orders.next(now: start + 31 * 60_000)
+        let renewal = try #require(orders.renewalDue)
+        try renewal.perform()
+        orders.renewed(renewal)
+        #expect(orders.renewalDue == nil)
+        // Past the first reservation: no write is needed (the file still holds the renewal).
+        let late = try orders.next(now: start + 70 * 60_000)
+        #expect(try FileIO.readString(path) == "\(renewal.value)\n")
+        var reopened = try OrderClock(path: path)
+        #expect(try reopened.next(now: start) > late)
     }
 }

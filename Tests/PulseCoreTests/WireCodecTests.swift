@@ -123,6 +123,8 @@ enum Traffic {
         .ack(Ack(stream: 9, sequence: 12, duplicate: true)),
         .pace(Pace(sampleFactor: 2, batchFactor: 4)),
         .error(ErrorFrame(.malformedFrame, "bad <input> & more")),
+        .reject(Reject(stream: 9, sequence: 300, code: .invalidBatch, permanent: true, message: "order <too> high")),
+        .reject(Reject(stream: 1, sequence: 1, code: .storageFailure, permanent: false, message: "")),
         .keepalive,
     ]
 
@@ -155,6 +157,26 @@ enum Traffic {
         invalid.writeUInt16(1)
         invalid.writeLengthPrefixed([0xC3])
         #expect(throws: WireError.malformed("error message is not UTF-8")) { try WireCodec.decode(invalid.bytes) }
+    }
+
+    @Test func rejectFlagsOtherThanZeroOrOneAreMalformed() {
+        var frame = Array(
+            WireCodec.encode(
+                .reject(Reject(stream: 9, sequence: 3, code: .invalidBatch, permanent: true, message: "x"))
+            ).dropFirst(4))
+        // type, stream (8), sequence (1), code (2), then the flag.
+        frame[12] = 2
+        #expect(throws: WireError.malformed("REJECT flag 2")) { try WireCodec.decode(frame) }
+    }
+
+    @Test func aBatchIsNamedFromItsHeadEvenWhenTheRestCannotBeDecoded() {
+        var frame = Array(WireCodec.encode(.batch(Self.batch())).dropFirst(4))
+        frame.append(0xFF)
+        #expect(throws: WireError.self) { try WireCodec.decode(frame) }
+        let name = WireCodec.batchName(frame)
+        #expect(name?.stream == Self.batch().stream && name?.sequence == Self.batch().sequence)
+        #expect(WireCodec.batchName(Array(frame.prefix(5))) == nil)
+        #expect(WireCodec.batchName(Array(WireCodec.encode(.keepalive).dropFirst(4))) == nil)
     }
 
     @Test func trailingBytesAreRejected() {

@@ -10,11 +10,15 @@ import Testing
 
     func body(_ message: WireMessage) -> [UInt8] { Array(WireCodec.encode(message).dropFirst(4)) }
 
-    func ready() -> ConnectionStateMachine {
+    func ready(capabilities: Capabilities = .all) -> ConnectionStateMachine {
         var machine = ConnectionStateMachine(daemonName: "netpulsed")
         _ = machine.tlsEstablished(certificateName: "web-01")
         _ = machine.frameReceived(
-            body(.hello(Hello(agentID: "web-01", hostname: "web-01.example", agentVersion: "0.1.0"))))
+            body(
+                .hello(
+                    Hello(
+                        agentID: "web-01", hostname: "web-01.example", agentVersion: "0.1.0",
+                        capabilities: capabilities))))
         return machine
     }
 
@@ -47,7 +51,7 @@ import Testing
         var machine = ConnectionStateMachine(daemonName: "netpulsed")
         _ = machine.tlsEstablished(certificateName: "web-01")
         let action = machine.frameReceived(body(.hello(Hello(agentID: "db-01", hostname: "h", agentVersion: "0.1.0"))))
-        guard case .fail(let error) = action else {
+        guard case .fail(let error, _) = action else {
             Issue.record("expected a failure, got \(action)")
             return
         }
@@ -59,7 +63,7 @@ import Testing
         var machine = ConnectionStateMachine(daemonName: "netpulsed")
         _ = machine.tlsEstablished(certificateName: "a")
         let hello = Hello(minimumVersion: 7, maximumVersion: 9, agentID: "a", hostname: "h", agentVersion: "9")
-        guard case .fail(let error) = machine.frameReceived(body(.hello(hello))) else {
+        guard case .fail(let error, _) = machine.frameReceived(body(.hello(hello))) else {
             Issue.record("expected a failure")
             return
         }
@@ -70,7 +74,7 @@ import Testing
         _ = old.tlsEstablished(certificateName: "a")
         let legacy = Hello(
             minimumVersion: 1, maximumVersion: 1, agentID: "a", hostname: "web-01", agentVersion: "0.1.0")
-        guard case .fail(let refused) = old.frameReceived(body(.hello(legacy))) else {
+        guard case .fail(let refused, _) = old.frameReceived(body(.hello(legacy))) else {
             Issue.record("a version 1 agent was accepted")
             return
         }
@@ -94,26 +98,26 @@ import Testing
 
     @Test func framesOutOfOrderAreRefused() {
         var beforeTLS = ConnectionStateMachine(daemonName: "d")
-        guard case .fail(let early) = beforeTLS.frameReceived(body(.keepalive)) else {
+        guard case .fail(let early, _) = beforeTLS.frameReceived(body(.keepalive)) else {
             Issue.record("accepted"); return
         }
         #expect(early.code == .unexpectedFrame)
 
         var beforeHello = ConnectionStateMachine(daemonName: "d")
         _ = beforeHello.tlsEstablished(certificateName: "a")
-        guard case .fail(let noHello) = beforeHello.frameReceived(body(.batch(batch(1)))) else {
+        guard case .fail(let noHello, _) = beforeHello.frameReceived(body(.batch(batch(1)))) else {
             Issue.record("accepted"); return
         }
         #expect(noHello.code == .unexpectedFrame)
 
-        var undescribed = ready()
-        guard case .fail(let unknown) = undescribed.frameReceived(body(.batch(batch(1, descriptor: 9)))) else {
+        var undescribed = ready(capabilities: [.pace, .linkState])
+        guard case .fail(let unknown, _) = undescribed.frameReceived(body(.batch(batch(1, descriptor: 9)))) else {
             Issue.record("accepted"); return
         }
         #expect(unknown.code == .unknownInterface)
 
         var wrongDirection = ready()
-        guard case .fail(let wrong) = wrongDirection.frameReceived(body(.ack(Ack(stream: 1, sequence: 1)))) else {
+        guard case .fail(let wrong, _) = wrongDirection.frameReceived(body(.ack(Ack(stream: 1, sequence: 1)))) else {
             Issue.record("accepted"); return
         }
         #expect(wrong.code == .unexpectedFrame)
@@ -121,19 +125,19 @@ import Testing
 
     @Test func malformedAndOversizedInputFails() {
         var garbage = ready()
-        guard case .fail(let malformed) = garbage.frameReceived([0x04, 0xFF, 0xFF]) else {
+        guard case .fail(let malformed, _) = garbage.frameReceived([0x04, 0xFF, 0xFF]) else {
             Issue.record("accepted"); return
         }
         #expect(malformed.code == .malformedFrame)
 
         var framing = ready()
-        guard case .fail(let large) = framing.framingFailed(.limitExceeded("frame of 99999999 bytes")) else {
+        guard case .fail(let large, _) = framing.framingFailed(.limitExceeded("frame of 99999999 bytes")) else {
             Issue.record("accepted"); return
         }
         #expect(large.code == .frameTooLarge)
 
         var noName = ConnectionStateMachine(daemonName: "d")
-        guard case .fail(let anonymous) = noName.tlsEstablished(certificateName: nil) else {
+        guard case .fail(let anonymous, _) = noName.tlsEstablished(certificateName: nil) else {
             Issue.record("accepted"); return
         }
         #expect(anonymous.code == .identityMismatch)
@@ -153,7 +157,7 @@ import Testing
             Issue.record("a batch within the window was refused")
             return
         }
-        guard case .fail(let error) = machine.frameReceived(body(.batch(batch(101)))) else {
+        guard case .fail(let error, _) = machine.frameReceived(body(.batch(batch(101)))) else {
             Issue.record("accepted beyond the in-flight window")
             return
         }
@@ -165,11 +169,49 @@ import Testing
         _ = machine.tlsEstablished(certificateName: "a")
         _ = machine.frameReceived(body(.hello(Hello(agentID: "a", hostname: "h", agentVersion: "1"))))
         let many = (0..<11).map { InterfaceDescriptor(id: UInt32($0), name: "x", epoch: descriptor.epoch) }
-        guard case .fail(let error) = machine.frameReceived(body(.describe(Describe(stream: 1, interfaces: many))))
+        guard case .fail(let error, _) = machine.frameReceived(body(.describe(Describe(stream: 1, interfaces: many))))
         else {
             Issue.record("accepted")
             return
         }
         #expect(error.code == .frameTooLarge)
+    }
+
+    /// An agent that takes `REJECT` has a batch the daemon will never store refused by name, and its connection goes
+    /// on (before, the connection failed and the agent sent the same batch again on every reconnect).
+    @Test func aBatchTheDaemonWillNeverStoreIsRejectedByNameAndTheConnectionGoesOn() {
+        var machine = ready()
+        #expect(machine.capabilities.contains(.reject))
+        _ = machine.frameReceived(body(.describe(Describe(stream: 7, interfaces: [descriptor]))))
+
+        let undescribed = machine.frameReceived(body(.batch(batch(1, descriptor: 9))))
+        guard case .reject(let unknown) = undescribed else {
+            Issue.record("expected REJECT, got \(undescribed)"); return
+        }
+        #expect(unknown.stream == 7 && unknown.sequence == 1 && unknown.code == .unknownInterface && unknown.permanent)
+
+        var tooLate = batch(2)
+        tooLate.order = UInt64(Int64.max) + 5
+        guard case .reject(let order) = machine.frameReceived(body(.batch(tooLate))) else {
+            Issue.record("an order above 2⁶³ − 1 was not rejected"); return
+        }
+        #expect(order.sequence == 2 && order.code == .invalidBatch && order.permanent)
+        #expect(machine.inFlight == 0)
+
+        // The connection goes on: the next batch is ingested.
+        guard case .ingest = machine.frameReceived(body(.batch(batch(3)))) else {
+            Issue.record("the connection did not go on after a REJECT"); return
+        }
+
+        // A batch that cannot be decoded is refused by name, and the connection closes (its coding references are in
+        // doubt).
+        var broken = Array(body(.batch(batch(4))))
+        broken.append(0x00)  // a trailing byte
+        guard case .fail(let error, let rejecting?) = machine.frameReceived(broken) else {
+            Issue.record("a malformed batch was not refused by name"); return
+        }
+        #expect(error.code == .malformedFrame)
+        #expect(rejecting.stream == 7 && rejecting.sequence == 4 && rejecting.permanent)
+        #expect(!machine.isReady)
     }
 }

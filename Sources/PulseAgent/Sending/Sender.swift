@@ -6,8 +6,8 @@ import PulseCore
 import Synchronization
 
 /// Delivers spooled batches to the daemon: connects over mutual TLS (failing over between endpoints, backing off
-/// with jitter), says `HELLO`, then streams the spool in order with up to `maximumInFlight` batches unacknowledged,
-/// within the upload budget. A batch leaves the spool only when the daemon acknowledges it; after any failure the
+/// with jitter), says `HELLO`, then streams the spool with up to `maximumInFlight` batches unacknowledged, within
+/// the upload budget: batches made while connected first, the backlog (oldest first) behind them. A batch leaves the spool only when the daemon acknowledges it; after any failure the
 /// next connection replays everything still spooled.
 public struct Sender: Sendable {
     let settings: AgentSettings
@@ -177,6 +177,11 @@ public struct Sender: Sendable {
                         }
                     case .keepalive:
                         break
+                    case .reject(let reject):
+                        await pipeline.reject(reject)
+                        // Not stored for now: the batch stays first in the spool; a new connection, after the
+                        // back-off, sends it again before anything behind it.
+                        if !reject.permanent { throw SessionError.notStored(reject) }
                     case .error(let error):
                         throw SessionError.refused(error)
                     default:
@@ -195,7 +200,10 @@ public struct Sender: Sendable {
     private func writeLoop(
         _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, limits: WireLimits, budget: UploadBudget
     ) async throws {
-        var cursor: UInt64 = 0
+        // Batches made from now on go out before the backlog (AgentPipeline.entryToSend); each part in ordinal order.
+        let liveFrom = await pipeline.nextOrdinal
+        var liveSentUpTo: UInt64 = 0
+        var backlogSentUpTo: UInt64 = 0
         var described = Set<DescriptorKey>()
         var references: ReferenceTable? = ReferenceTable()
         var lastSend = ContinuousClock.now
@@ -203,7 +211,10 @@ public struct Sender: Sendable {
         while !Task.isCancelled {
             heartbeat.beat(within: Self.milliseconds(keepaliveInterval) + Self.writeAllowance)
             TestFault.stallIfRequested(.sending)
-            guard await pipeline.inFlight < window, let entry = await pipeline.entry(after: cursor) else {
+            guard await pipeline.inFlight < window,
+                let entry = await pipeline.entryToSend(
+                    liveFrom: liveFrom, liveSentUpTo: liveSentUpTo, backlogSentUpTo: backlogSentUpTo)
+            else {
                 if ContinuousClock.now - lastSend >= keepaliveInterval {
                     try await outbound.write(ByteBuffer(bytes: WireCodec.encode(.keepalive)))
                     lastSend = .now
@@ -220,7 +231,7 @@ public struct Sender: Sendable {
             } catch {
                 // The entry vanished (dropped because the spool was full) or is unreadable: skip it.
                 logger.warning("skipping spool entry \(entry.ordinal): \(error)")
-                cursor = entry.ordinal
+                if entry.ordinal >= liveFrom { liveSentUpTo = entry.ordinal } else { backlogSentUpTo = entry.ordinal }
                 continue
             }
             var toSend = [UInt8]()
@@ -239,7 +250,7 @@ public struct Sender: Sendable {
             await pipeline.sent()
             try await outbound.write(ByteBuffer(bytes: toSend))
             lastSend = .now
-            cursor = entry.ordinal
+            if entry.ordinal >= liveFrom { liveSentUpTo = entry.ordinal } else { backlogSentUpTo = entry.ordinal }
         }
     }
 }
@@ -259,12 +270,14 @@ struct DescriptorKey: Hashable {
 public enum SessionError: Error, CustomStringConvertible {
     case closedByDaemon
     case refused(ErrorFrame)
+    case notStored(Reject)
     case protocolViolation(String)
 
     public var description: String {
         switch self {
         case .closedByDaemon: "the daemon closed the connection"
         case .refused(let error): "the daemon refused: \(error)"
+        case .notStored(let reject): "the daemon could not store \(reject)"
         case .protocolViolation(let why): "protocol violation: \(why)"
         }
     }

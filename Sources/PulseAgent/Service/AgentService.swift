@@ -45,6 +45,8 @@ public struct AgentService: Sendable {
             "sampling \(first.interfaces.count) interface(s) every \(Units.formatDuration(config.sampleInterval)); \(spool.entries.count) batch(es) spooled",
             metadata: ["stream": "\(Hex.string(stream, width: 16))"])
 
+        // An hour of orders reserved now, at start: later reservations are written by the spool writer.
+        try orders.reserve(now: WallClock.milliseconds())
         let pipeline = AgentPipeline(spool: spool, orders: orders, logger: logger)
         await pipeline.sampled(interfaces: first.interfaces.count, at: first.timestamp)
         // One event loop thread: the agent has one connection at a time.
@@ -56,6 +58,7 @@ public struct AgentService: Sendable {
         SystemdNotifier.ready(
             status: await pipeline.statusLine(now: WallClock.milliseconds(), interval: config.sampleInterval))
 
+        let writer = Task { await SpoolWriter(pipeline: pipeline, logger: logger).run() }
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask { await sampling.run(sampler: warmSampler) }
             tasks.addTask { await sender.run() }
@@ -72,6 +75,9 @@ public struct AgentService: Sendable {
             }
             tasks.cancelAll()
         }
+        // The sampling loop has closed its open batch: written before the agent exits.
+        await pipeline.finishWrites()
+        await writer.value
         let spooled = await pipeline.spooledBatches
         logger.notice("stopped; \(spooled) batch(es) left in the spool for the next start")
         try await group.shutdownGracefully()

@@ -124,19 +124,14 @@ public struct SamplingLoop: Sendable {
             await pipeline.restoreUnreportedDrops(drops + 1)
             return
         }
-        do {
-            try await pipeline.store(record)
-            trouble.worked(logger: logger)
-        } catch {
-            trouble.failed("cannot write batch \(record.sequence) to the spool", error, logger: logger)
-            // The batch is lost; the count it carried goes in the next one, with this batch added to it.
-            await pipeline.restoreUnreportedDrops(drops + 1)
-        }
+        trouble.worked(logger: logger)
+        // Returns at once: the spool writer writes it (a slow disk must not delay sampling).
+        await pipeline.store(record)
     }
 }
 
-/// Failures to store batches (a full or failing disk under the state directory): said when they start and when
-/// they end, with how many batches were lost in between, rather than once per batch. The lost batches are counted
+/// Failures to store batches (a full or failing disk under the state directory), by the sampling loop (orders) and
+/// the spool writer (batches): said when they start and when they end, with how many batches were lost in between, rather than once per batch. The lost batches are counted
 /// and reported to the daemon in the next stored batch (`droppedBefore`), so the hole shows in its coverage.
 struct WriteTrouble {
     var since: Int64?

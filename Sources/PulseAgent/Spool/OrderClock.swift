@@ -33,7 +33,37 @@ public struct OrderClock: Sendable {
         last = reserved
     }
 
-    /// The next order; writes a new reservation when this one passes the current one.
+    /// Writes a reservation an hour ahead of the next order now, so ``next(now:)`` need not write for half an hour.
+    public mutating func reserve(now: Int64) throws(FileIO.Failure) {
+        let ahead = max(last + 1, UInt64(clamping: now)) + Self.reservation
+        try FileIO.writeAtomically(path, Array("\(ahead)\n".utf8), mode: 0o640)
+        reserved = ahead
+    }
+
+    /// The reservation to write next (off the sampling path, by ``OrderClock/Renewal/perform()``), once less than
+    /// half of the current one is left; nil before.
+    public var renewalDue: Renewal? {
+        reserved - min(reserved, last) < Self.reservation / 2
+            ? Renewal(path: path, value: last + Self.reservation) : nil
+    }
+
+    /// A reservation to write; ``renewed(_:)`` takes it once it is on disk.
+    public struct Renewal: Sendable {
+        public let path: String
+        public let value: UInt64
+
+        public func perform() throws(FileIO.Failure) {
+            try FileIO.writeAtomically(path, Array("\(value)\n".utf8), mode: 0o640)
+        }
+    }
+
+    /// A renewal written by ``Renewal/perform()``: orders up to it need no write.
+    public mutating func renewed(_ renewal: Renewal) {
+        reserved = max(reserved, renewal.value)
+    }
+
+    /// The next order; writes a new reservation when this one passes the current one (which renewals written in
+    /// time avoid: this write is on the caller's path).
     ///
     /// - Parameter now: the wall clock, milliseconds since the Unix epoch.
     public mutating func next(now: Int64) throws(FileIO.Failure) -> UInt64 {

@@ -24,7 +24,8 @@ public struct Spool: Sendable {
     public let maximumBytes: Int64
     public private(set) var entries: [Entry] = []
     public private(set) var totalBytes: Int64 = 0
-    private var nextOrdinal: UInt64 = 1
+    /// The ordinal the next record will get: entries below it were made before.
+    public private(set) var nextOrdinal: UInt64 = 1
     /// Files that could not be decoded when the spool was opened, moved to `corrupt/`.
     public private(set) var quarantined: [String] = []
 
@@ -78,7 +79,15 @@ public struct Spool: Sendable {
         }
         entries = found.sorted { $0.ordinal < $1.ordinal }
         totalBytes = entries.reduce(0) { $0 + Int64($1.bytes) }
-        nextOrdinal = (entries.last?.ordinal ?? 0) + 1
+        // Ordinals also continue after those set aside, so a batch an operator moves back from `rejected/` (or
+        // `corrupt/`) never meets a newer file of the same name.
+        var highest = entries.last?.ordinal ?? 0
+        for aside in ["rejected", "corrupt"] {
+            for name in (try? FileIO.listDirectory("\(directory)/\(aside)")) ?? [] where name.hasSuffix(Self.suffix) {
+                highest = max(highest, UInt64(name.dropLast(Self.suffix.count)) ?? 0)
+            }
+        }
+        nextOrdinal = highest + 1
     }
 
     private func path(_ ordinal: UInt64) -> String { "\(directory)/\(Self.fileName(ordinal))" }
@@ -92,15 +101,42 @@ public struct Spool: Sendable {
     /// earlier drops those batches were carrying to the daemon.
     @discardableResult
     public mutating func append(_ record: SpoolRecord) throws -> (dropped: Int, theirDrops: UInt64) {
-        let bytes = record.bytes
-        let ordinal = nextOrdinal
-        try FileIO.writeAtomically(path(ordinal), bytes, mode: 0o640)
-        nextOrdinal += 1
+        let write = reserve(record)
+        try write.perform()
+        return add(write)
+    }
+
+    /// A record with the name it will have in the spool, to be written by ``perform()`` (blocking disk I/O, which
+    /// may run on any thread) and then indexed by ``add(_:)``: so the agent writes its spool away from the loops that
+    /// must not wait for a slow disk.
+    public struct Write: Sendable {
+        public let path: String
+        public let ordinal: UInt64
+        public let record: SpoolRecord
+        let bytes: [UInt8]
+
+        public var size: Int { bytes.count }
+
+        /// Writes the file atomically and durably (fsync of the file and of the directory).
+        public func perform() throws(FileIO.Failure) {
+            try FileIO.writeAtomically(path, bytes, mode: 0o640)
+        }
+    }
+
+    /// Names the next record; writes must be added in the order they were reserved.
+    public mutating func reserve(_ record: SpoolRecord) -> Write {
+        defer { nextOrdinal += 1 }
+        return Write(path: path(nextOrdinal), ordinal: nextOrdinal, record: record, bytes: record.bytes)
+    }
+
+    /// Indexes a written record, then drops the oldest batches while the spool is over its bound; returns how many
+    /// were dropped and the earlier drops those were carrying to the daemon.
+    public mutating func add(_ write: Write) -> (dropped: Int, theirDrops: UInt64) {
         entries.append(
             Entry(
-                ordinal: ordinal, stream: record.stream, sequence: record.sequence, bytes: bytes.count,
-                droppedBefore: record.batch.droppedBefore))
-        totalBytes += Int64(bytes.count)
+                ordinal: write.ordinal, stream: write.record.stream, sequence: write.record.sequence,
+                bytes: write.bytes.count, droppedBefore: write.record.batch.droppedBefore))
+        totalBytes += Int64(write.bytes.count)
         var dropped = 0
         var theirDrops: UInt64 = 0
         while totalBytes > maximumBytes, entries.count > 1 {
@@ -128,6 +164,48 @@ public struct Spool: Sendable {
         totalBytes -= Int64(entry.bytes)
         try? FileIO.remove(path(entry.ordinal))
         return true
+    }
+
+    /// The directory, beside the spool's files, of batches the daemon refused for good.
+    public var rejectedDirectory: String { "\(directory)/rejected" }
+
+    /// Moves the entry of a batch the daemon refused for good out of the queue into `rejected/` (a dead letter),
+    /// with a text file beside it saying why; returns the batch's new path, or `nil` when it is not spooled.
+    ///
+    /// A rejected batch is kept unchanged, so an operator can send it again: moved back into the spool directory it
+    /// is replayed, first, when the agent next starts. `rejected/` is held to the spool's own size bound: past it,
+    /// its oldest batches are deleted (a daemon that refused everything must not fill the disk).
+    public mutating func setAside(stream: UInt64, sequence: UInt64, reason: String) throws(FileIO.Failure) -> String? {
+        guard let index = entries.firstIndex(where: { $0.stream == stream && $0.sequence == sequence }) else {
+            return nil
+        }
+        let entry = entries[index]
+        let name = Self.fileName(entry.ordinal)
+        try FileIO.createDirectory(rejectedDirectory, mode: 0o750)
+        let target = "\(rejectedDirectory)/\(name)"
+        guard rename(path(entry.ordinal), target) == 0 else {
+            throw FileIO.Failure(operation: "rename", path: path(entry.ordinal), errno: errno)
+        }
+        entries.remove(at: index)
+        totalBytes -= Int64(entry.bytes)
+        // The reason is for the operator: losing it to a full disk must not keep the batch in the queue.
+        try? FileIO.writeAtomically(
+            "\(rejectedDirectory)/\(name.dropLast(Self.suffix.count)).txt", Array("\(reason)\n".utf8), mode: 0o640)
+        trimRejected()
+        return target
+    }
+
+    /// Deletes the oldest rejected batches (and their reasons) while `rejected/` holds more than the spool's bound.
+    private func trimRejected() {
+        guard let names = try? FileIO.listDirectory(rejectedDirectory) else { return }
+        var batches = names.filter { $0.hasSuffix(Self.suffix) }.sorted()
+        var total = batches.reduce(Int64(0)) { $0 + Int64(FileIO.size("\(rejectedDirectory)/\($1)") ?? 0) }
+        while total > maximumBytes, batches.count > 1 {
+            let oldest = batches.removeFirst()
+            total -= Int64(FileIO.size("\(rejectedDirectory)/\(oldest)") ?? 0)
+            try? FileIO.remove("\(rejectedDirectory)/\(oldest)")
+            try? FileIO.remove("\(rejectedDirectory)/\(oldest.dropLast(Self.suffix.count)).txt")
+        }
     }
 
     /// Splits a spool file back into its frames.

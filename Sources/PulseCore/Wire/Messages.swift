@@ -10,6 +10,7 @@ public enum WireMessage: Sendable, Hashable {
     case error(ErrorFrame)
     case keepalive
     case labels(Labels)
+    case reject(Reject)
 }
 
 /// The type byte that follows a frame's length.
@@ -23,6 +24,7 @@ public enum FrameType: UInt8, Sendable, CaseIterable {
     case error = 0x07
     case keepalive = 0x08
     case labels = 0x09
+    case reject = 0x0A
 }
 
 /// The protocol versions this build speaks.
@@ -71,8 +73,10 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     public static let pace = Capabilities(rawValue: 1 << 0)
     /// Batches may carry link-state records.
     public static let linkState = Capabilities(rawValue: 1 << 1)
+    /// The agent takes `REJECT` frames: the daemon refuses one batch by name and the connection goes on.
+    public static let reject = Capabilities(rawValue: 1 << 2)
 
-    public static let all: Capabilities = [.pace, .linkState]
+    public static let all: Capabilities = [.pace, .linkState, .reject]
 }
 
 /// Daemon → agent, the answer to `HELLO`: the version chosen and the limits the agent must respect.
@@ -149,6 +153,28 @@ public struct Ack: Sendable, Hashable {
     }
 }
 
+/// Daemon → agent: one batch was not stored. A permanent rejection means the daemon will never store it (the agent
+/// sets it aside and goes on); otherwise the agent keeps it and sends it again on its next connection.
+public struct Reject: Sendable, Hashable, CustomStringConvertible {
+    public var stream: UInt64
+    public var sequence: UInt64
+    public var code: ErrorCode
+    public var permanent: Bool
+    public var message: String
+
+    public init(stream: UInt64, sequence: UInt64, code: ErrorCode, permanent: Bool, message: String) {
+        self.stream = stream
+        self.sequence = sequence
+        self.code = code
+        self.permanent = permanent
+        self.message = message
+    }
+
+    public var description: String {
+        "batch \(sequence) of stream \(Hex.string(stream, width: 16)) \(permanent ? "refused for good" : "not stored for now"): \(code.name) (\(code.rawValue)): \(message)"
+    }
+}
+
 /// Daemon → agent backpressure: multiply the sampling interval and the batch interval by these factors until the
 /// next `PACE`; `1, 1` means back to normal.
 public struct Pace: Sendable, Hashable {
@@ -191,6 +217,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable {
     public static let overloaded = ErrorCode(rawValue: 8)
     public static let timeout = ErrorCode(rawValue: 9)
     public static let shuttingDown = ErrorCode(rawValue: 10)
+    public static let invalidBatch = ErrorCode(rawValue: 11)
 
     public var name: String {
         switch self {
@@ -204,6 +231,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable {
         case .overloaded: "overloaded"
         case .timeout: "timeout"
         case .shuttingDown: "shutting-down"
+        case .invalidBatch: "invalid-batch"
         default: "error"
         }
     }

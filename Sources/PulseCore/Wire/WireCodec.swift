@@ -76,6 +76,13 @@ public enum WireCodec {
             writer.writeLengthPrefixed(Self.truncated(error.message, toBytes: maximumMessageBytes))
         case .keepalive:
             writer.writeByte(FrameType.keepalive.rawValue)
+        case .reject(let reject):
+            writer.writeByte(FrameType.reject.rawValue)
+            writer.writeUInt64(reject.stream)
+            writer.writeVarint(reject.sequence)
+            writer.writeUInt16(reject.code.rawValue)
+            writer.writeByte(reject.permanent ? 1 : 0)
+            writer.writeLengthPrefixed(Self.truncated(reject.message, toBytes: maximumMessageBytes))
         case .labels(let labels):
             writer.writeByte(FrameType.labels.rawValue)
             writer.writeVarint(UInt64(labels.pairs.count))
@@ -255,6 +262,16 @@ public enum WireCodec {
             message = .error(ErrorFrame(code, try reader.readString(max: maximumMessageBytes, "error message")))
         case .keepalive:
             message = .keepalive
+        case .reject:
+            let stream = try reader.readUInt64()
+            let sequence = try reader.readVarint()
+            let code = ErrorCode(rawValue: try reader.readUInt16())
+            let flag = try reader.readByte()
+            guard flag <= 1 else { throw .malformed("REJECT flag \(flag)") }
+            message = .reject(
+                Reject(
+                    stream: stream, sequence: sequence, code: code, permanent: flag == 1,
+                    message: try reader.readString(max: maximumMessageBytes, "reject message")))
         case .labels:
             let count = try reader.readVarint(max: UInt64(Labels.maximumCount), "labels")
             var pairs = [(key: String, value: String)]()
@@ -270,6 +287,16 @@ public enum WireCodec {
         }
         guard reader.isAtEnd else { throw .malformed("\(reader.remaining) trailing bytes after \(type)") }
         return message
+    }
+
+    /// The stream and sequence at the head of a `BATCH` frame (type byte and payload), when they can be read: so a
+    /// batch that cannot be decoded can still be refused by name.
+    public static func batchName(_ bytes: [UInt8]) -> (stream: UInt64, sequence: UInt64)? {
+        var reader = WireReader(bytes)
+        guard (try? reader.readByte()) == FrameType.batch.rawValue, let stream = try? reader.readUInt64(),
+            let sequence = try? reader.readVarint(), sequence >= 1
+        else { return nil }
+        return (stream, sequence)
     }
 
     static func readBatch(

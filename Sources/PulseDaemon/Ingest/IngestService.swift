@@ -141,11 +141,21 @@ public final class IngestService: Service, Sendable {
                 }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
+            } catch  where items.count > 1 && !queue.isClosed {
+                // One batch the store refuses must not fail the batches of every other agent in its group: the
+                // group is committed again in halves, in order, down to the batch that fails alone (about 2 log₂ n
+                // commits for one such batch among n).
+                writeFailure.withLock { $0 = nil }
+                logger.debug("a commit of \(items.count) batches failed (\(error)): committing them in halves")
+                let half = items.count / 2
+                await commit(Array(items[..<half]), pressured: &pressured)
+                await commit(Array(items[half...]), pressured: &pressured)
+                return
             } catch {
                 writeFailure.withLock { $0 = nil }
                 logger.error("cannot store \(items.count) batch(es), none acknowledged: \(error)")
                 for item in items {
-                    item.completion(.failure(ErrorFrame(.storageFailure, "the daemon cannot store: \(error)")))
+                    item.completion(.failure(error))
                 }
                 return
             }

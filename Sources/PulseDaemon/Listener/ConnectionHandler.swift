@@ -119,17 +119,20 @@ final class ConnectionHandler: ChannelDuplexHandler {
             if case .welcome = message, let pace = registry.currentPace, pace != .normal {
                 context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: WireCodec.encode(.pace(pace)))), promise: nil)
             }
-        case .fail(let error) where !tlsEstablished:
+        case .fail(let error, _) where !tlsEstablished:
             // No TLS session to carry an ERROR frame: just close.
             logger.notice("closing connection: \(error)")
             context.close(promise: nil)
-        case .fail(let error):
+        case .fail(let error, let rejecting):
+            if let rejecting { refuse(rejecting, on: context.channel) }
             logger.warning("closing connection: \(error)")
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: WireCodec.encode(.error(error))))).whenComplete {
                 _ in
                 channel.close(promise: nil)
             }
+        case .reject(let reject):
+            refuse(reject, on: context.channel)
         case .close:
             context.close(promise: nil)
         case .ingest(let agent, let batch, let descriptors):
@@ -143,12 +146,28 @@ final class ConnectionHandler: ChannelDuplexHandler {
                     "agent \(agent.name) reports \(batch.droppedBefore) batch(es) lost from its spool (full, or its disk failing)"
                 )
             }
+            let takesRejects = machine.capabilities.contains(.reject)
+            let registry = self.registry
             let completion: @Sendable (Result<IngestOutcome, any Error>) -> Void = { result in
                 channel.eventLoop.execute { handler.value.machine.batchCompleted() }
                 switch result {
                 case .success(let outcome):
                     let ack = Ack(stream: stream, sequence: sequence, duplicate: outcome == .duplicate)
                     channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.ack(ack))), promise: nil)
+                case .failure(let error)
+                where takesRejects && !(error is ErrorFrame):
+                    // The store refused this batch alone (the ingest service commits a failed group again in
+                    // halves): refused by name, for good when the batch itself breaks a rule; the connection goes on.
+                    let reject: Reject
+                    if case StoreError.invalidBatch(let why) = error {
+                        reject = Reject(
+                            stream: stream, sequence: sequence, code: .invalidBatch, permanent: true, message: why)
+                    } else {
+                        reject = Reject(
+                            stream: stream, sequence: sequence, code: .storageFailure, permanent: false,
+                            message: "the daemon cannot store it now: \(error)")
+                    }
+                    Self.refuse(reject, on: channel, registry: registry, logger: logger)
                 case .failure(let error):
                     let frame = error as? ErrorFrame ?? ErrorFrame(.storageFailure, "\(error)")
                     logger.error("batch \(sequence) not stored, closing so the agent retries: \(frame)")
@@ -160,6 +179,22 @@ final class ConnectionHandler: ChannelDuplexHandler {
             held.append((IngestBatch(agent: agent, batch: batch, descriptors: descriptors), completion))
             offerHeld(context: context)
         }
+    }
+
+    private func refuse(_ reject: Reject, on channel: any Channel) {
+        Self.refuse(reject, on: channel, registry: registry, logger: logger)
+    }
+
+    /// Sends a `REJECT`, logs it and counts it (for the status line).
+    private static func refuse(_ reject: Reject, on channel: any Channel, registry: ConnectionRegistry, logger: Logger)
+    {
+        if reject.permanent {
+            registry.rejectedBatches.add(1, ordering: .relaxed)
+            logger.warning("\(reject); the agent sets it aside and goes on")
+        } else {
+            logger.error("\(reject); the agent keeps it and sends it again")
+        }
+        channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.reject(reject))), promise: nil)
     }
 
     func read(context: ChannelHandlerContext) {

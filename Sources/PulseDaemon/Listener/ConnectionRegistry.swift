@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import PulseCore
+import Synchronization
 
 /// The connections open right now: for the connection and handshake limits, status lines and `PACE` broadcasts.
 ///
@@ -28,6 +29,8 @@ public final class ConnectionRegistry: Sendable {
         }
     }
     private let state = NIOLockedValueBox(State())
+    /// Batches refused for good (`REJECT`) since the daemon started.
+    let rejectedBatches = Atomic<Int64>(0)
 
     /// The limits ``admit(_:address:limits:)`` enforces.
     struct Limits {

@@ -16,8 +16,11 @@ public struct ConnectionStateMachine: Sendable {
     public enum Action: Sendable, Hashable {
         case none
         case send(WireMessage)
-        /// Send an `ERROR` frame, then close.
-        case fail(ErrorFrame)
+        /// Send an `ERROR` frame, then close; first a `REJECT` of the batch that could not be decoded, when the agent
+        /// takes them (the connection's coding references are in doubt after a failed decode, so it closes too).
+        case fail(ErrorFrame, rejecting: Reject? = nil)
+        /// Refuse one batch by name (`REJECT`); the connection goes on.
+        case reject(Reject)
         /// Hand the batch to the writer; acknowledge when it is stored.
         case ingest(agent: AgentIdentity, batch: WireBatch, descriptors: [InterfaceDescriptor])
         /// A peer-sent `ERROR` or similar: just close.
@@ -38,6 +41,8 @@ public struct ConnectionStateMachine: Sendable {
     private var describedCount = 0
     /// Batches handed to the writer and not yet stored; the agent may have `limits.maximumInFlight` at a time.
     public private(set) var inFlight = 0
+    /// What both sides support, once `WELCOME` is sent.
+    public private(set) var capabilities: Capabilities = []
 
     public init(
         daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384,
@@ -66,7 +71,18 @@ public struct ConnectionStateMachine: Sendable {
         do {
             message = try WireCodec.decode(bytes, limits: limits, references: &references)
         } catch {
-            return fail(error.isLimit ? .frameTooLarge : .malformedFrame, "\(error)")
+            let code: ErrorCode = error.isLimit ? .frameTooLarge : .malformedFrame
+            // A batch that cannot be decoded would be sent again, unchanged, on every connection: refused for good,
+            // so the agent sets it aside and the batches behind it are delivered.
+            if isReady, capabilities.contains(.reject), let name = WireCodec.batchName(bytes) {
+                state = .closed
+                return .fail(
+                    ErrorFrame(code, "batch \(name.sequence) could not be decoded: \(error)"),
+                    rejecting: Reject(
+                        stream: name.stream, sequence: name.sequence, code: code, permanent: true,
+                        message: "\(error)"))
+            }
+            return fail(code, "\(error)")
         }
         switch (state, message) {
         case (.awaitingTLS, _):
@@ -93,11 +109,10 @@ public struct ConnectionStateMachine: Sendable {
                 name: hello.agentID, hostname: hello.hostname, version: hello.agentVersion,
                 labels: labelPolicy(hello.agentID, Labels([])))
             state = .ready(identity)
+            capabilities = hello.capabilities.intersection(.all)
             return .send(
                 .welcome(
-                    Welcome(
-                        version: version, daemonName: daemonName, capabilities: hello.capabilities.intersection(.all),
-                        limits: limits)))
+                    Welcome(version: version, daemonName: daemonName, capabilities: capabilities, limits: limits)))
         case (.awaitingHello, _):
             return fail(.unexpectedFrame, "the first frame must be HELLO")
         case (.ready, .describe(let describe)):
@@ -117,18 +132,21 @@ public struct ConnectionStateMachine: Sendable {
             descriptors.reserveCapacity(batch.sections.count)
             for section in batch.sections {
                 guard let descriptor = table[section.descriptorID] else {
-                    return fail(
-                        .unknownInterface,
+                    return refuse(
+                        batch, .unknownInterface,
                         "batch \(batch.sequence) uses interface \(section.descriptorID) of stream \(Hex.string(batch.stream, width: 16)), which was not described on this connection"
                     )
                 }
                 descriptors.append(descriptor)
             }
             for record in batch.linkStates where table[record.descriptorID] == nil {
-                return fail(.unknownInterface, "link state for undescribed interface \(record.descriptorID)")
+                return refuse(
+                    batch, .unknownInterface,
+                    "batch \(batch.sequence) has a link state for undescribed interface \(record.descriptorID)")
             }
             guard batch.order < UInt64(Int64.max) else {
-                return fail(.malformedFrame, "batch \(batch.sequence) has order \(batch.order), above 2⁶³ − 1")
+                return refuse(
+                    batch, .invalidBatch, "batch \(batch.sequence) has order \(batch.order), above 2⁶³ − 1")
             }
             // An agent that does not wait for acknowledgements would grow the ingest queue without bound.
             guard inFlight < limits.maximumInFlight else {
@@ -167,6 +185,14 @@ public struct ConnectionStateMachine: Sendable {
     /// The handshake or idle timer fired.
     public mutating func timedOut(_ what: String) -> Action {
         fail(.timeout, what)
+    }
+
+    /// A batch that breaks a rule of the daemon's: refused by name when the agent takes `REJECT` (the connection goes
+    /// on, and the agent sets the batch aside), else the connection fails as before the frame existed.
+    private mutating func refuse(_ batch: WireBatch, _ code: ErrorCode, _ message: String) -> Action {
+        guard capabilities.contains(.reject) else { return fail(code, message) }
+        return .reject(
+            Reject(stream: batch.stream, sequence: batch.sequence, code: code, permanent: true, message: message))
     }
 
     private mutating func fail(_ code: ErrorCode, _ message: String) -> Action {

@@ -29,6 +29,8 @@ final class StatusService: Service, Sendable {
         if let valuesPerSecond { parts.append("\(Units.formatCount(valuesPerSecond)) values/s") }
         if let failure = ingest.writeFailure.withLock({ $0 }) { parts.append("not storing: \(failure)") }
         if let pace = registry.currentPace, pace != .normal { parts.append("agents asked to slow down") }
+        let rejected = registry.rejectedBatches.load(ordering: .relaxed)
+        if rejected > 0 { parts.append("\(rejected) batch(es) rejected") }
         parts.append("store \(Units.formatBytes(Double(store.sizeOnDisk)))")
         return parts.joined(separator: "; ")
     }

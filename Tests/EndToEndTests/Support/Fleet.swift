@@ -49,7 +49,7 @@ final class Fleet: @unchecked Sendable {
     func writeAgentConfig(
         _ name: String, interval: String = "200ms", batch: String = "600ms", heartbeat: String = "0s",
         include: String = #"["*"]"#, exclude: String = "[]", certificate: String? = nil, ca: String? = nil,
-        extra: String = ""
+        budget: String = "0", extra: String = ""
     ) throws -> String {
         let path = "\(directory)/\(name).toml"
         try """
@@ -63,7 +63,7 @@ final class Fleet: @unchecked Sendable {
         exclude = \(exclude)
         [throttle]
         idle_heartbeat = "\(heartbeat)"
-        upload_budget = 0
+        upload_budget = \(budget)
         [batch]
         interval = "\(batch)"
         jitter = 0.1
