@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/common.sh
-ensure_packages chromium python3-fusepy  # the browser checks of dashboards, alert charts and reports; a slow disk (FUSE)
+ensure_packages chromium python3-fusepy openssl testssl.sh  # browser checks of dashboards, alert charts and reports; a slow disk (FUSE); TLS checks with real clients
 
 echo "==> building (debug) with $(swift --version 2>/dev/null | head -n 1)"
 # Progress lines are hidden; with pipefail the build's own status decides.

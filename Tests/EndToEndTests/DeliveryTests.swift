@@ -116,7 +116,7 @@ extension EndToEnd {
                 id: 1, name: "lo", epoch: CounterEpoch(bootID: BootID(high: 7, low: 8), ifindex: 1, width: .bits64))
             let describe = Describe(stream: 0xB0B, interfaces: [descriptor])
             let first = Int64(Date().timeIntervalSince1970 * 1_000) - 600_000
-            var generator = SeededGenerator(seed: 42)
+            var generator = SplitMix64(seed: 42)
             var counters = CounterValues()
             for index in 0..<400 {
                 let ticks = (0..<10).map { tick -> [UInt64] in

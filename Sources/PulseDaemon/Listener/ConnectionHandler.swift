@@ -105,7 +105,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             context.close(promise: nil)
         } else {
             // Most often a refused client certificate or a port scan: worth a line, not a warning.
-            logger.notice("TLS handshake failed: \(error)")
+            logger.notice("TLS handshake failed: \(Self.handshakeFailure(error))")
             context.close(promise: nil)
         }
     }
@@ -231,6 +231,25 @@ final class ConnectionHandler: ChannelDuplexHandler {
             readRequested = false
             context.read()
         }
+    }
+
+    /// Why a TLS handshake failed, in an operator's words, with BoringSSL's reason code (what to search for); the
+    /// library's whole error (with its source file and line) for reasons not known here.
+    static func handshakeFailure(_ error: any Error) -> String {
+        let text = "\(error)"
+        let reasons: [(code: String, meaning: String)] = [
+            ("PEER_DID_NOT_RETURN_A_CERTIFICATE", "the client sent no certificate"),
+            (
+                "CERTIFICATE_VERIFY_FAILED",
+                "the client's certificate did not verify against the CA: from another CA, expired or not yet valid"
+            ),
+            ("UNSUPPORTED_PROTOCOL", "the client offered only TLS versions older than 1.2"),
+            ("NO_SHARED_CIPHER", "the client offered no cipher suite the daemon accepts"),
+            ("WRONG_VERSION_NUMBER", "the client did not speak TLS"),
+            ("HTTP_REQUEST", "the client sent plain HTTP"),
+        ]
+        guard let reason = reasons.first(where: { text.contains($0.code) }) else { return text }
+        return "\(reason.meaning) (\(reason.code))"
     }
 
     /// The last common name of a certificate's subject.
