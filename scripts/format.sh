@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
-swift-format format --in-place --recursive --parallel Package.swift Sources Tests Benchmarks
+swift-format format --in-place --recursive --parallel Package.swift Sources Tests Benchmarks Fuzz

@@ -3,10 +3,11 @@
 # netpulsed and netpulse-agent with real certificates (as root they also use network namespaces).
 #   scripts/test.sh                 everything
 #   scripts/test.sh --filter NAME   only tests whose name matches NAME (passed to `swift test`)
+# Without arguments it ends with scripts/fuzz.sh: 20 s per fuzz target; FUZZ_SECONDS=600 scripts/test.sh fuzzes longer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/common.sh
-ensure_packages chromium python3-fusepy openssl testssl.sh  # browser checks of dashboards, alert charts and reports; a slow disk (FUSE); TLS checks with real clients
+ensure_packages chromium python3-fusepy openssl testssl.sh nftables  # browser checks of dashboards, alert charts and reports; a slow disk (FUSE); TLS checks with real clients; a lossy link
 
 echo "==> building (debug) with $(swift --version 2>/dev/null | head -n 1)"
 # Progress lines are hidden; with pipefail the build's own status decides.
@@ -20,4 +21,6 @@ else
     # tests start processes; they get a process of their own.
     swift test --skip-build --skip PulseSystemdTests
     swift test --skip-build --filter PulseSystemdTests
+    echo "==> fuzzing (libFuzzer, AddressSanitizer)"
+    scripts/fuzz.sh
 fi

@@ -1,4 +1,5 @@
 import Foundation
+import PulseAnalytics
 import PulseCore
 import PulseStore
 import Testing
@@ -110,31 +111,7 @@ extension EndToEnd {
         func freshPointsArriveAheadOfALongReplay() throws {
             let fleet = try Fleet()
             try fleet.startDaemon()
-            let spool = "\(fleet.directory)/agent-1/spool"
-            try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
-            let descriptor = InterfaceDescriptor(
-                id: 1, name: "lo", epoch: CounterEpoch(bootID: BootID(high: 7, low: 8), ifindex: 1, width: .bits64))
-            let describe = Describe(stream: 0xB0B, interfaces: [descriptor])
-            let first = Int64(Date().timeIntervalSince1970 * 1_000) - 600_000
-            var generator = SplitMix64(seed: 42)
-            var counters = CounterValues()
-            for index in 0..<400 {
-                let ticks = (0..<10).map { tick -> [UInt64] in
-                    counters[.rxBytes] += UInt64.random(in: 1_000...90_000, using: &generator)
-                    counters[.txBytes] += UInt64.random(in: 1_000...90_000, using: &generator)
-                    counters[.rxPackets] += UInt64.random(in: 10...900, using: &generator)
-                    counters[.txPackets] += UInt64.random(in: 10...900, using: &generator)
-                    return counters.values
-                }
-                let start = first + Int64(index) * 1_000
-                let batch = WireBatch(
-                    stream: 0xB0B, sequence: UInt64(index + 1), order: UInt64(start), interval: 100, heartbeat: 0,
-                    timestamps: (0..<10).map { start + Int64($0) * 100 },
-                    sections: [BatchSection(descriptorID: 1, ticks: Array(0..<10), values: ticks.flatMap { $0 })])
-                let name = String(format: "%020d.np2", index + 1)
-                try Data(WireCodec.encode(.describe(describe)) + WireCodec.encode(.batch(batch))).write(
-                    to: URL(fileURLWithPath: "\(spool)/\(name)"))
-            }
+            try fleet.writeBacklog("agent-1", batches: 400, from: Int64(Date().timeIntervalSince1970 * 1_000) - 600_000)
 
             let startedAt = Int64(Date().timeIntervalSince1970 * 1_000)
             let agent = try fleet.startAgent(
@@ -154,6 +131,119 @@ extension EndToEnd {
             let gaps = zip(fresh, fresh.dropFirst()).map { $1.timestamp - $0.timestamp }
             #expect(gaps.allSatisfy { $0 <= 350 }, "largest gap \(gaps.max() ?? 0) ms")
             #expect(agent.stop() == 0)
+        }
+
+        /// A thin, slow and lossy link between an agent and its daemon, in two network namespaces: the agent's
+        /// uplink paced to 256 kbit/s (32,000 bytes/s) by `tc tbf`, 5 % of TCP packets dropped at random in each
+        /// direction by nftables, and 50 ms of delay each way from a proxy (`Tests/Tools/delay_proxy.py`; this kernel
+        /// has no netem). The agent replays a backlog of about 100 KB over it: delivery is complete and ordered (every
+        /// backlog sample stored once, the fresh ones without a gap), and its upload budget of 6,000 bytes/s keeps it
+        /// well under the link's capacity, headers and TLS included.
+        @Test(.enabled(if: isRoot, "needs root to create network namespaces"), .timeLimit(.minutes(3)))
+        func aSlowLossyLinkDeliversEverythingInOrderWithinTheBudget() throws {
+            let network = try TestNetwork()
+            let fleet = try Fleet(netns: network.host)
+            try fleet.startDaemon()
+            let proxyPort = 7_500
+            let proxy = try Daemonized(
+                [
+                    "/usr/bin/python3", Build.root + "/Tests/Tools/delay_proxy.py", network.hostAddress, "\(proxyPort)",
+                    "127.0.0.1", "\(fleet.port)", "0.05",
+                ], log: fleet.directory + "/proxy.log", netns: network.host)
+            defer { proxy.killHard() }
+            try eventually("the proxy listens") { proxy.output.contains("listening on") }
+            try network.limitPeerRate(kilobits: 256)
+            try network.dropPackets(percent: 5)
+
+            let startedAt = Int64(Date().timeIntervalSince1970 * 1_000)
+            try fleet.writeBacklog("agent-1", batches: 1_000, from: startedAt - 1_200_000)
+            var link = [(time: Date(), bytes: try network.peerSentBytes())]
+            let agent = try fleet.startAgent(
+                "agent-1",
+                config: try fleet.writeAgentConfig(
+                    "agent-1", interval: "100ms", batch: "300ms", include: #"["lo"]"#, budget: "6000",
+                    endpoint: "\(network.hostAddress):\(proxyPort)"),
+                namespace: network.peer)
+            try eventually("the replay is done", timeout: 150, interval: 0.5) {
+                link.append((Date(), try network.peerSentBytes()))
+                return agent.output.contains("replay done")
+            }
+            Thread.sleep(forTimeInterval: 1)
+
+            let samples = try fleet.samples("agent-1", "lo")
+            #expect(Set(samples.map(\.timestamp)).count == samples.count, "a sample stored twice")
+            #expect(samples.filter { $0.timestamp < startedAt }.count == 10_000, "every replayed sample stored")
+            let fresh = samples.filter { $0.timestamp >= startedAt }
+            let gaps = zip(fresh, fresh.dropFirst()).map { $1.timestamp - $0.timestamp }
+            #expect(fresh.count > 50 && gaps.allSatisfy { $0 <= 350 }, "largest gap \(gaps.max() ?? 0) ms")
+            // The link's load in every window of 3 s or more after the budget's first second of burst.
+            let steady = link.filter { $0.time.timeIntervalSince(link[0].time) >= 3 }
+            var busiest = 0.0
+            for (index, start) in steady.enumerated() {
+                for end in steady[index...] where end.time.timeIntervalSince(start.time) >= 3 {
+                    busiest = max(busiest, Double(end.bytes - start.bytes) / end.time.timeIntervalSince(start.time))
+                }
+            }
+            let seconds = link.last!.time.timeIntervalSince(link[0].time)
+            #expect(seconds > 6, "the replay took \(seconds) s: too short to show the budget")
+            #expect(busiest > 0 && busiest <= 0.6 * 32_000, "the link carried \(Int(busiest)) bytes/s at its busiest")
+            #expect(try network.droppedPackets() > 0, "no packet was lost")
+            print(
+                "lossy link: replay of 1,000 batches in \(Int(seconds)) s, busiest 3 s at \(Int(busiest)) bytes/s, \(try network.droppedPackets()) packets dropped"
+            )
+            #expect(agent.stop() == 0)
+        }
+
+        /// An agent whose wall clock steps back 30 s, then an hour ahead, then back to the right time (a test-only
+        /// offset the debug build reads from a file, `NETPULSE_TEST_CLOCK_OFFSET_FILE`): counting follows the
+        /// batches' order, not their clocks, so every rollup level's total still equals the stored counters' delta,
+        /// nothing is stored in the future, and both steps are flagged (a clock step counted, a `clock-ahead`
+        /// anomaly for the batches moved back).
+        @Test(.timeLimit(.minutes(2)))
+        func anAgentsClockSteppingKeepsTotalsExact() throws {
+            let fleet = try Fleet()
+            try fleet.startDaemon()
+            let offsetFile = fleet.directory + "/clock-offset"
+            try "0\n".write(toFile: offsetFile, atomically: true, encoding: .utf8)
+            let agent = try fleet.startAgent(
+                "agent-1",
+                config: try fleet.writeAgentConfig("agent-1", interval: "100ms", batch: "400ms", include: #"["lo"]"#),
+                environment: ["NETPULSE_TEST_CLOCK_OFFSET_FILE": offsetFile])
+            try eventually("points arrive") { try fleet.samples("agent-1", "lo").count >= 10 }
+            for offset in [-30_000, 3_600_000, 0] {
+                try "\(offset)\n".write(toFile: offsetFile, atomically: true, encoding: .utf8)
+                let before = try fleet.samples("agent-1", "lo").count
+                try eventually("points after a clock step of \(offset) ms", timeout: 30) {
+                    try fleet.samples("agent-1", "lo").count >= before + 20
+                }
+            }
+            #expect(agent.stop() == 0)
+            let now = Int64(Date().timeIntervalSince1970 * 1_000)
+
+            let samples = try fleet.samples("agent-1", "lo")
+            let delta = Int64(samples.last!.counters[.rxBytes] - samples.first!.counters[.rxBytes])
+            #expect(delta > 0)
+            #expect(samples.allSatisfy { $0.timestamp <= now + 60_000 }, "a sample stored in the future")
+            let store = try fleet.store()
+            let series = try blocking {
+                try await store.series().first {
+                    $0.kind == .interface && $0.agent == "agent-1" && $0.interface == "lo"
+                }!
+            }
+            for level in [RollupLevel.oneMinute, .fiveMinutes, .oneHour, .oneDay] {
+                let total = try blocking {
+                    try await store.sums(level: level, series: [series.id], from: 0, to: .max)[series.id]!
+                }
+                #expect(
+                    total.traffic[.rxBytes] == delta, "level \(level.width) ms: \(total.traffic[.rxBytes]) ≠ \(delta)")
+                if level == .oneMinute { #expect(total.events[4] >= 1, "no clock step flagged") }
+            }
+            let buckets = try blocking {
+                try await store.buckets(level: .oneMinute, series: [series.id], from: 0, to: .max)[series.id] ?? []
+            }
+            #expect(buckets.allSatisfy { $0.start <= now }, "a bucket in the future")
+            let anomalies = try blocking { try await store.anomalies(since: 0) }
+            #expect(anomalies.contains { $0.kind == "clock-ahead" }, "\(anomalies)")
         }
 
         /// A batch the daemon will never store (here: an order above 2⁶³ − 1, first in the agent's spool) is refused by

@@ -29,9 +29,10 @@ public struct SamplingLoop: Sendable {
         var suppressor = IdleSuppressor(heartbeat: config.idleHeartbeat)
         var batcher = Batcher(stream: stream)
         var generator = SystemRandomNumberGenerator()
-        // A random first deadline spreads the flushes of agents that started together.
+        // A random first deadline spreads the flushes of agents that started together. Deadlines and the link-state
+        // period run on the monotonic clock: a wall clock that steps back an hour must not hold batches for an hour.
         var batchDeadline =
-            WallClock.milliseconds()
+            MonotonicMilliseconds.now()
             + Int64.random(in: config.batchInterval / 2...config.batchInterval, using: &generator)
         var lastLinkRead: Int64?
         var lastTick: Int64 = .min
@@ -67,8 +68,9 @@ public struct SamplingLoop: Sendable {
                 batchSettings = (interval, config.idleHeartbeat)
             }
             lastTick = timestamp
-            let readLinks = lastLinkRead.map { timestamp - $0 >= config.linkStateInterval } ?? true
-            if readLinks { lastLinkRead = timestamp }
+            let elapsed = MonotonicMilliseconds.now()
+            let readLinks = lastLinkRead.map { elapsed - $0 >= config.linkStateInterval } ?? true
+            if readLinks { lastLinkRead = elapsed }
             let tick: TickSample
             do {
                 tick = try sampler.sample(at: timestamp, readLinkState: readLinks)
@@ -93,13 +95,13 @@ public struct SamplingLoop: Sendable {
                 items = items.dropFirst(room)
             }
 
-            if batcher.sampleCount >= config.batchMaximumSamples || timestamp >= batchDeadline {
+            if batcher.sampleCount >= config.batchMaximumSamples || elapsed >= batchDeadline {
                 await flush(&batcher, batchSettings, &trouble)
                 let base = Double(config.batchInterval * Int64(pace.batchFactor))
                 let jitter =
                     config.batchJitter > 0
                     ? Double.random(in: -config.batchJitter...config.batchJitter, using: &generator) : 0
-                batchDeadline = timestamp + Int64(base * (1 + jitter))
+                batchDeadline = elapsed + Int64(base * (1 + jitter))
             }
         }
         heartbeat.finish()

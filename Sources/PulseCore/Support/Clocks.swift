@@ -11,9 +11,38 @@ public enum WallClock {
     public static func milliseconds() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000
+        let now = Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000
+        #if DEBUG
+            return now + TestClockOffset.current()
+        #else
+            return now
+        #endif
     }
 }
+
+#if DEBUG
+    /// A wall clock that steps, for tests (debug builds only, like ``TestFault``): when
+    /// `NETPULSE_TEST_CLOCK_OFFSET_FILE` names a file, its number (milliseconds, possibly negative) is added to
+    /// the wall clock, read again at most every 50 ms, so a test steps a running process's clock by rewriting it.
+    enum TestClockOffset {
+        private static let path: String? = getenv("NETPULSE_TEST_CLOCK_OFFSET_FILE").map { String(cString: $0) }
+        private static let cache = Mutex<(offset: Int64, readAt: Int64?)>((0, nil))
+
+        static func current() -> Int64 {
+            guard let path else { return 0 }
+            let now = MonotonicMilliseconds.now()
+            return cache.withLock { cache in
+                if cache.readAt.map({ now - $0 >= 50 }) ?? true {
+                    cache.readAt = now
+                    if let text = try? FileIO.readString(path), let offset = Int64(text.trimmingWhitespace()) {
+                        cache.offset = offset
+                    }
+                }
+                return cache.offset
+            }
+        }
+    }
+#endif
 
 /// Milliseconds of a clock that never jumps (CLOCK_MONOTONIC), for deadlines.
 public enum MonotonicMilliseconds {

@@ -49,7 +49,7 @@ final class Fleet: @unchecked Sendable {
     func writeAgentConfig(
         _ name: String, interval: String = "200ms", batch: String = "600ms", heartbeat: String = "0s",
         include: String = #"["*"]"#, exclude: String = "[]", certificate: String? = nil, ca: String? = nil,
-        budget: String = "0", extra: String = ""
+        budget: String = "0", endpoint: String? = nil, extra: String = ""
     ) throws -> String {
         let path = "\(directory)/\(name).toml"
         try """
@@ -68,7 +68,7 @@ final class Fleet: @unchecked Sendable {
         interval = "\(batch)"
         jitter = 0.1
         [daemon]
-        endpoints = ["127.0.0.1:\(port)"]
+        endpoints = ["\(endpoint ?? "127.0.0.1:\(port)")"]
         ca = "\(ca ?? "\(directory)/ca/ca.pem")"
         certificate = "\(directory)/ca/\(certificate ?? name).pem"
         key = "\(directory)/ca/\(certificate ?? name)-key.pem"
@@ -94,11 +94,49 @@ final class Fleet: @unchecked Sendable {
 
     /// Starts an agent with a config written by ``writeAgentConfig``.
     @discardableResult
-    func startAgent(_ name: String, config: String) throws -> Daemonized {
+    /// Starts an agent, in the fleet's namespace unless `namespace` names another.
+    func startAgent(
+        _ name: String, config: String, namespace: String? = nil, environment: [String: String] = [:]
+    ) throws -> Daemonized {
+        let command =
+            environment.isEmpty
+            ? [Build.agent]
+            : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0)=\($1)" } + [Build.agent]
         let process = try Daemonized(
-            [Build.agent, "--config", config], log: "\(directory)/\(name).log", netns: netns)
+            command + ["--config", config], log: "\(directory)/\(name).log", netns: namespace ?? netns)
         agents[name] = process
         return process
+    }
+
+    /// Writes a previous run's backlog into an agent's spool before it starts: `batches` one-second batches of ten
+    /// 100 ms ticks of busy `lo` counters (an epoch of its own), ending `batches` seconds after `from` (ms), as the
+    /// agent would have spooled them through an outage. About 100 bytes per batch on the wire: a backlog large enough
+    /// to outlast the upload budget's one-second burst (16 KiB) without an outage of minutes in the test.
+    func writeBacklog(_ agent: String, batches: Int, from first: Int64) throws {
+        let spool = "\(directory)/\(agent)/spool"
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        let descriptor = InterfaceDescriptor(
+            id: 1, name: "lo", epoch: CounterEpoch(bootID: BootID(high: 7, low: 8), ifindex: 1, width: .bits64))
+        let describe = Describe(stream: 0xB0B, interfaces: [descriptor])
+        var generator = SplitMix64(seed: 42)
+        var counters = CounterValues()
+        for index in 0..<batches {
+            let ticks = (0..<10).map { _ -> [UInt64] in
+                counters[.rxBytes] += UInt64.random(in: 1_000...90_000, using: &generator)
+                counters[.txBytes] += UInt64.random(in: 1_000...90_000, using: &generator)
+                counters[.rxPackets] += UInt64.random(in: 10...900, using: &generator)
+                counters[.txPackets] += UInt64.random(in: 10...900, using: &generator)
+                return counters.values
+            }
+            let start = first + Int64(index) * 1_000
+            let batch = WireBatch(
+                stream: 0xB0B, sequence: UInt64(index + 1), order: UInt64(start), interval: 100, heartbeat: 0,
+                timestamps: (0..<10).map { start + Int64($0) * 100 },
+                sections: [BatchSection(descriptorID: 1, ticks: Array(0..<10), values: ticks.flatMap { $0 })])
+            let name = String(format: "%020d.np2", index + 1)
+            try Data(WireCodec.encode(.describe(describe)) + WireCodec.encode(.batch(batch))).write(
+                to: URL(fileURLWithPath: "\(spool)/\(name)"))
+        }
     }
 
     /// The daemon's store, opened read-only as `netpulse` opens it.

@@ -41,6 +41,53 @@ final class TestNetwork: @unchecked Sendable {
         return megabits * 1_000_000
     }
 
+    /// Paces what the peer sends with a token bucket filter of `kilobits` per second (a thin uplink).
+    func limitPeerRate(kilobits: Int) throws {
+        try run([
+            "ip", "netns", "exec", peer, "tc", "qdisc", "replace", "dev", "npv1", "root", "tbf", "rate",
+            "\(kilobits)kbit", "burst", "16kbit", "latency", "400ms",
+        ])
+    }
+
+    /// Drops `percent` % of the TCP packets that arrive on the veth pair, in both namespaces, at random: an nftables
+    /// rule on input in each receiving namespace (dropping on output would fail the sender's syscall instead).
+    func dropPackets(percent: Int) throws {
+        for (namespace, interface) in [(host, "npv0"), (peer, "npv1")] {
+            let rules = """
+                table inet lossy {
+                    chain input {
+                        type filter hook input priority 0; policy accept;
+                        iifname "\(interface)" meta l4proto tcp numgen random mod 100 < \(percent) counter drop
+                    }
+                }
+                """
+            let file = NSTemporaryDirectory() + "lossy-\(namespace).nft"
+            try rules.write(toFile: file, atomically: true, encoding: .utf8)
+            try run(["ip", "netns", "exec", namespace, "nft", "-f", file])
+        }
+    }
+
+    /// Packets the loss rules dropped so far, in both namespaces.
+    func droppedPackets() throws -> Int {
+        try [host, peer].reduce(0) { total, namespace in
+            let text = try run(["ip", "netns", "exec", namespace, "nft", "list", "table", "inet", "lossy"])
+            let packets = text.components(separatedBy: "counter packets ").dropFirst().compactMap {
+                Int($0.prefix { $0.isNumber })
+            }
+            return total + packets.reduce(0, +)
+        }
+    }
+
+    /// Bytes the peer has sent on its end of the veth pair (what crossed the link towards the host).
+    func peerSentBytes() throws -> UInt64 {
+        let text = try run(["ip", "netns", "exec", peer, "cat", "/proc/net/dev"])
+        for line in text.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix("npv1:") {
+            let fields = line.split(separator: ":")[1].split(separator: " ").compactMap { UInt64($0) }
+            return fields[8]
+        }
+        throw CommandFailure(description: "npv1 not in the peer's /proc/net/dev")
+    }
+
     func removeRateLimit() {
         _ = try? run(["ip", "netns", "exec", peer, "tc", "qdisc", "del", "dev", "npv1", "root"], allowFailure: true)
     }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of what a hostile peer or a broken file reaches first:
+#   frames   a byte stream split into frames and decoded with one connection's coding references (Fuzz/frames.swift)
+#   batch    one BATCH payload, decoded alone and against the references it left (Fuzz/batch.swift)
+#   config   a config file, parsed and every value read through each typed reader (Fuzz/config.swift)
+#
+#   scripts/fuzz.sh [SECONDS]   each target for SECONDS (default: $FUZZ_SECONDS, else 20); scripts/test.sh runs it
+#   scripts/fuzz.sh --seeds     rewrite the committed seed corpus (Fuzz/corpus/)
+#
+# The targets are compiled from the decoders' own source files, not from the PulseCore module, so they link no
+# BoringSSL and no SwiftNIO. A crash, a leak, a timeout, more than 1 GiB resident or a single allocation over
+# 64 MiB fails the run; the input that did it is left in .build-fuzz/ (crash-*, leak-*, oom-*, timeout-*).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=.build-fuzz
+mkdir -p "$out"
+decoders=(
+    Sources/PulseCore/Wire/ColumnCodec.swift Sources/PulseCore/Wire/Messages.swift
+    Sources/PulseCore/Wire/WireBatch.swift Sources/PulseCore/Wire/WireCodec.swift
+    Sources/PulseCore/Wire/WireReader.swift Sources/PulseCore/Wire/WireWriter.swift
+    Sources/PulseCore/Model/*.swift Sources/PulseCore/Support/SplitMix64.swift
+)
+config=(Sources/PulseCore/Config/*.swift Sources/PulseCore/Support/FileIO.swift Sources/PulseCore/Support/Units.swift)
+
+# One module named PulseCore, so the sources' own `import PulseCore` lines refer to it.
+compile() {
+    local output=$1
+    shift
+    swiftc -module-name PulseCore -parse-as-library -O -suppress-warnings "$@" -o "$output"
+}
+
+if [ "${1:-}" = "--seeds" ]; then
+    compile "$out/make-seeds" "${decoders[@]}" Sources/PulseCore/Support/FileIO.swift Fuzz/seeds.swift
+    "$out/make-seeds" Fuzz/corpus
+    cp config/agent.toml config/netpulsed.toml Fuzz/corpus/config/
+    echo "seed corpus written to Fuzz/corpus/"
+    exit 0
+fi
+
+seconds=${1:-${FUZZ_SECONDS:-20}}
+for target in frames batch config; do
+    sources=("${decoders[@]}")
+    [ "$target" = config ] && sources+=("${config[@]}")
+    echo "==> fuzz target $target: compiling"
+    compile "$out/fuzz-$target" -sanitize=fuzzer,address "${sources[@]}" "Fuzz/$target.swift"
+    # New inputs go to a scratch corpus; the committed seeds are only read.
+    corpus="$out/corpus-$target"
+    mkdir -p "$corpus"
+    echo "==> fuzz target $target: ${seconds} s"
+    log="$out/fuzz-$target.log"
+    if ! "$out/fuzz-$target" "$corpus" "Fuzz/corpus/$target" -max_total_time="$seconds" -rss_limit_mb=1024 \
+        -malloc_limit_mb=64 -timeout=10 -print_final_stats=1 -artifact_prefix="$out/" >"$log" 2>&1; then
+        tail -n 40 "$log"
+        echo "fuzz target $target failed; the input is in $out/" >&2
+        exit 1
+    fi
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    peak=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log")
+    coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+    echo "    $runs executions in ${seconds} s, $coverage, peak RSS ${peak} MiB"
+done
