@@ -48,11 +48,11 @@ build_release() {
     swift build -c release --product netpulse >/dev/null
     swift build -c release --scratch-path .build-agent --static-swift-stdlib --product netpulse-agent \
         -Xswiftc -Osize -Xlinker --no-export-dynamic -Xlinker --no-pie -Xlinker --icf=all >/dev/null
-    # Test-only fault switches (Sources/PulseCore/Support/TestFault.swift) are compiled out of release builds.
+    # Test-only switches (TestFault, the test clock offset in Sources/PulseCore/Support) are compiled out of release builds.
     local binary
     for binary in .build/release/netpulsed .build-agent/release/netpulse-agent; do
-        if grep -q NETPULSE_TEST_FAULT "$binary"; then
-            echo "error: $binary contains the test fault switch NETPULSE_TEST_FAULT" >&2
+        if grep -q NETPULSE_TEST_ "$binary"; then
+            echo "error: $binary contains a test-only switch (NETPULSE_TEST_…)" >&2
             return 1
         fi
     done

@@ -39,11 +39,28 @@ public enum JSONText {
 }
 
 public enum CSVText {
-    /// RFC 4180: quote fields holding a comma, quote or line break; double inner quotes.
+    /// RFC 4180: quote fields holding a comma, quote or line break; double inner quotes. A text that a spreadsheet
+    /// would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return, and not a number) gets
+    /// a leading `'`, as OWASP advises against CSV injection: an interface may be named `=1+1`, and a host's labels
+    /// are whatever its operator typed.
     public static func field(_ text: String) -> String {
+        let text = neutralized(text)
         // Bytes, not characters: a CSV of 10,000 bills is 150,000 fields.
         guard text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return text }
         return "\"" + text.replacingAll("\"", with: "\"\"") + "\""
+    }
+
+    /// `text`, or `'text` when a spreadsheet would take it for a formula. Numbers (`-12.5`) stay as they are.
+    static func neutralized(_ text: String) -> String {
+        guard let first = text.utf8.first,
+            [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D].contains(first)
+        else { return text }
+        if first == UInt8(ascii: "-") || first == UInt8(ascii: "+"), Double(text.dropFirst()) != nil,
+            text.utf8.dropFirst().allSatisfy({ (0x30...0x39).contains($0) || $0 == UInt8(ascii: ".") })
+        {
+            return text
+        }
+        return "'" + text
     }
 
     public static func row(_ fields: [String]) -> String { fields.map(field).joined(separator: ",") + "\r\n" }
@@ -110,7 +127,18 @@ public enum FigureFormat {
     public static func seriesJSON(_ series: SeriesRecord) -> String {
         var fields = [("kind", JSONText.string(series.kind.name)), ("name", JSONText.string(series.name))]
         if let agent = series.agent { fields.append(("agent", JSONText.string(agent))) }
-        if let interface = series.interface { fields.append(("interface", JSONText.string(interface.description))) }
+        if let interface = series.interface {
+            fields.append(("interface", JSONText.string(interface.description)))
+            // A name that is not UTF-8 cannot be a JSON string as it is: its bytes go beside it, in hex, so nothing is
+            // lost (`interface` shows the undecodable bytes as U+FFFD).
+            if String(validating: interface.bytes, as: UTF8.self) == nil {
+                fields.append(
+                    (
+                        "interface_hex",
+                        JSONText.string(interface.bytes.map { Hex.string(UInt64($0), width: 2) }.joined())
+                    ))
+            }
+        }
         if let group = series.group {
             fields.append(("group", JSONText.string(group.description)))
         }

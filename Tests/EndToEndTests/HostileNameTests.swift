@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Names an attacker or a careless operator chooses, on real interfaces and labels, through every CLI format.
+    @Suite(.serialized) struct HostileNameTests {
+        /// Python checks of the machine formats, independent of the Swift writers: every CSV parses with one width
+        /// and no cell a spreadsheet would run as a formula; every JSON parses.
+        static let csvCheck = """
+            import csv, sys
+            rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8", errors="replace")))
+            assert len(rows) > 1 and len({len(row) for row in rows}) == 1, rows
+            def number(cell):
+                try:
+                    float(cell)
+                    return True
+                except ValueError:
+                    return False
+            bad = [c for row in rows for c in row if c[:1] in ("=", "+", "-", "@", "\\t", "\\r") and not number(c)]
+            assert not bad, bad
+            """
+
+        @Test(.enabled(if: isRoot, "needs root to create network namespaces"), .timeLimit(.minutes(2)))
+        func hostileNamesReachEveryFormatSafely() throws {
+            let network = try TestNetwork()
+            // More names Linux allows, made with bash's $'…' so that bytes that are not UTF-8 get through: a formula,
+            // a terminal escape sequence, bytes that are not UTF-8, and non-ASCII.
+            try run([
+                "ip", "netns", "exec", network.host, "bash", "-c",
+                #"""
+                set -e
+                ip link add '=1+1' type veth peer name $'\x1b[31mred'
+                ip link add $'n\xff\xfe' type veth peer name 'ü-ß'
+                for name in '=1+1' $'\x1b[31mred' $'n\xff\xfe' 'ü-ß'; do ip link set dev "$name" up; done
+                """#,
+            ])
+            let fleet = try Fleet(netns: network.host)
+            try fleet.startDaemon()
+            // A label value with a quote, angle brackets, a comma, a newline and a screen-clearing escape: each
+            // key=value of an agent's labels is a group.
+            let labels = #"[labels]\#nsite = "fra\"<1>,\nx\u001b[2J""#
+            let agent = try fleet.startAgent(
+                "agent-1", config: try fleet.writeAgentConfig("agent-1", exclude: #"["lo"]"#, extra: labels))
+            try eventually("the odd interfaces are stored", timeout: 30) {
+                try fleet.samples("agent-1", "=1+1").count >= 2 && fleet.samples("agent-1", "ü-ß").count >= 2
+            }
+            try eventually("rates cover every odd interface", timeout: 30) {
+                let json = try run([Build.cli, "rates", "--store", fleet.storePath, "--format", "json"])
+                return json.contains("6efffe") && json.contains("=1+1") && json.contains(#"\u001b[31mred"#)
+            }
+
+            for command in [["rates"], ["top", "--scope", "interface"], ["top", "--scope", "group"]] {
+                let base = [Build.cli] + command + ["--store", fleet.storePath]
+                let what = command.joined(separator: " ")
+
+                let csv = try run(base + ["--format", "csv"])
+                let csvFile = fleet.directory + "/out.csv"
+                try csv.write(toFile: csvFile, atomically: true, encoding: .utf8)
+                #expect(
+                    (try? run(["/usr/bin/python3", "-c", Self.csvCheck, csvFile])) != nil,
+                    "\(what) CSV:\n\(csv)")
+
+                let json = try run(base + ["--format", "json"])
+                #expect(
+                    (try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil, "\(what) JSON:\n\(json)")
+
+                let table = try run(base + ["--format", "table"])
+                #expect(!table.unicodeScalars.contains("\u{1B}"), "\(what): a raw escape sequence reached the terminal")
+                if command == ["top", "--scope", "group"] {
+                    #expect(csv.contains("\"site=fra\"\"<1>,\nx\u{1B}[2J\""), "\(csv)")
+                    #expect(table.contains(#"site=fra"<1>,\x0ax\x1b[2J"#), "\(table)")
+                } else {
+                    #expect(csv.contains("'=1+1") && !csv.contains(",=1+1"), "\(what) CSV:\n\(csv)")
+                    #expect(table.contains(#"\x1b[31mred"#), "\(what) table:\n\(table)")
+                }
+            }
+            // The name that is not UTF-8 keeps its bytes in JSON.
+            let json = try run([Build.cli, "rates", "--store", fleet.storePath, "--format", "json"])
+            #expect(json.contains(#""interface_hex":"6efffe""#), "\(json)")
+            #expect(agent.isRunning && fleet.daemon!.isRunning)
+        }
+    }
+}

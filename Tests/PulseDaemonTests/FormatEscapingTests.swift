@@ -1,0 +1,32 @@
+import PulseCore
+import PulseQuery
+import PulseStore
+import Testing
+
+/// How hostile names are written into the machine formats every output shares (`PulseQuery/Formats`).
+@Suite struct FormatEscapingTests {
+    /// Cells a spreadsheet would run as formulas get a leading `'` (CSV injection); numbers keep their sign.
+    @Test func formulaLikeCsvCellsAreNeutralised() {
+        #expect(CSVText.field("=1+1") == "'=1+1")
+        #expect(CSVText.field("+cmd|' /C calc'!A0") == "'+cmd|' /C calc'!A0")
+        #expect(CSVText.field("@SUM(A1)") == "'@SUM(A1)")
+        #expect(CSVText.field("-2+3") == "'-2+3")
+        #expect(CSVText.field("\tx") == "'\tx")
+        #expect(CSVText.field("=HYPERLINK(\"http://x\",\"y\")") == "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"")
+        #expect(CSVText.field("-12.5") == "-12.5")
+        #expect(CSVText.field("+3") == "+3")
+        #expect(CSVText.field("eth0") == "eth0")
+        #expect(CSVText.field("a,b") == "\"a,b\"")
+    }
+
+    /// An interface name that is not UTF-8 keeps its bytes in JSON, in hex beside the readable name.
+    @Test func namesThatAreNotUtf8KeepTheirBytesInJson() {
+        let odd = SeriesRecord(
+            id: 1, kind: .interface, agent: "web-01", interface: InterfaceName(bytes: [0x6E, 0xFF, 0xFE, 0x1B]))
+        let json = FigureFormat.seriesJSON(odd)
+        #expect(json.contains(#""interface_hex":"6efffe1b""#), "\(json)")
+        #expect(json.contains(#""interface":"n\#u{FFFD}\#u{FFFD}\u001b""#), "\(json)")
+        let plain = SeriesRecord(id: 2, kind: .interface, agent: "web-01", interface: InterfaceName("a<b&c"))
+        #expect(!FigureFormat.seriesJSON(plain).contains("interface_hex"))
+    }
+}
