@@ -3,6 +3,8 @@
 #   scripts/bench.sh            everything (the agent's cost needs root for its network namespaces)
 #   scripts/bench.sh wire       only the wire size
 #   scripts/bench.sh ingest     only the daemon's ingest (real pace and saturated) and the store alone
+#   scripts/bench.sh connections 10,000 agent connections held (memory per connection), a reconnect storm of all of
+#                               them, and openssl s_server doing the same handshakes (BENCH_CONNECTIONS)
 #   scripts/bench.sh size       only the store's size per interface, beside an rrdtool RRD
 #   scripts/bench.sh query      only the CLI's queries on bulk-loaded stores (BENCH_QUERY_SIZES, default
 #                               "1000 10000 100000"; 100,000 takes about 25 GB of BENCH_QUERY_DIR and most of an
@@ -17,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/common.sh
-ensure_packages prometheus-node-exporter curl rrdtool
+ensure_packages prometheus-node-exporter curl rrdtool openssl
 WHAT=${1:-all}
 R=.build/release
 
@@ -31,6 +33,11 @@ echo
 
 if [ "$WHAT" = all ] || [ "$WHAT" = wire ]; then
     $R/netpulse-bench wire
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = connections ]; then
+    $R/netpulse-bench connections "$R/netpulsed" "${BENCH_CONNECTIONS:-10000}"
     echo
 fi
 
@@ -140,8 +147,10 @@ while True:
     time.sleep(0.1)" &
         ip netns exec "$A" $AGENT_RELEASE --config "$DIR/a.toml" 2>"$DIR/a.log" &
         AGENT=$!
-        # node_exporter, the usual peer, scraped once a second like the agent samples.
-        ip netns exec "$A" prometheus-node-exporter --web.listen-address=127.0.0.1:9100 --log.level=error 2>/dev/null &
+        # node_exporter, the usual peer, scraped once a second like the agent samples; only its netdev collector, so
+        # both read the same thing (/proc/net/dev).
+        ip netns exec "$A" prometheus-node-exporter --web.listen-address=127.0.0.1:9100 --log.level=error \
+            --collector.disable-defaults --collector.netdev 2>/dev/null &
         NODE=$!
         ip netns exec "$A" bash -c 'while true; do curl -s -o /dev/null http://127.0.0.1:9100/metrics; sleep 1; done' &
         sleep 10
@@ -153,7 +162,7 @@ while True:
         ( $R/netpulse-bench usage "$NODE_PID" "$SECONDS_TO_MEASURE" 1 | sed 's/^/ node_exporter:/' >"$DIR/node.txt" ) &
         wait $U1
         sleep 1
-        echo "prometheus-node-exporter $(dpkg-query -W -f='${Version}' prometheus-node-exporter), scraped every second, same run:"
+        echo "prometheus-node-exporter $(dpkg-query -W -f='${Version}' prometheus-node-exporter), netdev collector only, scraped every second, same run:"
         sed 's/ node_exporter://' "$DIR/node.txt"
         grep -c "connected to" "$DIR/a.log" >/dev/null || { echo "agent did not connect:"; cat "$DIR/a.log"; }
         echo "agent binary: $(stat -c %s $AGENT_RELEASE | numfmt --to=iec-i)B; links: $(ldd $AGENT_RELEASE | awk '{print $1}' | tr '\n' ' ')"

@@ -4,6 +4,7 @@ import PulseCore
 // netpulse-bench: the figures behind docs/benchmarks.md. Run through scripts/bench.sh (release build).
 //   netpulse-bench wire
 //   netpulse-bench ingest DAEMON_BINARY [AGENTS] [SECONDS]
+//   netpulse-bench connections DAEMON_BINARY [CONNECTIONS]  (memory per connection, a reconnect storm, s_server)
 //   netpulse-bench store [INTERFACES] [SECONDS]           (the store's ingest alone, in process)
 //   netpulse-bench fill DB INTERFACES HOURS              (a store for scripts/bench-size.py to weigh)
 //   netpulse-bench query-store DIR INTERFACES DAYS [FINE_DAYS]  (a store for the query benchmarks, bulk loaded)
@@ -32,6 +33,14 @@ case "ingest-render" where arguments.count >= 4:
             seconds: arguments.count > 5 ? Int(arguments[5]) ?? 60 : 60)
     } catch {
         print("ingest-render benchmark failed: \(error)")
+        exit(1)
+    }
+case "connections" where arguments.count >= 3:
+    do {
+        try ConnectionBench.run(
+            daemonBinary: arguments[2], connections: arguments.count > 3 ? Int(arguments[3]) ?? 10_000 : 10_000)
+    } catch {
+        print("connections benchmark failed: \(error)")
         exit(1)
     }
 case "store":
