@@ -1,4 +1,5 @@
 import Foundation
+import PulseAnalytics
 import PulseCore
 import Testing
 
@@ -129,9 +130,16 @@ extension EndToEnd {
                 }
                 // A restart mid-alert: the firing alert is still firing afterwards and does not fire again.
                 #expect(fleet.daemon!.stop() == 0, "netpulsed:\n\(fleet.daemon!.output)")
+                let restartedAt = RFC3339.text(Int64(Date().timeIntervalSince1970 * 1_000))
                 try fleet.startDaemon()
                 restarted = true
-                Thread.sleep(forTimeInterval: 3)
+                // Wait for the restarted daemon's first evaluation of the alert (RFC 3339 UTC texts sort as times).
+                try eventually("an evaluation after the restart", timeout: 30) {
+                    let alerts = try Self.listing(fleet)["alerts"] as! [[String: Any]]
+                    return alerts.contains {
+                        $0["rule"] as? String == "hot" && ($0["evaluatedAt"] as? String ?? "") > restartedAt
+                    }
+                }
                 #expect(Self.statuses(try Self.listing(fleet), rule: "hot") == ["firing"])
             }
             #expect(sawPending && restarted)

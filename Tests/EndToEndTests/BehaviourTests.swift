@@ -68,7 +68,7 @@ extension EndToEnd {
                     config: try fleet.writeAgentConfig(name, interval: "100ms", batch: "100ms", include: #"["lo"]"#))
             }
             // A backlog of about 60 batches each.
-            Thread.sleep(forTimeInterval: 6)
+            try eventually("backlogs spooled", timeout: 30) { names.allSatisfy { fleet.spooledFiles($0).count >= 60 } }
             try fleet.startDaemon(arguments: ["--log-level", "debug"])
             let started = Int64(Date().timeIntervalSince1970 * 1_000)
             // Fresh batches go ahead of each backlog: wait for both.

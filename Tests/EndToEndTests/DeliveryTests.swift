@@ -168,7 +168,6 @@ extension EndToEnd {
                 link.append((Date(), try network.peerSentBytes()))
                 return agent.output.contains("replay done")
             }
-            Thread.sleep(forTimeInterval: 1)
 
             let samples = try fleet.samples("agent-1", "lo")
             #expect(Set(samples.map(\.timestamp)).count == samples.count, "a sample stored twice")

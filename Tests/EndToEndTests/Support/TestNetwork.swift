@@ -102,7 +102,9 @@ final class TestNetwork: @unchecked Sendable {
         ]
         try sink.run()
         defer { if sink.isRunning { sink.terminate() } }
-        Thread.sleep(forTimeInterval: 0.5)
+        try eventually("the sink listens") {
+            try run(["ip", "netns", "exec", host, "ss", "-ltnH", "sport = :9100"]).contains("9100")
+        }
         let source = Process()
         source.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
         source.arguments = [
