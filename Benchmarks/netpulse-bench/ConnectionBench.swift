@@ -264,7 +264,7 @@ final class HandshakeCounter: ChannelInboundHandler {
 
 /// `openssl s_server` on a free port with the daemon's certificate, requiring and verifying a client certificate
 /// from the same CA; `-www` answers connections without reading its standard input.
-final class OpenSSLServer {
+final class OpenSSLServer: ChildProcess {
     let process = Process()
     let port: Int
 
@@ -282,13 +282,5 @@ final class OpenSSLServer {
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         try process.run()
         Thread.sleep(forTimeInterval: 1)
-    }
-
-    var pid: Int32 { process.processIdentifier }
-
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
     }
 }

@@ -313,8 +313,23 @@ enum IngestBench {
     }
 }
 
+/// A process the benchmark started and stops.
+protocol ChildProcess {
+    var process: Process { get }
+}
+
+extension ChildProcess {
+    var pid: Int32 { process.processIdentifier }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
 /// A `netpulsed` process on a free port with its default settings and a fresh store.
-final class Daemon {
+final class Daemon: ChildProcess {
     let process = Process()
     let port: Int
 
@@ -341,14 +356,6 @@ final class Daemon {
         process.standardOutput = log
         try process.run()
         Thread.sleep(forTimeInterval: 1)
-    }
-
-    var pid: Int32 { process.processIdentifier }
-
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
     }
 
     static func freePort() throws -> Int {

@@ -55,6 +55,7 @@ public struct Sender: Sendable {
                 let index = (preferred + offset) % config.endpoints.count
                 let endpoint = config.endpoints[index]
                 let acknowledgedBefore = await pipeline.acknowledged
+                var notStored = false
                 do {
                     try await session(endpoint, current, budget: budget) {
                         established = true
@@ -63,6 +64,7 @@ public struct Sender: Sendable {
                     }
                 } catch {
                     if Task.isCancelled { break }
+                    if case SessionError.notStored = error { notStored = true }
                     let reason = "\(error)"
                     if established {
                         logger.warning("disconnected from \(endpoint): \(reason)")
@@ -74,7 +76,9 @@ public struct Sender: Sendable {
                 await pipeline.sessionEnded()
                 // Only a session that got batches acknowledged resets the back-off: a daemon that welcomes and
                 // then refuses (a full disk, a batch it rejects) must not be redialled in a tight loop.
-                progressed = await pipeline.acknowledged > acknowledgedBefore
+                // A batch the daemon could not store for now is sent again only after the back-off, however many
+                // others it acknowledged first.
+                progressed = await pipeline.acknowledged > acknowledgedBefore && !notStored
                 if established || Task.isCancelled { break }
             }
             if Task.isCancelled { break }

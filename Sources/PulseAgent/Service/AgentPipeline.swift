@@ -63,6 +63,13 @@ public actor AgentPipeline {
     public func renewed(_ renewal: OrderClock.Renewal, written: Bool) {
         if written { orders.renewed(renewal) }
         renewing = false
+        // While this renewal waited for a slow disk, the clock may have passed it and written a larger reservation
+        // itself; whichever file write ended last is on disk, so the larger one is written once more.
+        if written, let larger = orders.rewriteIfBeyond(renewal) {
+            renewing = true
+            pendingRenewal = larger
+            wakeWriter()
+        }
     }
 
     public var spooledBatches: Int { spool.entries.count }
@@ -89,7 +96,7 @@ public actor AgentPipeline {
         while unwrittenBytes > unwrittenLimit, unwritten.count > 1 {
             let lost = unwritten.removeFirst()
             unwrittenBytes -= lost.size
-            unreportedDrops += 1 + lost.record.batch.droppedBefore
+            unreportedDrops += 1 + lost.droppedBefore
             totalDropped += 1
             slowDiskLosses += 1
             if slowDiskLosses == 1 {
@@ -139,7 +146,7 @@ public actor AgentPipeline {
     /// The spool writer could not write a batch (a full or failing disk): it is lost, and the count it carried goes
     /// in the next batch, with this batch added to it.
     public func writeFailed(_ write: Spool.Write) {
-        unreportedDrops += 1 + write.record.batch.droppedBefore
+        unreportedDrops += 1 + write.droppedBefore
     }
 
     /// Indexes a batch the spool writer has written, dropping the oldest if the spool is full.

@@ -22,7 +22,7 @@ struct SpoolWriter: Sendable {
                     await pipeline.written(write)
                     trouble.worked(logger: logger)
                 } catch {
-                    trouble.failed("cannot write batch \(write.record.sequence) to the spool", error, logger: logger)
+                    trouble.failed("cannot write batch \(write.sequence) to the spool", error, logger: logger)
                     await pipeline.writeFailed(write)
                 }
             case .orders(let renewal):

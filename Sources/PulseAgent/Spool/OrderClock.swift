@@ -57,6 +57,12 @@ public struct OrderClock: Sendable {
         }
     }
 
+    /// The reservation held now, as a renewal to write again, when it is larger than `written` (``next(now:)`` wrote
+    /// it while `written` was waiting for the disk); nil otherwise.
+    public func rewriteIfBeyond(_ written: Renewal) -> Renewal? {
+        reserved > written.value ? Renewal(path: path, value: reserved) : nil
+    }
+
     /// A renewal written by ``Renewal/perform()``: orders up to it need no write.
     public mutating func renewed(_ renewal: Renewal) {
         reserved = max(reserved, renewal.value)

@@ -112,7 +112,12 @@ public struct Spool: Sendable {
     public struct Write: Sendable {
         public let path: String
         public let ordinal: UInt64
-        public let record: SpoolRecord
+        public let stream: UInt64
+        public let sequence: UInt64
+        /// The drops of earlier batches this batch reports.
+        public let droppedBefore: UInt64
+        /// Only the encoded bytes are kept, not the decoded record (ten and more times their size): batches waiting
+        /// for a slow disk are bounded by these bytes.
         let bytes: [UInt8]
 
         public var size: Int { bytes.count }
@@ -126,7 +131,9 @@ public struct Spool: Sendable {
     /// Names the next record; writes must be added in the order they were reserved.
     public mutating func reserve(_ record: SpoolRecord) -> Write {
         defer { nextOrdinal += 1 }
-        return Write(path: path(nextOrdinal), ordinal: nextOrdinal, record: record, bytes: record.bytes)
+        return Write(
+            path: path(nextOrdinal), ordinal: nextOrdinal, stream: record.stream, sequence: record.sequence,
+            droppedBefore: record.batch.droppedBefore, bytes: record.bytes)
     }
 
     /// Indexes a written record, then drops the oldest batches while the spool is over its bound; returns how many
@@ -134,8 +141,8 @@ public struct Spool: Sendable {
     public mutating func add(_ write: Write) -> (dropped: Int, theirDrops: UInt64) {
         entries.append(
             Entry(
-                ordinal: write.ordinal, stream: write.record.stream, sequence: write.record.sequence,
-                bytes: write.bytes.count, droppedBefore: write.record.batch.droppedBefore))
+                ordinal: write.ordinal, stream: write.stream, sequence: write.sequence, bytes: write.bytes.count,
+                droppedBefore: write.droppedBefore))
         totalBytes += Int64(write.bytes.count)
         var dropped = 0
         var theirDrops: UInt64 = 0

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -6,6 +8,8 @@
 
 /// Small POSIX file helpers (no Foundation, so the agent stays light). Blocking: call them off event loops.
 public enum FileIO {
+    private static let temporaryCounter = Atomic<UInt64>(0)
+
     /// An errno with the operation and path it belongs to.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var operation: String
@@ -48,7 +52,8 @@ public enum FileIO {
     /// Writes a file so that readers and crashes see either the old content or the new, never a mix: a temporary
     /// file in the same directory created with `mode`, fsync, rename, fsync of the directory.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(Failure) {
-        let temporary = "\(path).tmp-\(getpid())"
+        // Unique per write, so two writes of one file at once (from two threads) never share a temporary file.
+        let temporary = "\(path).tmp-\(getpid())-\(temporaryCounter.add(1, ordering: .relaxed).newValue)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(operation: "create", path: temporary, errno: errno) }
         var written = 0

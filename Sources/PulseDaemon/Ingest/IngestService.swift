@@ -116,6 +116,15 @@ public final class IngestService: Service, Sendable {
         }
     }
 
+    /// A failure of the whole store (damaged, unusable), which no batch of the group caused: committing the group
+    /// again in halves would only repeat it for every batch.
+    static func storeWide(_ error: any Error) -> Bool {
+        switch error {
+        case StoreError.damaged, StoreError.unusable: true
+        default: false
+        }
+    }
+
     /// Commits `items` and completes them. While the store cannot write (a full disk), holds them, unacknowledged,
     /// and tries again with backoff, asking agents to slow down: the queue fills behind them and connections stop
     /// reading, so nothing is refused and nothing is lost, and acknowledgements resume once the disk has room. Said
@@ -141,7 +150,7 @@ public final class IngestService: Service, Sendable {
                 }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
-            } catch  where items.count > 1 && !queue.isClosed {
+            } catch  where items.count > 1 && !queue.isClosed && !Self.storeWide(error) {
                 // One batch the store refuses must not fail the batches of every other agent in its group: the
                 // group is committed again in halves, in order, down to the batch that fails alone (about 2 log₂ n
                 // commits for one such batch among n).
