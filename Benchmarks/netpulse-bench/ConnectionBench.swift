@@ -128,10 +128,7 @@ enum ConnectionBench {
         return bootstrap(group: group, index: index)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(FrameDecoder(maximumFrameBytes: 1 << 20)))
+                    try IngestBench.addAgentFraming(to: channel, context: context)
                     try channel.pipeline.syncOperations.addHandler(
                         HelloClient(hello: hello, tally: tally, onLost: retry ? again : nil))
                 }
@@ -156,12 +153,10 @@ enum ConnectionBench {
             .map { $0 as any Channel }
     }
 
-    /// From a loopback address of the client's own, 250 clients per address block, as in ``IngestBench``.
+    /// From a loopback address of the client's own (``IngestBench/agentBootstrap(group:agent:)``), waiting longer
+    /// to connect than NIO's default: a storm fills the daemon's accept queue.
     static func bootstrap(group: MultiThreadedEventLoopGroup, index: Int) -> ClientBootstrap {
-        ClientBootstrap(group: group)
-            .bind(to: try! SocketAddress(ipAddress: "127.0.\(index / 250 + 1).\(index % 250 + 1)", port: 0))
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(30))
+        IngestBench.agentBootstrap(group: group, agent: index).connectTimeout(.seconds(30))
     }
 
     static func residentBytes(_ pid: Int32) -> Int {

@@ -279,19 +279,28 @@ enum IngestBench {
         group: MultiThreadedEventLoopGroup, port: Int, context: NIOSSLContext, agent: Int,
         _ handler: @escaping @Sendable () -> SimulatedAgent
     ) throws {
-        _ = try ClientBootstrap(group: group)
-            .bind(to: try SocketAddress(ipAddress: "127.0.\(agent / 250 + 1).\(agent % 250 + 1)", port: 0))
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+        _ = try agentBootstrap(group: group, agent: agent)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(FrameDecoder(maximumFrameBytes: 1 << 20)))
+                    try addAgentFraming(to: channel, context: context)
                     try channel.pipeline.syncOperations.addHandler(handler())
                 }
             }
             .connect(host: "127.0.0.1", port: port).wait()
+    }
+
+    /// A client bound to agent number `agent`'s own loopback address (250 agents per 127.0.x block).
+    static func agentBootstrap(group: MultiThreadedEventLoopGroup, agent: Int) -> ClientBootstrap {
+        ClientBootstrap(group: group)
+            .bind(to: try! SocketAddress(ipAddress: "127.0.\(agent / 250 + 1).\(agent % 250 + 1)", port: 0))
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+    }
+
+    /// TLS to the daemon, then frames, as an agent's connection has them.
+    static func addAgentFraming(to channel: any Channel, context: NIOSSLContext) throws {
+        try channel.pipeline.syncOperations.addHandler(
+            NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumFrameBytes: 1 << 20)))
     }
 
     static func latencyText(_ nanoseconds: [UInt64]) -> String {

@@ -208,6 +208,9 @@ public struct Sender: Sendable {
         let liveFrom = await pipeline.nextOrdinal
         var liveSentUpTo: UInt64 = 0
         var backlogSentUpTo: UInt64 = 0
+        func sent(_ entry: Spool.Entry) {
+            if entry.ordinal >= liveFrom { liveSentUpTo = entry.ordinal } else { backlogSentUpTo = entry.ordinal }
+        }
         var described = Set<DescriptorKey>()
         var references: ReferenceTable? = ReferenceTable()
         var lastSend = ContinuousClock.now
@@ -235,7 +238,7 @@ public struct Sender: Sendable {
             } catch {
                 // The entry vanished (dropped because the spool was full) or is unreadable: skip it.
                 logger.warning("skipping spool entry \(entry.ordinal): \(error)")
-                if entry.ordinal >= liveFrom { liveSentUpTo = entry.ordinal } else { backlogSentUpTo = entry.ordinal }
+                sent(entry)
                 continue
             }
             var toSend = [UInt8]()
@@ -254,7 +257,7 @@ public struct Sender: Sendable {
             await pipeline.sent()
             try await outbound.write(ByteBuffer(bytes: toSend))
             lastSend = .now
-            if entry.ordinal >= liveFrom { liveSentUpTo = entry.ordinal } else { backlogSentUpTo = entry.ordinal }
+            sent(entry)
         }
     }
 }

@@ -35,9 +35,9 @@ public struct OrderClock: Sendable {
 
     /// Writes a reservation an hour ahead of the next order now, so ``next(now:)`` need not write for half an hour.
     public mutating func reserve(now: Int64) throws(FileIO.Failure) {
-        let ahead = max(last + 1, UInt64(clamping: now)) + Self.reservation
-        try FileIO.writeAtomically(path, Array("\(ahead)\n".utf8), mode: 0o640)
-        reserved = ahead
+        let ahead = Renewal(path: path, value: max(last + 1, UInt64(clamping: now)) + Self.reservation)
+        try ahead.perform()
+        reserved = ahead.value
     }
 
     /// The reservation to write next (off the sampling path, by ``OrderClock/Renewal/perform()``), once less than
@@ -47,7 +47,8 @@ public struct OrderClock: Sendable {
             ? Renewal(path: path, value: last + Self.reservation) : nil
     }
 
-    /// A reservation to write; ``renewed(_:)`` takes it once it is on disk.
+    /// A reservation to write (every write of the order file goes through here); ``renewed(_:)`` takes one written
+    /// off the caller's path.
     public struct Renewal: Sendable {
         public let path: String
         public let value: UInt64
@@ -75,9 +76,9 @@ public struct OrderClock: Sendable {
     public mutating func next(now: Int64) throws(FileIO.Failure) -> UInt64 {
         let value = max(last + 1, UInt64(clamping: now))
         if value >= reserved {
-            let ahead = value + Self.reservation
-            try FileIO.writeAtomically(path, Array("\(ahead)\n".utf8), mode: 0o640)
-            reserved = ahead
+            let ahead = Renewal(path: path, value: value + Self.reservation)
+            try ahead.perform()
+            reserved = ahead.value
         }
         last = value
         return value

@@ -164,13 +164,21 @@ public struct Spool: Sendable {
     /// Deletes the entry for an acknowledged batch; returns false when it is not (or no longer) spooled.
     @discardableResult
     public mutating func remove(stream: UInt64, sequence: UInt64) -> Bool {
-        guard let index = entries.firstIndex(where: { $0.stream == stream && $0.sequence == sequence }) else {
-            return false
-        }
-        let entry = entries.remove(at: index)
-        totalBytes -= Int64(entry.bytes)
+        guard let index = index(stream: stream, sequence: sequence) else { return false }
+        let entry = unindex(at: index)
         try? FileIO.remove(path(entry.ordinal))
         return true
+    }
+
+    private func index(stream: UInt64, sequence: UInt64) -> Int? {
+        entries.firstIndex { $0.stream == stream && $0.sequence == sequence }
+    }
+
+    /// Takes an entry out of the queue (its file is the caller's).
+    private mutating func unindex(at index: Int) -> Entry {
+        let entry = entries.remove(at: index)
+        totalBytes -= Int64(entry.bytes)
+        return entry
     }
 
     /// The directory, beside the spool's files, of batches the daemon refused for good.
@@ -183,9 +191,7 @@ public struct Spool: Sendable {
     /// is replayed, first, when the agent next starts. `rejected/` is held to the spool's own size bound: past it,
     /// its oldest batches are deleted (a daemon that refused everything must not fill the disk).
     public mutating func setAside(stream: UInt64, sequence: UInt64, reason: String) throws(FileIO.Failure) -> String? {
-        guard let index = entries.firstIndex(where: { $0.stream == stream && $0.sequence == sequence }) else {
-            return nil
-        }
+        guard let index = index(stream: stream, sequence: sequence) else { return nil }
         let entry = entries[index]
         let name = Self.fileName(entry.ordinal)
         try FileIO.createDirectory(rejectedDirectory, mode: 0o750)
@@ -193,8 +199,7 @@ public struct Spool: Sendable {
         guard rename(path(entry.ordinal), target) == 0 else {
             throw FileIO.Failure(operation: "rename", path: path(entry.ordinal), errno: errno)
         }
-        entries.remove(at: index)
-        totalBytes -= Int64(entry.bytes)
+        _ = unindex(at: index)
         // The reason is for the operator: losing it to a full disk must not keep the batch in the queue.
         try? FileIO.writeAtomically(
             "\(rejectedDirectory)/\(name.dropLast(Self.suffix.count)).txt", Array("\(reason)\n".utf8), mode: 0o640)

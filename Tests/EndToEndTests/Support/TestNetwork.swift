@@ -80,12 +80,10 @@ final class TestNetwork: @unchecked Sendable {
 
     /// Bytes the peer has sent on its end of the veth pair (what crossed the link towards the host).
     func peerSentBytes() throws -> UInt64 {
-        let text = try run(["ip", "netns", "exec", peer, "cat", "/proc/net/dev"])
-        for line in text.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix("npv1:") {
-            let fields = line.split(separator: ":")[1].split(separator: " ").compactMap { UInt64($0) }
-            return fields[8]
+        guard let npv1 = try kernelCounters(in: peer)["npv1"] else {
+            throw CommandFailure(description: "npv1 not in the peer's /proc/net/dev")
         }
-        throw CommandFailure(description: "npv1 not in the peer's /proc/net/dev")
+        return npv1[8]
     }
 
     func removeRateLimit() {
@@ -118,9 +116,10 @@ final class TestNetwork: @unchecked Sendable {
         sink.waitUntilExit()
     }
 
-    /// The kernel's counters in the host namespace, parsed independently of the agent's parser.
-    func kernelCounters() throws -> [String: [UInt64]] {
-        let text = try run(["ip", "netns", "exec", host, "cat", "/proc/net/dev"])
+    /// The kernel's counters in a namespace (the host's unless another is named), parsed independently of the
+    /// agent's parser.
+    func kernelCounters(in namespace: String? = nil) throws -> [String: [UInt64]] {
+        let text = try run(["ip", "netns", "exec", namespace ?? host, "cat", "/proc/net/dev"])
         var result = [String: [UInt64]]()
         for line in text.split(separator: "\n").dropFirst(2) {
             guard let colon = line.firstIndex(of: ":") else { continue }
