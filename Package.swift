@@ -145,7 +145,13 @@ let package = Package(
         // The window engine against Tests/Oracle/oracle.py, an independent reference written from docs/windows.md.
         .testTarget(
             name: "OracleTests",
-            dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseReports"]
+            dependencies: ["OracleSupport", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseReports"]
+        ),
+        // The oracle's cases (generated agents), its runner and the comparison with a store: shared by OracleTests and
+        // the end-to-end test that kills the daemon under load.
+        .target(
+            name: "OracleSupport", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"],
+            path: "Tests/OracleSupport"
         ),
         .testTarget(
             name: "PulseStoreTests", dependencies: ["PulseStore", "PulseAnalytics", "PulseCore"], exclude: ["Fixtures"]
@@ -172,8 +178,9 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "PulseCore", "PulseStore", "PulseAnalytics",
+                "PulseCore", "PulseStore", "PulseAnalytics", "OracleSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]

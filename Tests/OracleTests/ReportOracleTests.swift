@@ -6,6 +6,8 @@ import PulseReports
 import PulseStore
 import Testing
 
+@testable import OracleSupport
+
 /// Reports against the oracle: three months of two agents in Europe/Berlin (an outage, the change to summer time,
 /// a week of data that arrives after everything else). The monthly reports' figures for the fleet, each group and
 /// each host, and the fleet's bytes of every hour, equal what `Tests/Oracle/oracle.py` computes from the same
@@ -75,36 +77,36 @@ import Testing
             ($0.period.from, $0.period.to, $0.scope!.figures.resolution.width)
         }
         oracleCase.bucketLevels = [3_600_000]
-        let expected = try OracleTests().runOracle(oracleCase)
+        let expected = try Oracle.run(oracleCase)
         var figures = [String: [String: Any]]()
         for item in expected["figures"] as! [[String: Any]] {
             let window = item["window"] as! [Any]
-            figures["\(item["series"]!) \(OracleTests.int(window[0])!) \(OracleTests.int(window[1])!)"] = item
+            figures["\(item["series"]!) \(Oracle.int(window[0])!) \(Oracle.int(window[1])!)"] = item
         }
         for report in [full, aprilReport] {
             let scopes = [report.scope!] + report.groups + report.hosts
             #expect(scopes.count == 5, "the fleet, two groups, two hosts")
             for scope in scopes {
-                let key = "\(OracleTests.name(scope.series)) \(report.period.from) \(report.period.to)"
+                let key = "\(Oracle.name(scope.series)) \(report.period.from) \(report.period.to)"
                 guard let want = figures[key] else {
                     Issue.record("the oracle has no figures for \(key)")
                     continue
                 }
-                func pair(_ name: String) -> [Int64?] { (want[name] as! [Any]).map { OracleTests.int($0) } }
+                func pair(_ name: String) -> [Int64?] { (want[name] as! [Any]).map { Oracle.int($0) } }
                 let got = scope.figures
                 #expect([got.bytes.rx, got.bytes.tx] == pair("bytes"), "bytes of \(key)")
                 #expect([got.p95.rx, got.p95.tx] == pair("p95"), "p95 of \(key)")
                 #expect([got.average.rx, got.average.tx] == pair("average"), "average of \(key)")
-                #expect(got.coverage == OracleTests.int(want["coverage"]), "coverage of \(key)")
-                #expect(Int64(got.members) == OracleTests.int(want["members"]), "members of \(key)")
+                #expect(got.coverage == Oracle.int(want["coverage"]), "coverage of \(key)")
+                #expect(Int64(got.members) == Oracle.int(want["members"]), "members of \(key)")
             }
             // Each hour of the fleet: the report's rows against the oracle's hourly buckets.
             let hourly = (expected["buckets"] as! [String: [String: [[Any]]]])["fleet"]!["3600000"]!
             var oracleHours = [Int64: [Int64]]()
             for row in hourly {
-                let start = OracleTests.int(row[0])!
+                let start = Oracle.int(row[0])!
                 guard start >= report.period.from, start < report.period.to else { continue }
-                let counters = (row[1] as! [Any]).map { OracleTests.int($0)! }
+                let counters = (row[1] as! [Any]).map { Oracle.int($0)! }
                 if counters[0] + counters[1] > 0 { oracleHours[start] = [counters[0], counters[1]] }
             }
             let reportHours = Dictionary(
@@ -116,7 +118,7 @@ import Testing
         // April's adjustments carry March's complete 95th percentiles, as the oracle has them.
         for change in marchChanges {
             let want = figures["\(change.series) \(march.from) \(march.to)"]!
-            let p95 = (want["p95"] as! [Any]).map { OracleTests.int($0) }
+            let p95 = (want["p95"] as! [Any]).map { Oracle.int($0) }
             #expect(change.now == p95[change.field == "rx_p95" ? 0 : 1], "\(change)")
         }
     }

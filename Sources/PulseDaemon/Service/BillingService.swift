@@ -25,6 +25,9 @@ final class BillingService: Service, Sendable {
                 let report = try await cancelWhenGracefulShutdown {
                     try await keeper.update(now: WallClock.milliseconds())
                 }
+                logger.debug(
+                    "billing: pass done: \(report.intervals) interval(s) taken in, \(report.replaced) changed interval(s) swapped in, \(report.rebuilt) bill(s) rebuilt"
+                )
                 if report.issued > 0 { logger.notice("billing: issued \(report.issued) bill(s) for closed periods") }
                 if report.adjustments > 0 {
                     logger.warning(

@@ -84,8 +84,22 @@ struct OracleCase {
 
     /// The batches as the store receives them.
     var ingestBatches: [(IngestBatch, received: Int64)] {
-        let labels = Dictionary(uniqueKeysWithValues: agents.map { ($0.name, Labels($0.labels.map { ($0.0, $0.1) })) })
-        return batches.map { batch in
+        let labels = labelsByAgent
+        return wireBatches.map { made in
+            let agent = AgentIdentity(
+                name: made.agent, hostname: made.agent, version: "test", labels: labels[made.agent]!)
+            return (IngestBatch(agent: agent, batch: made.batch, descriptors: made.descriptors), made.received)
+        }
+    }
+
+    var labelsByAgent: [String: Labels] {
+        Dictionary(uniqueKeysWithValues: agents.map { ($0.name, Labels($0.labels.map { ($0.0, $0.1) })) })
+    }
+
+    /// The batches as agents send them, each with the descriptors of its sections (in section order; a section's
+    /// descriptor id is its position in the batch).
+    var wireBatches: [(agent: String, batch: WireBatch, descriptors: [InterfaceDescriptor], received: Int64)] {
+        batches.map { batch in
             let ticks = Set(batch.sections.flatMap { $0.samples.map(\.tick) }).sorted()
             var times = [Int: Int64]()
             for section in batch.sections { for sample in section.samples { times[sample.tick] = sample.time } }
@@ -123,9 +137,7 @@ struct OracleCase {
                 stream: batch.stream, sequence: batch.sequence, order: batch.order, interval: UInt64(batch.interval),
                 heartbeat: UInt64(batch.heartbeat), timestamps: ticks.map { times[$0]! }, sections: sections,
                 linkStates: links)
-            let agent = AgentIdentity(
-                name: batch.agent, hostname: batch.agent, version: "test", labels: labels[batch.agent]!)
-            return (IngestBatch(agent: agent, batch: wire, descriptors: descriptors), batch.received)
+            return (batch.agent, wire, descriptors, batch.received)
         }
     }
 }

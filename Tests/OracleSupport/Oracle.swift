@@ -1,0 +1,190 @@
+import Foundation
+import PulseAnalytics
+import PulseCore
+import PulseQuery
+import PulseStore
+
+/// The independent reference: `Tests/Oracle/oracle.py`, written from docs/windows.md alone, and the comparison of
+/// its answer with what a real store holds.
+enum Oracle {
+    static let script = FileIO.parentDirectory(FileIO.parentDirectory(#filePath)) + "/Oracle/oracle.py"
+
+    /// Runs `Tests/Oracle/oracle.py` on `oracleCase` and returns what it printed.
+    static func run(_ oracleCase: OracleCase) throws -> [String: Any] {
+        let input = temporaryDirectory() + "/case.json"
+        try oracleCase.json.write(toFile: input, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [Self.script]
+        process.standardInput = FileHandle(forReadingAtPath: input)
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw OracleFailure(description: "oracle.py exited with status \(process.terminationStatus)")
+        }
+        return try JSONSerialization.jsonObject(with: data) as! [String: Any]
+    }
+
+    static func name(_ series: SeriesRecord) -> String {
+        switch series.kind {
+        case .interface: "interface:\(series.agent!)/\(series.interface!)"
+        case .host: "host:\(series.agent!)"
+        case .group: "group:\(series.group!)"
+        case .fleet: "fleet"
+        }
+    }
+
+    static func int(_ value: Any?) -> Int64? {
+        guard let number = value as? NSNumber, !(value is NSNull) else { return nil }
+        return number.int64Value
+    }
+
+    /// Every bucket of the case's levels, every window figure and every bill in `store` against the oracle's
+    /// `expected` answer. Returns each disagreement in words (empty when the store agrees to the last digit).
+    static func compare(_ store: SQLiteStore, _ oracleCase: OracleCase, _ expected: [String: Any], arrival: String)
+        async throws -> [String]
+    {
+        var differences = [String]()
+        func check(_ holds: Bool, _ what: @autoclosure () -> String) { if !holds { differences.append(what()) } }
+        let series = try await store.series()
+        let byName = Dictionary(uniqueKeysWithValues: series.map { (Self.name($0), $0) })
+        let expectedBuckets = expected["buckets"] as! [String: [String: [[Any]]]]
+        check(Set(byName.keys) == Set(expectedBuckets.keys), "series (\(arrival))")
+
+        // Every bucket of every level, interfaces and scopes.
+        for (name, levels) in expectedBuckets {
+            guard let record = byName[name] else { continue }
+            for (width, rows) in levels {
+                let level = RollupLevel(width: Int64(width)!)
+                let buckets =
+                    try await store.buckets(level: level, series: [record.id], from: .min, to: .max)[record.id] ?? []
+                let actual = buckets.map { bucket -> [Int64] in
+                    let values = bucket.values
+                    return [bucket.start] + (0..<8).map { values.traffic[$0] } + [
+                        values.measuredMilliseconds, values.interpolatedMilliseconds, Int64(values.peakRx),
+                        Int64(values.peakTx), Int64(values.speedMbps),
+                    ] + (0..<5).map { values.events[$0] }
+                }
+                let wanted = rows.map { row -> [Int64] in
+                    [Self.int(row[0])!] + (row[1] as! [Any]).map { Self.int($0)! } + (2...6).map { Self.int(row[$0])! }
+                        + (row[7] as! [Any]).map { Self.int($0)! }
+                }
+                // Buckets the store keeps empty (a step taken out again) are not in the oracle's list.
+                let nonEmpty = actual.filter { $0.dropFirst().contains { $0 != 0 } }
+                check(nonEmpty == wanted, "\(name) at \(level) (\(arrival)): \(firstDifference(nonEmpty, wanted))")
+            }
+        }
+
+        // Window figures at each window's resolution.
+        let catalogue = try await Catalogue.load(from: store, rules: ScopeRules())
+        let engine = WindowEngine(
+            store: store, catalogue: catalogue,
+            levels: WindowEngine.retained(RollupLevel.standard, RetentionPolicy(raw: 0, levels: [:])),
+            calendar: CivilCalendar(identifier: oracleCase.timeZone)!, billing: BillingPolicy())
+        var figures = [String: [String: Any]]()
+        for item in expected["figures"] as! [[String: Any]] {
+            let window = item["window"] as! [Any]
+            figures[
+                "\(item["series"]!) \(Self.int(window[0])!) \(Self.int(window[1])!) \(Self.int(item["resolution"])!)"] =
+                item
+        }
+        for (from, to, width) in oracleCase.windows {
+            let window = Window(from: from, to: to)
+            for scope in try await engine.figures(
+                series, window: window, now: oracleCase.now, resolution: RollupLevel(width: width))
+            {
+                let key = "\(Self.name(scope.series)) \(from) \(to) \(width)"
+                guard let want = figures[key] else {
+                    differences.append("the oracle has no figures for \(key)")
+                    continue
+                }
+                let got = scope.figures
+                func pair(_ name: String) -> [Int64?] { (want[name] as! [Any]).map { Self.int($0) } }
+                let checks: [(String, [Int64?], [Int64?])] = [
+                    ("bytes", [got.bytes.rx, got.bytes.tx], pair("bytes")),
+                    ("average", [got.average.rx, got.average.tx], pair("average")),
+                    ("minimum", [got.minimum.rx, got.minimum.tx], pair("minimum")),
+                    ("maximum", [got.maximum.rx, got.maximum.tx], pair("maximum")),
+                    ("last", [got.last.rx, got.last.tx], pair("last")),
+                    ("p50", [got.p50.rx, got.p50.tx], pair("p50")), ("p95", [got.p95.rx, got.p95.tx], pair("p95")),
+                    ("p99", [got.p99.rx, got.p99.tx], pair("p99")),
+                    ("utilisation", [got.utilisation.rx, got.utilisation.tx], pair("utilisation")),
+                    ("peak", [got.peak.rx, got.peak.tx], pair("peak")),
+                    (
+                        "ratios", [got.errorRatio, got.dropRatio],
+                        [Self.int(want["error_ratio"]), Self.int(want["drop_ratio"])]
+                    ),
+                    (
+                        "coverage",
+                        [got.coverage, got.measuredCoverage, Int64(got.members), Int64(got.bucketsWithData)],
+                        [
+                            Self.int(want["coverage"]), Self.int(want["measured_coverage"]), Self.int(want["members"]),
+                            Self.int(want["buckets_with_data"]),
+                        ]
+                    ),
+                ]
+                for (field, actual, wanted) in checks {
+                    check(actual == wanted, "\(field) of \(key) (\(arrival))")
+                }
+            }
+        }
+
+        // Bills: period, n, missing, each percentile.
+        // The oracle lists bills request by request, each for every series in name order.
+        let expectedBills = expected["bills"] as! [[String: Any]]
+        for (index, request) in oracleCase.bills.enumerated() {
+            var bills = [String: [String: Any]]()
+            for item in expectedBills[(index * expectedBuckets.count)..<((index + 1) * expectedBuckets.count)] {
+                let period = item["period"] as! [Any]
+                bills["\(item["series"]!) \(Self.int(period[0])!)"] = item
+            }
+            let policy = BillingPolicy(
+                day: request.day, method: request.method, calendar: CivilCalendar(identifier: oracleCase.timeZone)!)
+            let billing = WindowEngine(
+                store: store, catalogue: catalogue, levels: engine.levels, calendar: engine.calendar, billing: policy)
+            for record in series {
+                var line = try await billing.bill(record, containing: request.at, now: oracleCase.now)
+                // A kept bill that was issued before late data arrived is frozen; the adjustment has the new figures.
+                // Kept bills (billing day 1) hold every percentile: the request's method picks one.
+                if let adjustment = line.adjustments.last { line.bill = adjustment.bill }
+                line.bill.method = request.method
+                let key = "\(Self.name(record)) \(line.bill.period.from)"
+                guard let want = bills[key] else {
+                    differences.append("the oracle has no bill for \(key)")
+                    continue
+                }
+                let period = (want["period"] as! [Any]).map { Self.int($0)! }
+                check([line.bill.period.from, line.bill.period.to] == period, "period of \(key)")
+                check(
+                    [Int64(line.bill.intervals), Int64(line.bill.missing)] == [
+                        Self.int(want["intervals"])!, Self.int(want["missing"])!,
+                    ],
+                    "n and missing of \(key) (\(arrival))")
+                check(
+                    [line.bill.inbound, line.bill.outbound, line.bill.sum, line.bill.value]
+                        == [
+                            Self.int(want["in"]), Self.int(want["out"]), Self.int(want["sum"]), Self.int(want["value"]),
+                        ],
+                    "percentiles of \(key) by \(request.method) (\(arrival))")
+            }
+        }
+        return differences
+    }
+
+    static func firstDifference(_ actual: [[Int64]], _ wanted: [[Int64]]) -> String {
+        for (a, w) in zip(actual, wanted) where a != w { return "store \(a) oracle \(w)" }
+        return "store has \(actual.count) buckets, oracle \(wanted.count)"
+    }
+}
+
+struct OracleFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+func temporaryDirectory() -> String {
+    var template = Array("/tmp/netpulse-oracle-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+}
