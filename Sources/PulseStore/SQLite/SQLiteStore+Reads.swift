@@ -95,15 +95,26 @@ extension SQLiteStore {
         level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64, in db: Database,
         _ add: (Int64, Int64, BucketValues, Int64) -> Void
     ) throws {
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT series_id, prev, next, scopes, step, revision FROM gap
-                WHERE virtual = 1 AND to_ts > ? AND from_ts < ?
-                """,
-            // A bucket starting before `to` reaches up to `to + width`.
-            arguments: [from, to.addingReportingOverflow(level.width).overflow ? Int64.max : to + level.width])
-        for row in rows {
+        // A bucket starting before `to` reaches up to `to + width`.
+        let end = to.addingReportingOverflow(level.width).overflow ? Int64.max : to + level.width
+        let columns = "series_id, prev, next, scopes, step, revision"
+        let rows: RowCursor
+        if let owners = try gapOwners(of: series, in: db) {
+            // A few interfaces and hosts (a bill rebuilt, a host's page): only their interfaces' gaps, found by the
+            // gap table's key, not every gap of the whole fleet that overlaps the time.
+            guard !owners.isEmpty else { return }
+            rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT \(columns) FROM gap
+                    WHERE series_id IN (\(placeholders(owners.count))) AND virtual = 1 AND +to_ts > ? AND from_ts < ?
+                    """, arguments: StatementArguments(owners + [from, end]))
+        } else {
+            rows = try Row.fetchCursor(
+                db, sql: "SELECT \(columns) FROM gap WHERE virtual = 1 AND to_ts > ? AND from_ts < ?",
+                arguments: [from, end])
+        }
+        while let row = try rows.next() {
             let owner: Int64 = row[0]
             let scopes = try SampleCoding.decodeIDs(Array(row[3] as Data))
             let wanted = ([owner] + scopes).filter(series.contains)
@@ -117,6 +128,34 @@ extension SQLiteStore {
                 for id in wanted { add(id, start, id == owner ? values : values.sumsOnly, revision) }
             }
         }
+    }
+
+    /// The interfaces whose gaps can add to `series` when it is a few interfaces and hosts (a host's gaps are its
+    /// interfaces'), so their gaps can be looked up by key; nil when it is many series or holds a group or the
+    /// fleet, whose gaps are any interface's.
+    static func gapOwners(of series: Set<Int64>, in db: Database) throws -> [Int64]? {
+        guard series.count <= 64 else { return nil }
+        let ids = Array(series)
+        var owners = [Int64]()
+        var hosts = [Int64]()
+        for row in try Row.fetchAll(
+            db, sql: "SELECT id, kind, agent_id FROM series WHERE id IN (\(placeholders(ids.count)))",
+            arguments: StatementArguments(ids))
+        {
+            switch SeriesKind(rawValue: row[1]) {
+            case .interface: owners.append(row[0])
+            case .host: hosts.append(row[2])
+            default: return nil
+            }
+        }
+        if !hosts.isEmpty {
+            owners += try Int64.fetchAll(
+                db,
+                sql:
+                    "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id IN (\(placeholders(hosts.count)))",
+                arguments: StatementArguments(hosts))
+        }
+        return owners.count <= 900 ? owners : nil
     }
 
     public func sums(
