@@ -51,7 +51,7 @@ extension EndToEnd {
                     load.progress.acknowledged == load.total
                 }
             } catch {
-                for agent in load.agents { print(try agent.eventLoop.submit { agent.state }.wait()) }
+                for agent in load.agents { print(try await agent.eventLoop.submit { agent.state }.get()) }
                 throw error
             }
             let progress = load.progress
