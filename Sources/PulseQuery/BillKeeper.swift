@@ -39,6 +39,8 @@ public struct BillKeeper: Sendable {
         public var rebuilt = 0
         public var issued = 0
         public var adjustments = 0
+        /// Bills written to the store at the end of the pass.
+        public var saved = 0
 
         public init() {}
     }
@@ -113,6 +115,7 @@ public struct BillKeeper: Sendable {
             BillUpdate(
                 bills: pass.changed.compactMap { pass.bills[$0] }, adjustments: pass.adjustments, cursor: cursor,
                 settled: pass.settled))
+        pass.report.saved = pass.changed.count
         return pass.report
     }
 

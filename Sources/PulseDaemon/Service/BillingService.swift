@@ -22,11 +22,13 @@ final class BillingService: Service, Sendable {
                 // it rather than waiting. Nothing of a cancelled pass is saved (it saves once, at its end), so the
                 // next start does it again.
                 let keeper = self.keeper
+                let started = ContinuousClock.now
                 let report = try await cancelWhenGracefulShutdown {
                     try await keeper.update(now: WallClock.milliseconds())
                 }
+                let took = (ContinuousClock.now - started).components
                 logger.debug(
-                    "billing: pass done: \(report.intervals) interval(s) taken in, \(report.replaced) changed interval(s) swapped in, \(report.rebuilt) bill(s) rebuilt"
+                    "billing: pass done in \(took.seconds * 1_000 + took.attoseconds / 1_000_000_000_000_000) ms: \(report.intervals) interval(s) taken in, \(report.replaced) changed interval(s) swapped in, \(report.rebuilt) bill(s) rebuilt, \(report.saved) saved"
                 )
                 if report.issued > 0 { logger.notice("billing: issued \(report.issued) bill(s) for closed periods") }
                 if report.adjustments > 0 {
