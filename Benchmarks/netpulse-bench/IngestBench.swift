@@ -37,13 +37,12 @@ enum IngestBench {
         let names = (0..<agentCount).map { "\(prefix)-\($0)" }
         for name in names { _ = try ca.issue(role: .agent, name: name, outputDirectory: directory + "/ca") }
         let contexts = try names.map { name in
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.trustRoots = .file(directory + "/ca/ca.pem")
-            configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(directory + "/ca/\(name).pem")
-                .map { .certificate($0) }
-            configuration.privateKey = .privateKey(
-                try NIOSSLPrivateKey(file: directory + "/ca/\(name)-key.pem", format: .pem))
-            return try NIOSSLContext(configuration: configuration)
+            // The real agent's TLS settings.
+            try NIOSSLContext(
+                configuration: TLSSetup.client(
+                    TLSFiles(
+                        ca: directory + "/ca/ca.pem", certificate: directory + "/ca/\(name).pem",
+                        key: directory + "/ca/\(name)-key.pem")))
         }
         return (names, contexts)
     }

@@ -86,7 +86,7 @@ public struct Sender: Sendable {
                 backoff.reset()
             } else {
                 let delay = backoff.next()
-                heartbeat.beat(within: Self.milliseconds(delay))
+                heartbeat.beat(within: delay.milliseconds)
                 do {
                     try await Task.sleep(for: delay)
                 } catch {
@@ -100,16 +100,12 @@ public struct Sender: Sendable {
     /// TCP_USER_TIMEOUT (linux/tcp.h: 18), which NIO has no name for.
     static let userTimeout = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: 18))
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
-
     private func connect(_ endpoint: Endpoint, _ current: AgentSettings.Current) async throws -> NIOAsyncChannel<
         [UInt8], ByteBuffer
     > {
         let context = current.tlsContext
         let serverName = current.config.serverName
-        heartbeat.beat(within: current.config.connectTimeout + Self.milliseconds(handshakeTimeout))
+        heartbeat.beat(within: current.config.connectTimeout + handshakeTimeout.milliseconds)
         return try await ClientBootstrap(group: group)
             .connectTimeout(.milliseconds(current.config.connectTimeout))
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -216,7 +212,7 @@ public struct Sender: Sendable {
         var lastSend = ContinuousClock.now
         let window = max(1, min(limits.maximumInFlight, 256))
         while !Task.isCancelled {
-            heartbeat.beat(within: Self.milliseconds(keepaliveInterval) + Self.writeAllowance)
+            heartbeat.beat(within: keepaliveInterval.milliseconds + Self.writeAllowance)
             TestFault.stallIfRequested(.sending)
             guard await pipeline.inFlight < window,
                 let entry = await pipeline.entryToSend(

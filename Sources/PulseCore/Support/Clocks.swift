@@ -6,6 +6,11 @@ import Synchronization
     import Musl
 #endif
 
+extension Duration {
+    /// The whole milliseconds of this duration (rounded toward zero).
+    public var milliseconds: Int64 { components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000 }
+}
+
 /// Wall-clock time in milliseconds since the Unix epoch.
 public enum WallClock {
     public static func milliseconds() -> Int64 {

@@ -26,9 +26,8 @@ final class BillingService: Service, Sendable {
                 let report = try await cancelWhenGracefulShutdown {
                     try await keeper.update(now: WallClock.milliseconds())
                 }
-                let took = (ContinuousClock.now - started).components
                 logger.debug(
-                    "billing: pass done in \(took.seconds * 1_000 + took.attoseconds / 1_000_000_000_000_000) ms: \(report.intervals) interval(s) taken in, \(report.replaced) changed interval(s) swapped in, \(report.rebuilt) bill(s) rebuilt, \(report.saved) saved"
+                    "billing: pass done in \((ContinuousClock.now - started).milliseconds) ms: \(report.intervals) interval(s) taken in, \(report.replaced) changed interval(s) swapped in, \(report.rebuilt) bill(s) rebuilt, \(report.saved) saved"
                 )
                 if report.issued > 0 { logger.notice("billing: issued \(report.issued) bill(s) for closed periods") }
                 if report.adjustments > 0 {

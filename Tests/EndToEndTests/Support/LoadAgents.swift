@@ -36,12 +36,11 @@ final class LoadAgents: Sendable {
         let group = MultiThreadedEventLoopGroup.singleton
         var agents = [LoadAgent]()
         for (name, made) in byAgent.sorted(by: { $0.key < $1.key }) {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.trustRoots = .file(caDirectory + "/ca.pem")
-            configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(caDirectory + "/\(name).pem")
-                .map { .certificate($0) }
-            configuration.privateKey = .privateKey(
-                try NIOSSLPrivateKey(file: caDirectory + "/\(name)-key.pem", format: .pem))
+            // The real agent's TLS settings.
+            let configuration = try TLSSetup.client(
+                TLSFiles(
+                    ca: caDirectory + "/ca.pem", certificate: caDirectory + "/\(name).pem",
+                    key: caDirectory + "/\(name)-key.pem"))
             agents.append(
                 LoadAgent(
                     name: name, labels: labels[name]!, made: made.sorted { $0.batch.sequence < $1.batch.sequence },
