@@ -37,6 +37,10 @@ public struct BillKeeper: Sendable {
         public var replaced = 0
         /// Bills read again from their period's buckets.
         public var rebuilt = 0
+        /// Of those, bills rebuilt because a change was not known in bytes (a virtual gap came or went), and because
+        /// the tracker could not tell the result of a swap.
+        public var rebuiltUnknown = 0
+        public var rebuiltRefused = 0
         public var issued = 0
         public var adjustments = 0
         /// Bills written to the store at the end of the pass.
@@ -240,7 +244,13 @@ public struct BillKeeper: Sendable {
                 var swapped = 0
                 var known = true
                 for change in changes where change.start < takenBefore {
-                    guard let before = change.before, tracker.replace(before.rates, with: change.now.rates) else {
+                    guard let before = change.before else {
+                        report.rebuiltUnknown += 1
+                        known = false
+                        break
+                    }
+                    guard tracker.replace(before.rates, with: change.now.rates) else {
+                        report.rebuiltRefused += 1
                         known = false
                         break
                     }

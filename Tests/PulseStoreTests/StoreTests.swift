@@ -62,6 +62,32 @@ struct BatchMaker {
         try #require(try await store.series().first { $0.kind == .interface && $0.interface == InterfaceName(name) })
     }
 
+    /// The writer reuses a step's scopes for the next step when `sameGroups` says no membership began or ended
+    /// between them: that must never hide a change of groups.
+    @Test func sameGroupsNeverHidesAChangeOfGroups() {
+        var random = SystemRandomNumberGenerator()
+        let groups = ["site=a", "site=b", "role=db"].map { GroupKey(parsing: $0)! }
+        for _ in 0..<2_000 {
+            let memberships = (0..<Int.random(in: 0...4, using: &random)).map { _ in
+                let from = Int64.random(in: 0...100, using: &random)
+                return Membership(
+                    agent: "a", group: groups.randomElement(using: &random)!, from: from,
+                    to: Bool.random(using: &random) ? from + Int64.random(in: 1...50, using: &random) : nil)
+            }
+            let first = Int64.random(in: -10...160, using: &random)
+            let second = Int64.random(in: -10...160, using: &random)
+            if StoreWriter.sameGroups(memberships, at: first, second) {
+                #expect(
+                    StoreWriter.groups(of: memberships, at: first) == StoreWriter.groups(of: memberships, at: second),
+                    "\(memberships) at \(first) and \(second)")
+            }
+        }
+        // Within one membership's span the groups are the same; across its end they are not.
+        let one = [Membership(agent: "a", group: groups[0], from: 10, to: 20)]
+        #expect(StoreWriter.sameGroups(one, at: 11, 19))
+        #expect(!StoreWriter.sameGroups(one, at: 19, 20))
+    }
+
     @Test func storesOnceAndReadsBackExactly() async throws {
         let path = temporaryDirectory() + "/netpulse.db"
         let store = try SQLiteStore(path: path)

@@ -27,7 +27,7 @@ final class BillingService: Service, Sendable {
                     try await keeper.update(now: WallClock.milliseconds())
                 }
                 logger.debug(
-                    "billing: pass done in \((ContinuousClock.now - started).milliseconds) ms: \(report.intervals) interval(s) taken in, \(report.replaced) changed interval(s) swapped in, \(report.rebuilt) bill(s) rebuilt, \(report.saved) saved"
+                    "billing: pass done in \((ContinuousClock.now - started).milliseconds) ms: \(report.intervals) interval(s) taken in, \(report.replaced) changed interval(s) swapped in, \(report.rebuilt) bill(s) rebuilt (\(report.rebuiltUnknown) for a virtual gap, \(report.rebuiltRefused) for a swap the tracker could not tell), \(report.saved) saved"
                 )
                 if report.issued > 0 { logger.notice("billing: issued \(report.issued) bill(s) for closed periods") }
                 if report.adjustments > 0 {
