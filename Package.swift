@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // MARK: Libraries
@@ -62,6 +63,8 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // The daemon's own metrics in Prometheus' text format (`[metrics]`).
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // Window math over rollups: counted steps, spreading, windows, percentiles, billing, top-N. Pure: no I/O,

@@ -154,4 +154,19 @@ import Testing
         #expect(config.effectiveLabels(agent: "a", sent: sent) == Labels([("role", "db"), ("site", "fra1")]))
         #expect(config.effectiveLabels(agent: "b", sent: sent) == Labels([("role", "edge"), ("site", "fra1")]))
     }
+
+    /// The metrics endpoint is off unless `[metrics] listen` names an address; a bad one names its line.
+    @Test func metricsAreServedOnlyWhereAsked() throws {
+        #expect(try DaemonConfig.parse(ConfigDocument(text: "", file: "d.toml")).metricsListen == nil)
+        let config = try DaemonConfig.parse(
+            ConfigDocument(text: "[metrics]\nlisten = \"127.0.0.1:9470\"\n", file: "d.toml"))
+        #expect(config.metricsListen == Endpoint(host: "127.0.0.1", port: 9470))
+        #expect(
+            throws: ConfigError(
+                file: "d.toml", line: 3, key: "metrics.listen",
+                "\"localhost\" is not host:port (for example \"127.0.0.1:9470\")")
+        ) {
+            try DaemonConfig.parse(ConfigDocument(text: "\n[metrics]\nlisten = \"localhost\"\n", file: "d.toml"))
+        }
+    }
 }

@@ -57,3 +57,22 @@ build_release() {
         fi
     done
 }
+
+# Debian's Prometheus 2.42 for the tests that scrape netpulsed, unpacked into .build/tools/prometheus rather than
+# installed: installing the package starts its system service, and a test must start its own server on loopback.
+PROMETHEUS_TOOLS=.build/tools/prometheus
+ensure_prometheus() {
+    [ -x "$PROMETHEUS_TOOLS/usr/bin/prometheus" ] && return 0
+    local download
+    download=$(mktemp -d)
+    chmod 755 "$download"  # apt's _apt user writes the download here
+    if ! (cd "$download" && apt-get download -qq prometheus >/dev/null 2>&1); then
+        apt-get update -qq
+        (cd "$download" && apt-get download -qq prometheus >/dev/null 2>&1)
+    fi
+    rm -rf "$PROMETHEUS_TOOLS.partial"
+    mkdir -p "$PROMETHEUS_TOOLS.partial"
+    dpkg -x "$download"/prometheus_*.deb "$PROMETHEUS_TOOLS.partial"
+    rm -rf "$download" "$PROMETHEUS_TOOLS"
+    mv "$PROMETHEUS_TOOLS.partial" "$PROMETHEUS_TOOLS"
+}

@@ -19,12 +19,14 @@ final class AlertService: Service, Sendable {
     let store: any MetricStore
     let current: CurrentConfig
     let logger: Logger
+    let metrics: DaemonMetrics?
     let startedAt: Int64
 
-    init(store: any MetricStore, current: CurrentConfig, logger: Logger) {
+    init(store: any MetricStore, current: CurrentConfig, logger: Logger, metrics: DaemonMetrics? = nil) {
         self.store = store
         self.current = current
         self.logger = logger
+        self.metrics = metrics
         startedAt = WallClock.milliseconds()
     }
 
@@ -39,7 +41,9 @@ final class AlertService: Service, Sendable {
                 // Without rules there is nothing to do unless instances of removed rules need resolving.
                 let idle = config.alerts.rules.isEmpty ? try await store.alertInstances().isEmpty : false
                 if !idle {
+                    let started = ContinuousClock.now
                     try await evaluate(at: now, config: config)
+                    metrics?.alertEvaluationDuration.record(ContinuousClock.now - started)
                 }
                 reported.removeAll()
             } catch {

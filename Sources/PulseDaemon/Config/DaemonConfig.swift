@@ -41,6 +41,8 @@ public struct DaemonConfig: Sendable, Hashable {
     public var dashboards: DashboardSettings
     public var alerts: AlertSettings
     public var reports: ReportSettings
+    /// Where the daemon serves its own metrics for Prometheus to scrape (`GET /metrics`); nil: not served.
+    public var metricsListen: Endpoint?
 
     /// A default config rooted at `stateDirectory` (for tests and tools).
     public init(stateDirectory: String, listen: Endpoint, tls: TLSFiles) {
@@ -125,6 +127,15 @@ public struct DaemonConfig: Sendable, Hashable {
         config.dashboards = try DashboardSettings.parse(&reader, stateDirectory: stateDirectory)
         config.alerts = try AlertSettings.parse(&reader, stateDirectory: stateDirectory)
         config.reports = try ReportSettings.parse(&reader, stateDirectory: stateDirectory)
+        // Off unless asked for: the metrics have no authentication, so the address is the operator's choice (the
+        // documented one is on loopback).
+        if let text = try reader.optionalString("metrics", "listen"), !text.isEmpty {
+            guard let endpoint = Endpoint(parsing: text) else {
+                throw reader.invalid(
+                    "metrics", "listen", "\"\(text)\" is not host:port (for example \"127.0.0.1:9470\")")
+            }
+            config.metricsListen = endpoint
+        }
         try reader.rejectUnknown()
         return config
     }

@@ -15,6 +15,8 @@ public final class IngestQueue: Sendable {
         public var batch: IngestBatch
         /// Runs after the commit (or its failure): only then may the batch be acknowledged.
         public var completion: @Sendable (Result<IngestOutcome, any Error>) -> Void
+        /// When it was queued: its acknowledgement latency is counted from here (`netpulse_ack_latency_seconds`).
+        public var queuedAt = ContinuousClock.now
     }
 
     private struct State {

@@ -16,6 +16,8 @@ public final class IngestService: Service, Sendable {
     let heartbeat: LoopHeartbeat
     /// Called when the pace agents should follow changes.
     let onPace: @Sendable (Pace) -> Void
+    /// Commit durations and acknowledgement latencies are recorded here.
+    let metrics: DaemonMetrics?
 
     /// Counter values and batches stored since start, duplicates acknowledged (for status and benchmarks).
     public let valuesStored = Atomic<Int64>(0)
@@ -26,7 +28,8 @@ public final class IngestService: Service, Sendable {
 
     public init(
         store: any MetricStore, queue: IngestQueue, logger: Logger, commitDelay: Int64 = 0, paceThreshold: Int = 4_096,
-        heartbeat: LoopHeartbeat = LoopHeartbeat("ingest"), onPace: @escaping @Sendable (Pace) -> Void = { _ in }
+        heartbeat: LoopHeartbeat = LoopHeartbeat("ingest"), metrics: DaemonMetrics? = nil,
+        onPace: @escaping @Sendable (Pace) -> Void = { _ in }
     ) {
         self.store = store
         self.queue = queue
@@ -35,6 +38,7 @@ public final class IngestService: Service, Sendable {
         self.paceThreshold = paceThreshold
         self.heartbeat = heartbeat
         self.onPace = onPace
+        self.metrics = metrics
     }
 
     /// Commits until the queue is closed (graceful shutdown) and everything in it is stored and acknowledged.
@@ -49,7 +53,13 @@ public final class IngestService: Service, Sendable {
         }
         defer { ticker.cancel() }
         await withGracefulShutdownHandler {
-            await loop()
+            // Cancelled when another service fails (an address in use): the queue closes as on a stop, what it
+            // holds is committed, and the loop ends instead of waiting for batches for ever.
+            await withTaskCancellationHandler {
+                await loop()
+            } onCancel: {
+                queue.close()
+            }
         } onGracefulShutdown: {
             queue.close()
         }
@@ -130,6 +140,7 @@ public final class IngestService: Service, Sendable {
     /// reading, so nothing is refused and nothing is lost, and acknowledgements resume once the disk has room. Said
     /// once when it starts and once when it ends, and shown in the status line meanwhile.
     private func commit(_ items: [IngestQueue.Item], pressured: inout Bool) async {
+        let started = ContinuousClock.now
         var failingSince: ContinuousClock.Instant?
         var delay = Duration.milliseconds(250)
         let outcomes: [IngestOutcome]
@@ -184,6 +195,7 @@ public final class IngestService: Service, Sendable {
             }
             item.completion(.success(outcome))
         }
+        metrics?.recordCommit(items, started: started)
         valuesStored.add(values, ordering: .relaxed)
         batchesStored.add(stored, ordering: .relaxed)
         duplicates.add(Int64(items.count) - stored, ordering: .relaxed)

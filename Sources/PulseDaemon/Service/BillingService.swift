@@ -9,10 +9,12 @@ import ServiceLifecycle
 final class BillingService: Service, Sendable {
     let keeper: BillKeeper
     let logger: Logger
+    let metrics: DaemonMetrics?
 
-    init(store: any MetricStore, config: DaemonConfig, logger: Logger) {
+    init(store: any MetricStore, config: DaemonConfig, logger: Logger, metrics: DaemonMetrics? = nil) {
         keeper = BillKeeper(store: store, billing: config.billing, rules: config.store.rules)
         self.logger = logger
+        self.metrics = metrics
     }
 
     func run() async throws {
@@ -26,6 +28,7 @@ final class BillingService: Service, Sendable {
                 let report = try await cancelWhenGracefulShutdown {
                     try await keeper.update(now: WallClock.milliseconds())
                 }
+                metrics?.billingPassDuration.record(ContinuousClock.now - started)
                 logger.debug(
                     "billing: pass done in \((ContinuousClock.now - started).milliseconds) ms: \(report.intervals) interval(s) taken in, \(report.replaced) changed interval(s) swapped in, \(report.rebuilt) bill(s) rebuilt (\(report.rebuiltUnknown) for a virtual gap, \(report.rebuiltRefused) for a swap the tracker could not tell), \(report.saved) saved"
                 )

@@ -23,6 +23,9 @@ public struct DaemonRuntime: Sendable {
     public let registry: ConnectionRegistry
     public let ingest: IngestService
     public let listener: ListenerService
+    /// The daemon's own metrics, and their HTTP endpoint when `[metrics] listen` is set.
+    public let metrics: DaemonMetrics
+    let metricsService: MetricsService?
 
     /// Opens the store (migrating an older one) and makes the services; nothing runs yet.
     ///
@@ -41,9 +44,19 @@ public struct DaemonRuntime: Sendable {
         queue = IngestQueue(limit: config.queueLimit)
         let registry = ConnectionRegistry()
         self.registry = registry
+        let metrics = DaemonMetrics()
+        self.metrics = metrics
         ingest = IngestService(
             store: store, queue: queue, logger: logger, commitDelay: config.commitDelay,
-            paceThreshold: config.paceThreshold, onPace: { registry.broadcast($0) })
+            paceThreshold: config.paceThreshold, metrics: metrics, onPace: { registry.broadcast($0) })
+        if let address = config.metricsListen {
+            metricsService = try MetricsService(
+                address: address, metrics: metrics,
+                sources: DaemonMetrics.Sources(registry: registry, queue: queue, ingest: ingest, store: store),
+                logger: logger)
+        } else {
+            metricsService = nil
+        }
         let current = self.current
         listener = try ListenerService(
             config: config, queue: queue, registry: registry, logger: logger,
@@ -64,8 +77,8 @@ public struct DaemonRuntime: Sendable {
             .init(service: ingest),
             .init(service: listener, successTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: RetentionService(store: store, policy: config.retention, logger: logger)),
-            .init(service: BillingService(store: store, config: config, logger: logger)),
-            .init(service: AlertService(store: store, current: current, logger: logger)),
+            .init(service: BillingService(store: store, config: config, logger: logger, metrics: metrics)),
+            .init(service: AlertService(store: store, current: current, logger: logger, metrics: metrics)),
             .init(
                 service: NotifierService(
                     store: store, current: current, logger: logger, group: MultiThreadedEventLoopGroup.singleton)),
@@ -82,7 +95,11 @@ public struct DaemonRuntime: Sendable {
             services.insert(
                 .init(
                     service: DashboardService(
-                        store: store, config: config, logger: logger, ingestBacklog: { queue.backlogAge })), at: 2)
+                        store: store, config: config, logger: logger, metrics: metrics,
+                        ingestBacklog: { queue.backlogAge })), at: 2)
+        }
+        if let metricsService {
+            services.insert(.init(service: metricsService), at: 2)
         }
         return services
     }

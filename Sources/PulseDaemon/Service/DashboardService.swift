@@ -19,16 +19,18 @@ final class DashboardService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
     let logger: Logger
+    let metrics: DaemonMetrics?
     /// How long the oldest batch waiting for a commit has waited.
     let ingestBacklog: @Sendable () -> Duration
 
     init(
-        store: any MetricStore, config: DaemonConfig, logger: Logger,
+        store: any MetricStore, config: DaemonConfig, logger: Logger, metrics: DaemonMetrics? = nil,
         ingestBacklog: @escaping @Sendable () -> Duration = { .zero }
     ) {
         self.store = store
         self.config = config
         self.logger = logger
+        self.metrics = metrics
         self.ingestBacklog = ingestBacklog
     }
 
@@ -61,7 +63,9 @@ final class DashboardService: Service, Sendable {
                 do {
                     let ranges = ready.map { settings.ranges[$0].range }
                     // A drawing of many pages can take long under load: a stop cancels it rather than waiting.
+                    let started = ContinuousClock.now
                     let round = try await cancelWhenGracefulShutdown { try await self.render(ranges, at: now) }
+                    metrics?.renderDuration.record(ContinuousClock.now - started)
                     logger.debug("dashboards written: \(round.written.joined(separator: ", "))")
                     for failure in round.failures where reported.insert(failure).inserted {
                         logger.error("dashboard not drawn: \(failure)")

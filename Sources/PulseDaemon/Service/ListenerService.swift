@@ -63,11 +63,8 @@ public final class ListenerService: Service, Sendable {
         if let local = channel.localAddress { onListening(local) }
         SystemdNotifier.ready(status: "listening on \(address); \(registry.agentCount) agent(s) connected")
 
-        await withGracefulShutdownHandler {
-            try? await channel.closeFuture.get()
-        } onGracefulShutdown: {
+        await serve(until: channel) {
             SystemdNotifier.stopping(status: "stopping: storing and acknowledging what arrived")
-            channel.close(promise: nil)
         }
         // Stop taking batches, store and acknowledge what arrived, then say goodbye.
         queue.close()
@@ -77,5 +74,20 @@ public final class ListenerService: Service, Sendable {
         for heartbeat in loopHeartbeats { heartbeat.finish() }
         try await group.shutdownGracefully()
         logger.notice("stopped")
+    }
+}
+
+/// Waits while a listening `channel` is open, and closes it on graceful shutdown (after `onGracefulShutdown`) or
+/// when the task is cancelled: another service failed, and the daemon would otherwise wait here for ever.
+func serve(until channel: any Channel, onGracefulShutdown: @escaping @Sendable () -> Void = {}) async {
+    await withGracefulShutdownHandler {
+        await withTaskCancellationHandler {
+            try? await channel.closeFuture.get()
+        } onCancel: {
+            channel.close(promise: nil)
+        }
+    } onGracefulShutdown: {
+        onGracefulShutdown()
+        channel.close(promise: nil)
     }
 }

@@ -1,0 +1,234 @@
+import Foundation
+@preconcurrency import Prometheus
+import PulseCore
+import PulseStore
+import Synchronization
+
+/// The daemon's own metrics in Prometheus' text format, served by ``MetricsService`` when `[metrics] listen` is set
+/// (`docs/operations.md`, "Monitoring netpulsed"). The names follow Prometheus' conventions: a `netpulse_` prefix,
+/// base units (seconds, bytes), `_total` for counters.
+///
+/// Durations are recorded where they happen (a commit, a drawing round, a billing pass); everything the daemon
+/// already counts or can read cheaply (connections, batches stored, the queue, the store's size, alerts by state,
+/// the process's memory and CPU) is read when Prometheus scrapes, so the ingest path pays for nothing but the
+/// histograms it feeds.
+public final class DaemonMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+
+    /// From when a batch is queued for its commit to when its acknowledgement is handed to its connection.
+    let ackLatency: DurationHistogram
+    /// One group commit: the write transaction and its fsync.
+    let commitDuration: DurationHistogram
+    let commitBatches: ValueHistogram
+    /// One drawing of the dashboards (every dashboard of the ranges that were due).
+    let renderDuration: DurationHistogram
+    let billingPassDuration: DurationHistogram
+    let alertEvaluationDuration: DurationHistogram
+
+    // Read at each scrape.
+    private let agentsConnected: Gauge
+    private let handshakesPending: Gauge
+    private let queueBatches: Gauge
+    private let queueOldest: Gauge
+    private let paced: Gauge
+    private let storeBytes: Gauge
+    private let storeWriting: Gauge
+    private let alertsPending: Gauge
+    private let alertsFiring: Gauge
+    private let notificationsQueued: Gauge
+    private let residentMemory: Gauge
+    private let openFiles: Gauge
+    private let batchesStored: MirroredCounter
+    private let valuesStored: MirroredCounter
+    private let duplicates: MirroredCounter
+    private let rejected: MirroredCounter
+    private let cpuSeconds: MirroredCounter
+
+    public init() {
+        let latencyBuckets: [Duration] = [
+            .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .seconds(2.5), .seconds(5), .seconds(10), .seconds(30),
+        ]
+        let longBuckets: [Duration] = [
+            .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5),
+            .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(900),
+        ]
+        ackLatency = registry.makeDurationHistogram(
+            descriptor: Self.named(
+                "netpulse_ack_latency_seconds",
+                "Time from a batch being queued for its commit to its acknowledgement (queue wait and commit)."),
+            buckets: latencyBuckets)
+        commitDuration = registry.makeDurationHistogram(
+            descriptor: Self.named(
+                "netpulse_commit_duration_seconds", "Duration of one group commit to the store, fsync included."),
+            buckets: latencyBuckets)
+        commitBatches = registry.makeValueHistogram(
+            descriptor: Self.named("netpulse_commit_batches", "Batches in one group commit."),
+            buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024, 2_048, 4_096, 8_192])
+        renderDuration = registry.makeDurationHistogram(
+            descriptor: Self.named(
+                "netpulse_render_duration_seconds", "Duration of one drawing of the dashboards that were due."),
+            buckets: longBuckets)
+        billingPassDuration = registry.makeDurationHistogram(
+            descriptor: Self.named(
+                "netpulse_billing_pass_duration_seconds",
+                "Duration of one pass keeping the 95th-percentile bills current."), buckets: longBuckets)
+        alertEvaluationDuration = registry.makeDurationHistogram(
+            descriptor: Self.named(
+                "netpulse_alert_evaluation_duration_seconds", "Duration of one evaluation of every alert rule."),
+            buckets: longBuckets)
+
+        agentsConnected = registry.makeGauge(
+            descriptor: Self.named("netpulse_agents_connected", "Agent connections past their handshake."))
+        handshakesPending = registry.makeGauge(
+            descriptor: Self.named(
+                "netpulse_handshakes_pending", "Connections accepted and still in their TLS handshake or HELLO."))
+        queueBatches = registry.makeGauge(
+            descriptor: Self.named(
+                "netpulse_ingest_queue_batches", "Batches queued or in a commit, not yet acknowledged."))
+        queueOldest = registry.makeGauge(
+            descriptor: Self.named(
+                "netpulse_ingest_queue_oldest_seconds", "How long the oldest queued batch has waited."))
+        paced = registry.makeGauge(
+            descriptor: Self.named("netpulse_agents_paced", "1 while agents are asked to slow down (PACE), else 0."))
+        storeBytes = registry.makeGauge(
+            descriptor: Self.named("netpulse_store_size_bytes", "Size of the store on disk."))
+        storeWriting = registry.makeGauge(
+            descriptor: Self.named("netpulse_store_writable", "0 while the store cannot write (a full disk), else 1."))
+        alertsPending = registry.makeGauge(
+            descriptor: Self.named("netpulse_alerts", "Alert instances by state."), labels: [("state", "pending")])
+        alertsFiring = registry.makeGauge(
+            descriptor: Self.named("netpulse_alerts", "Alert instances by state."), labels: [("state", "firing")])
+        notificationsQueued = registry.makeGauge(
+            descriptor: Self.named("netpulse_notifications_queued", "Alert notifications waiting to be delivered."))
+        residentMemory = registry.makeGauge(
+            descriptor: Self.named("process_resident_memory_bytes", "Resident memory size in bytes."))
+        openFiles = registry.makeGauge(descriptor: Self.named("process_open_fds", "Number of open file descriptors."))
+        registry.makeGauge(
+            descriptor: Self.named("process_start_time_seconds", "Start time of the process since the Unix epoch.")
+        )
+        .set(Date().timeIntervalSince1970)
+        registry.makeGauge(
+            descriptor: Self.named("netpulse_build_info", "The netpulsed version, as a label; always 1."),
+            labels: [("version", NetpulseVersion.string)]
+        ).set(Int64(1))
+
+        batchesStored = MirroredCounter(
+            registry.makeCounter(
+                descriptor: Self.named(
+                    "netpulse_batches_stored_total", "Batches stored (each acknowledged after its commit).")))
+        valuesStored = MirroredCounter(
+            registry.makeCounter(descriptor: Self.named("netpulse_values_stored_total", "Counter values stored.")))
+        duplicates = MirroredCounter(
+            registry.makeCounter(
+                descriptor: Self.named(
+                    "netpulse_batches_duplicate_total",
+                    "Batches acknowledged as already stored (resent after a lost acknowledgement).")))
+        rejected = MirroredCounter(
+            registry.makeCounter(
+                descriptor: Self.named("netpulse_batches_rejected_total", "Batches refused for good (REJECT).")))
+        cpuSeconds = MirroredCounter(
+            registry.makeCounter(
+                descriptor: Self.named("process_cpu_seconds_total", "User and system CPU time spent in seconds.")))
+    }
+
+    /// A metric's whole name (a `netpulse_` one, or a `process_` one as client libraries name them) and its help.
+    private static func named(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
+    /// What the live parts of the daemon say, read at each scrape.
+    struct Sources: Sendable {
+        var registry: ConnectionRegistry
+        var queue: IngestQueue
+        var ingest: IngestService
+        var store: any MetricStore
+    }
+
+    /// The exposition: the live figures read now, then every metric in Prometheus' text format.
+    func exposition(from sources: Sources) async -> [UInt8] {
+        agentsConnected.set(Int64(sources.registry.agentCount))
+        handshakesPending.set(Int64(sources.registry.handshakeCount))
+        queueBatches.set(Int64(sources.queue.pending))
+        queueOldest.set(
+            Double(sources.queue.backlogAge.components.seconds) + Double(
+                sources.queue.backlogAge.components.attoseconds) / 1e18)
+        paced.set(Int64(sources.registry.currentPace.map { $0 == .normal ? 0 : 1 } ?? 0))
+        storeBytes.set(Int64(sources.store.sizeOnDisk))
+        storeWriting.set(Int64(sources.ingest.writeFailure.withLock { $0 } == nil ? 1 : 0))
+        batchesStored.catchUp(sources.ingest.batchesStored.load(ordering: .relaxed))
+        valuesStored.catchUp(sources.ingest.valuesStored.load(ordering: .relaxed))
+        duplicates.catchUp(sources.ingest.duplicates.load(ordering: .relaxed))
+        rejected.catchUp(sources.registry.rejectedBatches.load(ordering: .relaxed))
+        // The store's reader connections answer these; a store that cannot answer leaves the last figures.
+        if let instances = try? await sources.store.alertInstances() {
+            alertsPending.set(Int64(instances.filter { $0.phase.status == .pending }.count))
+            alertsFiring.set(Int64(instances.filter { $0.phase.status == .firing }.count))
+        }
+        if let queued = try? await sources.store.queuedNotificationCount() { notificationsQueued.set(Int64(queued)) }
+        let process = ProcessFigures.current()
+        if let rss = process.residentBytes { residentMemory.set(rss) }
+        if let files = process.openFiles { openFiles.set(Int64(files)) }
+        if let ticks = process.cpuTicks { cpuSeconds.catchUp(Double(ticks) / ProcessFigures.ticksPerSecond) }
+        return registry.emitToBuffer()
+    }
+
+    /// Records the outcome of one group commit: its duration, its size and each batch's latency.
+    func recordCommit(_ items: [IngestQueue.Item], started: ContinuousClock.Instant) {
+        let now = ContinuousClock.now
+        commitDuration.record(now - started)
+        commitBatches.record(Double(items.count))
+        for item in items { ackLatency.record(now - item.queuedAt) }
+    }
+}
+
+/// A Prometheus counter kept equal to a count the daemon already keeps (an atomic, or the kernel's CPU time):
+/// at each scrape it is raised by what the count gained since the last one.
+final class MirroredCounter: Sendable {
+    private let counter: Prometheus.Counter
+    private let seen = Mutex<Double>(0)
+
+    init(_ counter: Prometheus.Counter) { self.counter = counter }
+
+    func catchUp(_ value: Int64) { catchUp(Double(value)) }
+
+    func catchUp(_ value: Double) {
+        let gained = seen.withLock { seen -> Double in
+            let gained = value - seen
+            if gained > 0 { seen = value }
+            return gained
+        }
+        if gained > 0 { counter.increment(by: gained) }
+    }
+}
+
+/// The figures of this process that Prometheus' client libraries export as `process_…`, from `/proc/self`.
+struct ProcessFigures {
+    var residentBytes: Int64?
+    var openFiles: Int?
+    /// User and system CPU time in clock ticks.
+    var cpuTicks: Int64?
+
+    static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+    static let pageSize = Int64(sysconf(Int32(_SC_PAGESIZE)))
+
+    static func current() -> ProcessFigures {
+        var figures = ProcessFigures()
+        // /proc/self/stat: the command name is in parentheses and may hold spaces; fields count from after it.
+        if let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        {
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            // Fields 14 and 15 (utime, stime) and 24 (rss, in pages) are the 12th, 13th and 22nd after the name.
+            if fields.count > 21, let user = Int64(fields[11]), let system = Int64(fields[12]),
+                let pages = Int64(fields[21])
+            {
+                figures.cpuTicks = user + system
+                figures.residentBytes = pages * pageSize
+            }
+        }
+        figures.openFiles = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count
+        return figures
+    }
+}
