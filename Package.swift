@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
     ],
     targets: [
         // MARK: Libraries
@@ -35,6 +36,8 @@ let package = Package(
         ),
         // libsystemd (apt: libsystemd-dev): readiness, status, watchdog, socket activation, journal.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libsnappy (apt: libsnappy-dev): remote write's block compression.
+        .systemLibrary(name: "CSnappy", pkgConfig: "snappy", providers: [.apt(["libsnappy-dev"])]),
         .target(
             name: "PulseSystemd",
             dependencies: ["CSystemd", "PulseCore", .product(name: "Logging", package: "swift-log")]
@@ -65,7 +68,12 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 // The daemon's own metrics in Prometheus' text format (`[metrics]`).
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+                // Remote write (`[remote_write]`): protobuf requests (the code generated from
+                // RemoteWrite/remote_write.proto is committed), compressed by Debian's libsnappy.
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "CSnappy",
+            ],
+            exclude: ["RemoteWrite/remote_write.proto"]
         ),
         // Window math over rollups: counted steps, spreading, windows, percentiles, billing, top-N. Pure: no I/O,
         // no clocks (times are inputs), so property tests and the oracle can drive it.
@@ -167,6 +175,7 @@ let package = Package(
             name: "PulseDaemonTests",
             dependencies: [
                 "PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         // What several test targets share: the SVG checker (xmllint and rsvg-convert, Tests/Tools/check_outputs.py).

@@ -59,6 +59,17 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// Writes one pass of bill keeping in one transaction.
     func saveBills(_ update: BillUpdate) async throws
 
+    /// From now on, late changes to buckets of the forwarded level before `time` are recorded for remote write
+    /// (``ForwardSnapshot/changes(limit:)``); never lowered.
+    func raiseForwardMark(to time: Int64) async throws
+
+    /// Runs `body` on one consistent snapshot of the store, for a pass of remote write.
+    func withForwardSnapshot<Result: Sendable>(_ body: @escaping @Sendable (any ForwardSnapshot) throws -> Result)
+        async throws -> Result
+
+    /// Writes one pass of remote write in one transaction.
+    func saveForward(_ update: ForwardUpdate) async throws
+
     /// Deletes data past `policy`, in transactions of at most `slice` rows so ingest is never held off for long.
     func prune(_ policy: RetentionPolicy, now: Int64, slice: Int) async throws -> PruneReport
 

@@ -137,39 +137,45 @@ extension Fleet {
     }
 }
 
-/// A throwaway Prometheus on loopback that scrapes one target every second.
+/// A throwaway Prometheus on loopback (in `netns` when given): it scrapes `target` every second, and takes
+/// remote write at `/api/v1/write` when `receiving` is set.
 final class Prometheus {
     let process: Daemonized
     let port: Int
+    let netns: String?
 
-    init(scraping target: String, in directory: String) throws {
+    init(scraping target: String? = nil, receiving: Bool = false, in directory: String, netns: String? = nil) throws {
         port = try freePort()
+        self.netns = netns
         let config = "\(directory)/prometheus.yml"
         try """
         global:
           scrape_interval: 1s
           scrape_timeout: 900ms
         scrape_configs:
-          - job_name: netpulsed
-            static_configs:
-              - targets: ["\(target)"]
+        \(target.map { "  - job_name: netpulsed\n    static_configs:\n      - targets: [\"\($0)\"]" } ?? "  []")
         """.write(toFile: config, atomically: true, encoding: .utf8)
         process = try Daemonized(
             [
                 EndToEnd.SelfMonitoringTests.tools + "/prometheus", "--config.file=\(config)",
                 "--storage.tsdb.path=\(directory)/prometheus-data", "--web.listen-address=127.0.0.1:\(port)",
-            ], log: "\(directory)/prometheus.log", netns: nil)
+            ] + (receiving ? ["--web.enable-remote-write-receiver"] : []), log: "\(directory)/prometheus.log",
+            netns: netns)
         try eventually("Prometheus ready", timeout: 30) {
-            try run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/-/ready"])
+            try self.curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(self.port)/-/ready"])
                 == "200"
         }
     }
 
+    /// curl in Prometheus' namespace.
+    func curl(_ arguments: [String]) throws -> String {
+        try run((netns.map { ["ip", "netns", "exec", $0] } ?? []) + ["curl"] + arguments)
+    }
+
     /// The value of an instant query that yields one series; throws when it yields none or several.
     func value(_ query: String) throws -> Double {
-        let answer = try run([
-            "curl", "-sS", "--fail", "-G", "http://127.0.0.1:\(port)/api/v1/query", "--data-urlencode",
-            "query=\(query)",
+        let answer = try curl([
+            "-sS", "--fail", "-G", "http://127.0.0.1:\(port)/api/v1/query", "--data-urlencode", "query=\(query)",
         ])
         guard
             let json = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],

@@ -4,11 +4,12 @@
 export PATH="/opt/swift/usr/bin:$PATH"
 export DEBIAN_FRONTEND=noninteractive
 
-# Packages for building (SQLite headers for GRDB; libsystemd for readiness, watchdog and the journal), for the
+# Packages for building (SQLite headers for GRDB; libsystemd for readiness, watchdog and the journal; libsnappy for
+# remote write), for the
 # tests (iproute2 for network namespaces, openssl for certificate checks, systemd to boot in a sandbox for the
 # service tests, librsvg2-bin and libxml2-utils to render and parse chart SVGs, tzdata for time zones, python3 for
 # the reference computation in Tests/Oracle and python3-jsonschema to validate snapshots) and for the demo.
-NETPULSE_PACKAGES=(libsqlite3-dev libsystemd-dev systemd iproute2 openssl librsvg2-bin libxml2-utils procps python3 ca-certificates
+NETPULSE_PACKAGES=(libsqlite3-dev libsystemd-dev libsnappy-dev systemd iproute2 openssl librsvg2-bin libxml2-utils procps python3 ca-certificates
     tzdata python3-jsonschema)
 
 ensure_packages() {

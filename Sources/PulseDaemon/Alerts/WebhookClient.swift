@@ -55,7 +55,7 @@ public struct WebhookError: Error, CustomStringConvertible {
     public var description: String
 }
 
-/// Posts one JSON body to a webhook over HTTP/1.1 (TLS for https), with a deadline for the whole exchange.
+/// Posts one body (JSON for webhooks, a remote-write request) to an HTTP endpoint over HTTP/1.1 (TLS for https), with a deadline for the whole exchange.
 ///
 /// A small client on SwiftNIO's HTTP codec rather than a general HTTP library: the daemon posts one body and
 /// reads one status, and this keeps its dependencies to the NIO it already links.
@@ -82,7 +82,12 @@ public struct WebhookClient: Sendable {
         }
     }
 
-    public func post(_ body: [UInt8], group: any EventLoopGroup) async throws -> WebhookResponse {
+    /// Posts `body`; `headers` are added to the request's own (Host, User-Agent, Content-Length, Connection and the
+    /// bearer token).
+    public func post(
+        _ body: [UInt8], contentType: String = "application/json", headers extra: [(String, String)] = [],
+        group: any EventLoopGroup
+    ) async throws -> WebhookResponse {
         // The token is read at each post, so a rotated token applies without a reload.
         let token = try bearerTokenFile.map { path in
             do { return try FileIO.readString(path).trimmingWhitespace() } catch {
@@ -120,7 +125,8 @@ public struct WebhookClient: Sendable {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: address.hostHeader)
         headers.add(name: "User-Agent", value: "netpulsed/\(NetpulseVersion.string)")
-        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Type", value: contentType)
+        for (name, value) in extra { headers.add(name: name, value: value) }
         headers.add(name: "Content-Length", value: "\(body.count)")
         headers.add(name: "Connection", value: "close")
         if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }

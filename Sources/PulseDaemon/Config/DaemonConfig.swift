@@ -41,6 +41,7 @@ public struct DaemonConfig: Sendable, Hashable {
     public var dashboards: DashboardSettings
     public var alerts: AlertSettings
     public var reports: ReportSettings
+    public var remoteWrite: RemoteWriteSettings
     /// Where the daemon serves its own metrics for Prometheus to scrape (`GET /metrics`); nil: not served.
     public var metricsListen: Endpoint?
 
@@ -68,6 +69,7 @@ public struct DaemonConfig: Sendable, Hashable {
         dashboards = DashboardSettings(directory: "\(stateDirectory)/dashboards")
         alerts = AlertSettings(directory: "\(stateDirectory)/alerts")
         reports = ReportSettings(directory: "\(stateDirectory)/reports")
+        remoteWrite = RemoteWriteSettings()
     }
 
     /// Loads and validates a config file.
@@ -127,6 +129,7 @@ public struct DaemonConfig: Sendable, Hashable {
         config.dashboards = try DashboardSettings.parse(&reader, stateDirectory: stateDirectory)
         config.alerts = try AlertSettings.parse(&reader, stateDirectory: stateDirectory)
         config.reports = try ReportSettings.parse(&reader, stateDirectory: stateDirectory)
+        config.remoteWrite = try RemoteWriteSettings.parse(&reader)
         // Off unless asked for: the metrics have no authentication, so the address is the operator's choice (the
         // documented one is on loopback).
         if let text = try reader.optionalString("metrics", "listen"), !text.isEmpty {

@@ -25,6 +25,13 @@ public final class DaemonMetrics: Sendable {
     let billingPassDuration: DurationHistogram
     let alertEvaluationDuration: DurationHistogram
 
+    /// How far behind remote write is: from the end of the last bucket sent to now.
+    let remoteWriteLag: Gauge
+    /// Requests sent again after a 5xx, a 429 or no answer.
+    let remoteWriteRetries: Prometheus.Counter
+    private let remoteWriteSent: Prometheus.Counter
+    private let remoteWriteRefused: Prometheus.Counter
+
     // Read at each scrape.
     private let agentsConnected: Gauge
     private let handshakesPending: Gauge
@@ -78,6 +85,17 @@ public final class DaemonMetrics: Sendable {
             descriptor: Self.named(
                 "netpulse_alert_evaluation_duration_seconds", "Duration of one evaluation of every alert rule."),
             buckets: longBuckets)
+
+        remoteWriteLag = registry.makeGauge(
+            descriptor: Self.named(
+                "netpulse_remote_write_lag_seconds", "Time from the end of the last bucket sent by remote write to now."
+            ))
+        remoteWriteRetries = registry.makeCounter(
+            descriptor: Self.named(
+                "netpulse_remote_write_retries_total", "Remote-write requests sent again (5xx, 429 or no answer)."))
+        let samples = Self.named("netpulse_remote_write_samples_total", "Remote-write samples by outcome.")
+        remoteWriteSent = registry.makeCounter(descriptor: samples, labels: [("outcome", "sent")])
+        remoteWriteRefused = registry.makeCounter(descriptor: samples, labels: [("outcome", "refused")])
 
         agentsConnected = registry.makeGauge(
             descriptor: Self.named("netpulse_agents_connected", "Agent connections past their handshake."))
@@ -172,6 +190,12 @@ public final class DaemonMetrics: Sendable {
         if let files = process.openFiles { openFiles.set(Int64(files)) }
         if let ticks = process.cpuTicks { cpuSeconds.catchUp(Double(ticks) / ProcessFigures.ticksPerSecond) }
         return registry.emitToBuffer()
+    }
+
+    /// Counts remote-write samples the receiver took, or refused for good.
+    func remoteWriteSamples(sent: Int = 0, refused: Int = 0) {
+        if sent > 0 { remoteWriteSent.increment(by: Int64(sent)) }
+        if refused > 0 { remoteWriteRefused.increment(by: Int64(refused)) }
     }
 
     /// Records the outcome of one group commit: its duration, its size and each batch's latency.

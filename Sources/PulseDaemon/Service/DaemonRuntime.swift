@@ -26,6 +26,7 @@ public struct DaemonRuntime: Sendable {
     /// The daemon's own metrics, and their HTTP endpoint when `[metrics] listen` is set.
     public let metrics: DaemonMetrics
     let metricsService: MetricsService?
+    let remoteWriteService: RemoteWriteService?
 
     /// Opens the store (migrating an older one) and makes the services; nothing runs yet.
     ///
@@ -49,6 +50,19 @@ public struct DaemonRuntime: Sendable {
         ingest = IngestService(
             store: store, queue: queue, logger: logger, commitDelay: config.commitDelay,
             paceThreshold: config.paceThreshold, metrics: metrics, onPace: { registry.broadcast($0) })
+        if let url = config.remoteWrite.url {
+            do {
+                remoteWriteService = try RemoteWriteService(
+                    store: store, config: config, url: url, metrics: metrics, logger: logger)
+            } catch {
+                throw DaemonError("remote write cannot start: \(error) ([remote_write])")
+            }
+        } else {
+            remoteWriteService = nil
+            if try store.stopForwarding() {
+                logger.notice("remote write is off: its state is cleared (a later [remote_write] starts afresh)")
+            }
+        }
         if let address = config.metricsListen {
             metricsService = try MetricsService(
                 address: address, metrics: metrics,
@@ -97,6 +111,9 @@ public struct DaemonRuntime: Sendable {
                     service: DashboardService(
                         store: store, config: config, logger: logger, metrics: metrics,
                         ingestBacklog: { queue.backlogAge })), at: 2)
+        }
+        if let remoteWriteService {
+            services.insert(.init(service: remoteWriteService), at: 2)
         }
         if let metricsService {
             services.insert(.init(service: metricsService), at: 2)

@@ -339,6 +339,31 @@ enum SQLiteSchema {
                     INSERT INTO meta (key, value) SELECT 'bill_mark', value FROM meta WHERE key = 'bill_cursor';
                     """)
         }
+        // Remote write (SQLiteStore+Forwarding.swift): what each interface series has sent, the cursor (every bucket
+        // before it forwarded), and late changes to buckets of the forwarded level before the forward mark (raised
+        // before each pass reads, like bill_mark), kept as bill_change keeps billing's.
+        migrator.registerMigration("v5-remote-write") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE forward_state (
+                        series_id INTEGER PRIMARY KEY,
+                        counted_rx INTEGER NOT NULL,
+                        counted_tx INTEGER NOT NULL,
+                        sent_rx INTEGER NOT NULL,
+                        sent_tx INTEGER NOT NULL
+                    );
+                    CREATE TABLE forward_change (
+                        series_id INTEGER NOT NULL,
+                        start INTEGER NOT NULL,
+                        rx INTEGER NOT NULL,
+                        tx INTEGER NOT NULL,
+                        unknown INTEGER NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, start)
+                    ) WITHOUT ROWID;
+                    INSERT INTO meta (key, value) VALUES ('forward_mark', 0), ('forward_cursor', 0);
+                    """)
+        }
         return migrator
     }
 

@@ -45,10 +45,15 @@ struct StoreWriter {
     var revision: Int64?
     /// Changes to 5-minute buckets before this are recorded for billing (`bill_change`).
     var billMark: Int64 = 0
+    /// Buckets of the finest level before this were forwarded by remote write: late changes to them are recorded in
+    /// `forward_change` (0 while remote write has sent nothing).
+    var forwardMark: Int64 = 0
 
     /// The commit being built: bucket changes, spans changed by virtual gaps, anomalies, and its revision.
     var deltas: [BucketKey: BucketValues] = [:]
     var changedSpans: [(series: Int64, from: Int64, to: Int64)] = []
+    /// The host, group and fleet series the commit changed (remote write forwards interfaces only).
+    var scopeSeries = Set<Int64>()
     var changedStates = Set<Int64>()
     var run: Run?
     var anomalies: [Anomaly] = []
@@ -113,12 +118,14 @@ struct StoreWriter {
     mutating func begin(in db: Database) throws -> Int64 {
         deltas.removeAll(keepingCapacity: true)
         changedSpans.removeAll(keepingCapacity: true)
+        scopeSeries.removeAll(keepingCapacity: true)
         changedStates.removeAll(keepingCapacity: true)
         run = nil
         anomalies.removeAll()
         billMark =
             try Int64.fetchOne(
                 db, sql: "SELECT max(value) FROM meta WHERE key IN ('bill_cursor', 'bill_mark')") ?? 0
+        forwardMark = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'forward_mark'") ?? 0
         pendingRevision = try (self.revision ?? Self.meta("revision", db)) + 1
         return pendingRevision
     }
@@ -505,6 +512,8 @@ struct StoreWriter {
     /// virtual gap came or went), for billing.
     mutating func markChanged(from: Int64, to: Int64, series: [Int64]) {
         for id in series { changedSpans.append((id, min(from, to), max(from, to))) }
+        // The first is the interface, the rest its scopes.
+        for scope in series.dropFirst() { scopeSeries.insert(scope) }
     }
 
     // MARK: Scopes
@@ -620,6 +629,7 @@ struct StoreWriter {
         guard !run.scopes.isEmpty else { return }
         let sums = entry.values.sumsOnly
         for scope in run.scopes {
+            scopeSeries.insert(scope)
             deltas[BucketKey(series: scope, level: level, start: entry.start), default: .empty].merge(sums)
         }
     }
@@ -673,6 +683,22 @@ struct StoreWriter {
                 start += RollupLevel.fiveMinutes.width
             }
         }
+        // Remote write's late data: changes to buckets of the finest level it has forwarded, interfaces only (it
+        // forwards nothing else); one row per series for a virtual gap, whose bytes it must add up again.
+        let finest = settings.levels.indices.min { settings.levels[$0] < settings.levels[$1] }
+        let forwardMark = billed && finest != nil ? forwardMark : .min
+        let forwarded = try db.cachedStatement(
+            sql: """
+                INSERT INTO forward_change (series_id, start, rx, tx, unknown, revision) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (series_id, start) DO UPDATE SET rx = rx + excluded.rx, tx = tx + excluded.tx,
+                    unknown = unknown + excluded.unknown, revision = excluded.revision
+                """)
+        if forwardMark > 0, let finest {
+            for span in changedSpans where span.from < forwardMark && !scopeSeries.contains(span.series) {
+                let start = settings.levels[finest].bucketStart(span.from)
+                try forwarded.execute(arguments: [span.series, start, 0, 0, 1, revision])
+            }
+        }
         var arguments = [Int64](repeating: 0, count: 2 + SQLiteSchema.bucketColumns.count)
         for (key, values) in deltas {
             Self.bucketArguments(values, series: key.series, start: key.start, revision: revision, into: &arguments)
@@ -681,6 +707,11 @@ struct StoreWriter {
                 try changed.execute(arguments: [
                     key.series, key.start, values.traffic[.rxBytes], values.traffic[.txBytes],
                     values.coveredMilliseconds, 0, revision,
+                ])
+            }
+            if key.level == finest, key.start < forwardMark, !scopeSeries.contains(key.series) {
+                try forwarded.execute(arguments: [
+                    key.series, key.start, values.traffic[.rxBytes], values.traffic[.txBytes], 0, revision,
                 ])
             }
         }

@@ -30,6 +30,17 @@ final class TestNetwork: @unchecked Sendable {
         for name in Self.oddNames { try run(["ip", "-n", host, "link", "set", name, "up"]) }
     }
 
+    /// Deletes the veth pair and makes it again under the same names and addresses, as a VPN or container
+    /// interface comes and goes: a new ifindex, and counters from zero.
+    func recreateVeth() throws {
+        try run(["ip", "-n", host, "link", "del", "npv0"])
+        try run(["ip", "-n", host, "link", "add", "npv0", "type", "veth", "peer", "name", "npv1", "netns", peer])
+        try run(["ip", "-n", host, "addr", "add", "\(hostAddress)/30", "dev", "npv0"])
+        try run(["ip", "-n", peer, "addr", "add", "\(peerAddress)/30", "dev", "npv1"])
+        try run(["ip", "-n", host, "link", "set", "npv0", "up"])
+        try run(["ip", "-n", peer, "link", "set", "npv1", "up"])
+    }
+
     /// Paces what the peer sends with a token bucket filter of `megabits` per second; returns the rate in bit/s.
     @discardableResult
     func limitRate(megabits: Int) throws -> Int {

@@ -1,0 +1,126 @@
+import Logging
+import NIOPosix
+import PulseCore
+import PulseQuery
+import PulseStore
+import ServiceLifecycle
+
+/// Forwards every interface's counters and rates to a Prometheus-compatible store (`[remote_write]`,
+/// `docs/remote-write.md`), from committed data only, a pass every `interval`:
+///
+/// 1. raises the forward mark to the end of the buckets it is about to send, so late changes to them are
+///    recorded from then on (a change committed before the read is both read and recorded, and settled as read);
+/// 2. reads one snapshot: the buckets since the cursor and the late changes (``RemoteWritePass``);
+/// 3. sends them in requests of `max_samples_per_request`, each series' samples in time order, retrying a
+///    request with backoff on 5xx, 429 or no answer, and never retrying any other 4xx (counted and logged: the
+///    receiver will not take those samples);
+/// 4. saves the cursor and what each series has sent, in one transaction, only then.
+///
+/// A pass that is cut short (a stop, a crash) saves nothing: the next one sends the same samples again, which a
+/// receiver takes as duplicates. It runs on its own task and its own connections: a receiver that is down holds
+/// back only this service, never ingest.
+final class RemoteWriteService: Service, Sendable {
+    let store: any MetricStore
+    let config: DaemonConfig
+    let client: RemoteWriteClient
+    let metrics: DaemonMetrics?
+    let logger: Logger
+
+    init(store: any MetricStore, config: DaemonConfig, url: String, metrics: DaemonMetrics?, logger: Logger) throws {
+        self.store = store
+        self.config = config
+        let settings = config.remoteWrite
+        client = try RemoteWriteClient(
+            url: url, caFile: settings.ca, bearerTokenFile: settings.bearerTokenFile, timeout: settings.timeout)
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// At most this much of a backlog in one pass (a daemon that was down catches up pass after pass).
+    static let longestPass: Int64 = 3_600_000
+
+    func run() async throws {
+        let settings = config.remoteWrite
+        var reported = Set<String>()
+        logger.notice("remote write: forwarding to \(settings.url ?? "")")
+        while !Task.isShuttingDownGracefully {
+            var caughtUp = true
+            do {
+                caughtUp = try await cancelWhenGracefulShutdown { try await self.pass(now: WallClock.milliseconds()) }
+                reported.removeAll()
+            } catch {
+                if Task.isShuttingDownGracefully || error is CancellationError { return }
+                let text = "remote write: pass failed: \(error)"
+                if reported.insert(text).inserted { logger.error("\(text)") }
+            }
+            guard caughtUp else { continue }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(settings.interval)) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// One pass; true when it reached the present (false: more backlog waits).
+    func pass(now: Int64) async throws -> Bool {
+        let settings = config.remoteWrite
+        let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
+        guard let level = config.store.levels.min() else { return true }
+        let cursor = try await store.withForwardSnapshot { $0.cursor }
+        let present = level.bucketStart(now - settings.delay)
+        let from = cursor > 0 ? cursor : level.bucketStart(present - settings.backfill)
+        let to = min(present, from + Self.longestPass)
+        metrics?.remoteWriteLag.set(Double(now - max(cursor, from)) / 1_000)
+        guard to > from else { return true }
+        try await store.raiseForwardMark(to: to)
+        let pass = try await store.withForwardSnapshot { snapshot in
+            try RemoteWritePass(snapshot: snapshot, catalogue: catalogue, from: from, to: to)
+        }
+        var sent = 0
+        var refused = 0
+        for request in pass.requests(limit: settings.maximumSamples) {
+            let samples = request.reduce(0) { $0 + $1.samples.count }
+            switch try await deliver(request) {
+            case .refused(let status, let reason):
+                refused += samples
+                metrics?.remoteWriteSamples(refused: samples)
+                logger.error(
+                    "remote write: the receiver refused \(samples) sample(s) for good (HTTP \(status)): \(reason); they are not sent again"
+                )
+            default:
+                sent += samples
+                metrics?.remoteWriteSamples(sent: samples)
+            }
+        }
+        try await store.saveForward(pass.update)
+        metrics?.remoteWriteLag.set(Double(WallClock.milliseconds() - to) / 1_000)
+        if pass.lateBytes > 0 || pass.recounted > 0 {
+            logger.info(
+                "remote write: \(pass.lateBytes) late byte(s) added to the next samples; \(pass.recounted) interface(s) added up again after a gap changed"
+            )
+        }
+        logger.debug("remote write: \(sent) sample(s) sent, \(refused) refused, up to \(to)")
+        return to == present
+    }
+
+    /// Sends one request until the receiver takes or refuses it, backing off from 1 s to 60 s between tries.
+    private func deliver(_ request: [RemoteSeries]) async throws -> RemoteWriteOutcome {
+        var delay = Duration.seconds(1)
+        var failing = false
+        while true {
+            let outcome = await client.send(request, group: MultiThreadedEventLoopGroup.singleton)
+            guard case .retry(let reason) = outcome else {
+                if failing { logger.notice("remote write: the receiver takes requests again") }
+                return outcome
+            }
+            metrics?.remoteWriteRetries.increment()
+            if !failing {
+                failing = true
+                logger.warning("remote write: \(reason); retrying with backoff (nothing is dropped)")
+            }
+            try await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(60))
+        }
+    }
+}
