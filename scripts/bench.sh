@@ -12,7 +12,7 @@
 #   scripts/bench.sh dashboards drawing the default dashboards from a bulk-loaded store of 10,000 interfaces
 #                               (BENCH_DASHBOARD_INTERFACES; about 6 GB of BENCH_QUERY_DIR and 8 minutes to load),
 #                               the alert service's evaluation over it, and ingest's ack latency while the daemon
-#                               draws them from it
+#                               draws them from it, and remote write from it to a real Prometheus
 #   scripts/bench.sh report     a 30-day report of 1,000 hosts of 16 interfaces (BENCH_REPORT_HOSTS), bulk-loaded
 #   scripts/bench.sh agent      only the agent's CPU and memory
 #   scripts/bench.sh charts     only the chart rendering (scripts/bench-charts.sh)
@@ -85,6 +85,10 @@ if [ "$WHAT" = all ] || [ "$WHAT" = dashboards ]; then
     $R/netpulse-bench render "$STORE_DIR/netpulsed.toml" 3
     echo
     $R/netpulse-bench alerts "$STORE_DIR/netpulsed.toml" 2>/dev/null
+    echo
+    # Remote write of every interface to Debian's Prometheus (unpacked into .build/tools, not installed).
+    ensure_prometheus
+    $R/netpulse-bench remote-write "$STORE_DIR/netpulsed.toml" "$PROMETHEUS_TOOLS/usr/bin/prometheus"
     echo
     # Ack latency at half of the maximum ingest on this store (BENCH_LOAD_FRACTION), with and without the daemon
     # drawing the fleet overview for every range every 10 s.

@@ -10,6 +10,7 @@ import PulseCore
 //   netpulse-bench query-store DIR INTERFACES DAYS [FINE_DAYS]  (a store for the query benchmarks, bulk loaded)
 //   netpulse-bench render CONFIG [RUNS]                   (drawing the default dashboards from a store)
 //   netpulse-bench usage PID SECONDS SAMPLES_PER_SECOND   (CPU per sample and peak RSS of a running process)
+//   netpulse-bench remote-write CONFIG PROMETHEUS_BINARY  (remote write from a query-store store to Prometheus)
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "wire":
@@ -69,6 +70,13 @@ case "query-store" where arguments.count >= 5:
             fineDays: arguments.count > 5 ? Int(arguments[5]) : nil)
     } catch {
         print("cannot make the store: \(error)")
+        exit(1)
+    }
+case "remote-write" where arguments.count >= 4:
+    do {
+        try blocking { try await RemoteWriteBench.run(config: arguments[2], prometheus: arguments[3]) }
+    } catch {
+        print("remote-write benchmark failed: \(error)")
         exit(1)
     }
 case "render" where arguments.count >= 3:

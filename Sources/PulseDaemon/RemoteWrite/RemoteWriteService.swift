@@ -19,7 +19,7 @@ import ServiceLifecycle
 /// A pass that is cut short (a stop, a crash) saves nothing: the next one sends the same samples again, which a
 /// receiver takes as duplicates. It runs on its own task and its own connections: a receiver that is down holds
 /// back only this service, never ingest.
-final class RemoteWriteService: Service, Sendable {
+public final class RemoteWriteService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
     let client: RemoteWriteClient
@@ -39,14 +39,16 @@ final class RemoteWriteService: Service, Sendable {
     /// At most this much of a backlog in one pass (a daemon that was down catches up pass after pass).
     static let longestPass: Int64 = 3_600_000
 
-    func run() async throws {
+    public func run() async throws {
         let settings = config.remoteWrite
         var reported = Set<String>()
         logger.notice("remote write: forwarding to \(settings.url ?? "")")
         while !Task.isShuttingDownGracefully {
             var caughtUp = true
             do {
-                caughtUp = try await cancelWhenGracefulShutdown { try await self.pass(now: WallClock.milliseconds()) }
+                caughtUp = try await cancelWhenGracefulShutdown {
+                    try await self.pass(now: WallClock.milliseconds())
+                }.caughtUp
                 reported.removeAll()
             } catch {
                 if Task.isShuttingDownGracefully || error is CancellationError { return }
@@ -62,46 +64,65 @@ final class RemoteWriteService: Service, Sendable {
         }
     }
 
-    /// One pass; true when it reached the present (false: more backlog waits).
-    func pass(now: Int64) async throws -> Bool {
+    /// What one pass did.
+    public struct Report: Sendable {
+        /// Samples the receiver took, and refused for good.
+        public var sent = 0
+        public var refused = 0
+        public var requests = 0
+        /// Reading the snapshot and building the series; sending (encoding, compressing, posting); saving.
+        public var reading: Duration = .zero
+        public var sending: Duration = .zero
+        public var saving: Duration = .zero
+        /// The pass reached the present (false: more backlog waits).
+        public var caughtUp = true
+    }
+
+    /// One pass.
+    func pass(now: Int64) async throws -> Report {
         let settings = config.remoteWrite
+        var report = Report()
+        let started = ContinuousClock.now
         let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
-        guard let level = config.store.levels.min() else { return true }
+        guard let level = config.store.levels.min() else { return report }
         let cursor = try await store.withForwardSnapshot { $0.cursor }
         let present = level.bucketStart(now - settings.delay)
         let from = cursor > 0 ? cursor : level.bucketStart(present - settings.backfill)
         let to = min(present, from + Self.longestPass)
         metrics?.remoteWriteLag.set(Double(now - max(cursor, from)) / 1_000)
-        guard to > from else { return true }
+        guard to > from else { return report }
         try await store.raiseForwardMark(to: to)
         let pass = try await store.withForwardSnapshot { snapshot in
             try RemoteWritePass(snapshot: snapshot, catalogue: catalogue, from: from, to: to)
         }
-        var sent = 0
-        var refused = 0
+        report.reading = ContinuousClock.now - started
         for request in pass.requests(limit: settings.maximumSamples) {
             let samples = request.reduce(0) { $0 + $1.samples.count }
+            report.requests += 1
             switch try await deliver(request) {
             case .refused(let status, let reason):
-                refused += samples
+                report.refused += samples
                 metrics?.remoteWriteSamples(refused: samples)
                 logger.error(
                     "remote write: the receiver refused \(samples) sample(s) for good (HTTP \(status)): \(reason); they are not sent again"
                 )
             default:
-                sent += samples
+                report.sent += samples
                 metrics?.remoteWriteSamples(sent: samples)
             }
         }
+        report.sending = ContinuousClock.now - started - report.reading
         try await store.saveForward(pass.update)
+        report.saving = ContinuousClock.now - started - report.reading - report.sending
         metrics?.remoteWriteLag.set(Double(WallClock.milliseconds() - to) / 1_000)
         if pass.lateBytes > 0 || pass.recounted > 0 {
             logger.info(
                 "remote write: \(pass.lateBytes) late byte(s) added to the next samples; \(pass.recounted) interface(s) added up again after a gap changed"
             )
         }
-        logger.debug("remote write: \(sent) sample(s) sent, \(refused) refused, up to \(to)")
-        return to == present
+        logger.debug("remote write: \(report.sent) sample(s) sent, \(report.refused) refused, up to \(to)")
+        report.caughtUp = to == present
+        return report
     }
 
     /// Sends one request until the receiver takes or refuses it, backing off from 1 s to 60 s between tries.
@@ -122,5 +143,18 @@ final class RemoteWriteService: Service, Sendable {
             try await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(60))
         }
+    }
+}
+
+/// One pass of remote write over `store` as of `now`, exactly as the daemon's service makes it (the store's state
+/// moves on as it would): for benchmarks and tools.
+public enum RemoteWriteForwarding {
+    public static func once(store: any MetricStore, config: DaemonConfig, now: Int64) async throws
+        -> RemoteWriteService.Report
+    {
+        guard let url = config.remoteWrite.url else { throw DaemonError("[remote_write] url is not set") }
+        let service = try RemoteWriteService(
+            store: store, config: config, url: url, metrics: nil, logger: Logger(label: "netpulse.remote-write"))
+        return try await service.pass(now: now)
     }
 }
