@@ -60,7 +60,7 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     func saveBills(_ update: BillUpdate) async throws
 
     /// From now on, late changes to buckets of the forwarded level before `time` are recorded for remote write
-    /// (``ForwardSnapshot/changes(limit:)``); never lowered.
+    /// (``ForwardSnapshot/changes(cursor:limit:)``); never lowered.
     func raiseForwardMark(to time: Int64) async throws
 
     /// Runs `body` on one consistent snapshot of the store, for a pass of remote write.

@@ -88,7 +88,7 @@ import Testing
         #expect(second.recounted == 1, "the gap went away, so eth0's bytes before the cursor were added up again")
 
         // Nothing left to settle, and a pass with nothing new sends nothing.
-        #expect(try await store.withForwardSnapshot { try $0.changes(limit: 100) }.isEmpty)
+        #expect(try await store.withForwardSnapshot { try $0.changes(cursor: 0, limit: 100) }.isEmpty)
         let third = try await pass(store, to: start + 10 * 60_000)
         #expect(third.series.isEmpty)
     }
@@ -104,7 +104,7 @@ import Testing
         #expect(try store.stopForwarding())
         #expect(try !store.stopForwarding())
         for minute in [3, 4, 6] { _ = try await store.ingest([self.minute(minute)], receivedAt: start + 600_000) }
-        #expect(try await store.withForwardSnapshot { try $0.changes(limit: 100) }.isEmpty)
+        #expect(try await store.withForwardSnapshot { try $0.changes(cursor: 0, limit: 100) }.isEmpty)
         #expect(try await store.withForwardSnapshot { $0.cursor } == 0)
         let again = try await pass(store, to: start + 7 * 60_000)
         #expect(receiveCounter(again).last?.value == counted(at: start + 6 * 60_000 + 59_000))
@@ -120,6 +120,18 @@ import Testing
         #expect(requests.map { $0.map(\.samples.count) } == [[3, 3], [3, 3], [3]])
         #expect(requests.flatMap { $0 } == series)
         #expect(pass.requests(limit: 2).count == 5)
+    }
+
+    /// A new receiver starts `backfill` back, and never with nothing (a backfill of 0 once meant no pass ever
+    /// started); later passes start at the cursor.
+    @Test func aPassStartsAtTheCursorOrAtLeastOneBucketBack() {
+        let level = RollupLevel.oneMinute
+        let present = start + 60 * 60_000
+        #expect(RemoteWriteService.start(cursor: 0, present: present, backfill: 0, level: level) == present - 60_000)
+        #expect(
+            RemoteWriteService.start(cursor: 0, present: present, backfill: 600_000, level: level)
+                == present - 600_000)
+        #expect(RemoteWriteService.start(cursor: start, present: present, backfill: 0, level: level) == start)
     }
 
     @Test func agentLabelKeysBecomePrometheusLabelNames() {

@@ -135,7 +135,12 @@ public struct WebhookClient: Sendable {
         channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         defer { channel.close(promise: nil) }
-        return try await promise.futureResult.get()
+        // A stop does not wait for the answer (or the timeout).
+        return try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            promise.fail(CancellationError())
+        }
     }
 }
 

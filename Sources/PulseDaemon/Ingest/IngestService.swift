@@ -53,8 +53,9 @@ public final class IngestService: Service, Sendable {
         }
         defer { ticker.cancel() }
         await withGracefulShutdownHandler {
-            // Cancelled when another service fails (an address in use): the queue closes as on a stop, what it
-            // holds is committed, and the loop ends instead of waiting for batches for ever.
+            // Cancelled when another service fails (an address in use): the queue closes as on a stop and the loop
+            // ends instead of waiting for batches for ever. Commits fail once cancelled, so what it holds is not
+            // acknowledged: its agents send it again to the next daemon.
             await withTaskCancellationHandler {
                 await loop()
             } onCancel: {

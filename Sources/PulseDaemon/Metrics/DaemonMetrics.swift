@@ -25,8 +25,10 @@ public final class DaemonMetrics: Sendable {
     let billingPassDuration: DurationHistogram
     let alertEvaluationDuration: DurationHistogram
 
-    /// How far behind remote write is: from the end of the last bucket sent to now.
-    let remoteWriteLag: Gauge
+    /// The end of the last bucket remote write has sent (0: none yet); the lag is worked out from it at each scrape,
+    /// so it grows while a receiver is down.
+    let remoteWriteForwardedUntil = Atomic<Int64>(0)
+    private let remoteWriteLag: Gauge
     /// Requests sent again after a 5xx, a 429 or no answer.
     let remoteWriteRetries: Prometheus.Counter
     private let remoteWriteSent: Prometheus.Counter
@@ -185,6 +187,8 @@ public final class DaemonMetrics: Sendable {
             alertsFiring.set(Int64(instances.filter { $0.phase.status == .firing }.count))
         }
         if let queued = try? await sources.store.queuedNotificationCount() { notificationsQueued.set(Int64(queued)) }
+        let forwarded = remoteWriteForwardedUntil.load(ordering: .relaxed)
+        if forwarded > 0 { remoteWriteLag.set(Double(WallClock.milliseconds() - forwarded) / 1_000) }
         let process = ProcessFigures.current()
         if let rss = process.residentBytes { residentMemory.set(rss) }
         if let files = process.openFiles { openFiles.set(Int64(files)) }

@@ -25,7 +25,11 @@ final class MetricsService: Service, Sendable {
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                        channel.pipeline.addHandler(MetricsHandler(metrics: metrics, sources: sources))
+                        // A scraper's kept-alive connection silent for a minute is closed: idle ones cannot pile up.
+                        channel.pipeline.addHandlers([
+                            IdleStateHandler(readTimeout: .seconds(60)),
+                            MetricsHandler(metrics: metrics, sources: sources),
+                        ])
                     }
                 }
                 .childChannelOption(.maxMessagesPerRead, value: 1)
@@ -56,6 +60,14 @@ private final class MetricsHandler: ChannelInboundHandler, Sendable {
     init(metrics: DaemonMetrics, sources: DaemonMetrics.Sources) {
         self.metrics = metrics
         self.sources = sources
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -66,11 +66,17 @@ extension RemoteWritePass {
     /// a new receiver starts when nothing was sent yet (the last stretch, not the store's whole history).
     init(snapshot: any ForwardSnapshot, catalogue: Catalogue, from: Int64, to: Int64) throws {
         let level = snapshot.level
-        precondition(snapshot.cursor == 0 || snapshot.cursor == from, "one service moves the forward cursor")
+        guard snapshot.cursor == 0 || snapshot.cursor == from else {
+            throw StoreError.unusable("the forward cursor moved during a pass (is a second daemon forwarding?)")
+        }
         let interfaces = catalogue.interfaces
         var states = try snapshot.states()
-        let changes = try snapshot.changes(limit: 1_000_000)
-        update = ForwardUpdate(states: [], cursor: max(to, from), settled: changes)
+        let changes = try snapshot.changes(cursor: from, limit: 1_000_000)
+        // Only the changes of interfaces this pass counts are settled: a series made after the catalogue was read
+        // keeps its rows for the next pass.
+        let counted = Set(interfaces.map(\.id))
+        update = ForwardUpdate(
+            states: [], cursor: max(to, from), settled: changes.filter { counted.contains($0.series) })
         guard to > from else { return }
 
         // Late data before the cursor; changes at or after it are in the buckets this snapshot reads.

@@ -1,5 +1,6 @@
 import Logging
 import NIOPosix
+import PulseAnalytics
 import PulseCore
 import PulseQuery
 import PulseStore
@@ -87,9 +88,9 @@ public final class RemoteWriteService: Service, Sendable {
         guard let level = config.store.levels.min() else { return report }
         let cursor = try await store.withForwardSnapshot { $0.cursor }
         let present = level.bucketStart(now - settings.delay)
-        let from = cursor > 0 ? cursor : level.bucketStart(present - settings.backfill)
+        let from = Self.start(cursor: cursor, present: present, backfill: settings.backfill, level: level)
         let to = min(present, from + Self.longestPass)
-        metrics?.remoteWriteLag.set(Double(now - max(cursor, from)) / 1_000)
+        if cursor > 0 { metrics?.remoteWriteForwardedUntil.store(cursor, ordering: .relaxed) }
         guard to > from else { return report }
         try await store.raiseForwardMark(to: to)
         let pass = try await store.withForwardSnapshot { snapshot in
@@ -97,6 +98,8 @@ public final class RemoteWriteService: Service, Sendable {
         }
         report.reading = ContinuousClock.now - started
         for request in pass.requests(limit: settings.maximumSamples) {
+            // A stop ends the pass between requests; nothing of it is saved, and the next start sends it again.
+            try Task.checkCancellation()
             let samples = request.reduce(0) { $0 + $1.samples.count }
             report.requests += 1
             switch try await deliver(request) {
@@ -114,7 +117,7 @@ public final class RemoteWriteService: Service, Sendable {
         report.sending = ContinuousClock.now - started - report.reading
         try await store.saveForward(pass.update)
         report.saving = ContinuousClock.now - started - report.reading - report.sending
-        metrics?.remoteWriteLag.set(Double(WallClock.milliseconds() - to) / 1_000)
+        metrics?.remoteWriteForwardedUntil.store(to, ordering: .relaxed)
         if pass.lateBytes > 0 || pass.recounted > 0 {
             logger.info(
                 "remote write: \(pass.lateBytes) late byte(s) added to the next samples; \(pass.recounted) interface(s) added up again after a gap changed"
@@ -123,6 +126,12 @@ public final class RemoteWriteService: Service, Sendable {
         logger.debug("remote write: \(report.sent) sample(s) sent, \(report.refused) refused, up to \(to)")
         report.caughtUp = to == present
         return report
+    }
+
+    /// Where a pass starts: at the cursor, or for a new receiver `backfill` before the present, and at least one
+    /// bucket before it (a backfill of 0 must not mean nothing is ever sent).
+    static func start(cursor: Int64, present: Int64, backfill: Int64, level: RollupLevel) -> Int64 {
+        cursor > 0 ? cursor : level.bucketStart(present - max(backfill, level.width))
     }
 
     /// Sends one request until the receiver takes or refuses it, backing off from 1 s to 60 s between tries.

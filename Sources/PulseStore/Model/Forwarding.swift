@@ -49,8 +49,10 @@ public protocol ForwardSnapshot {
     /// Every bucket before this has been forwarded (0: nothing yet).
     var cursor: Int64 { get }
     func states() throws -> [Int64: ForwardState]
-    /// Late data recorded since the last pass, at most `limit` rows.
-    func changes(limit: Int) throws -> [ForwardChange]
+    /// Changes recorded since the last pass: every one at or after `cursor` (committed between raising the mark
+    /// and this snapshot, so already in the buckets it reads: to be settled, not added), and at most `limit` of the
+    /// late ones before it (the rest wait for the next pass).
+    func changes(cursor: Int64, limit: Int) throws -> [ForwardChange]
     /// Each series' buckets at ``level`` in `[from, to)`, virtual gaps spread in, in series order.
     func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws
     /// The bytes in and out of `series` before `time` (a multiple of ``level``), added up over every level: whole

@@ -95,14 +95,15 @@ struct SQLiteForwardSnapshot: ForwardSnapshot {
         return states
     }
 
-    func changes(limit: Int) throws -> [ForwardChange] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT series_id, start, rx, tx, unknown, revision FROM forward_change
-                ORDER BY series_id, start LIMIT ?
-                """, arguments: [limit]
-        ).map { row in
+    func changes(cursor: Int64, limit: Int) throws -> [ForwardChange] {
+        let columns = "series_id, start, rx, tx, unknown, revision"
+        let rows =
+            try Row.fetchAll(
+                db, sql: "SELECT \(columns) FROM forward_change WHERE start >= ?", arguments: [cursor])
+            + Row.fetchAll(
+                db, sql: "SELECT \(columns) FROM forward_change WHERE start < ? ORDER BY series_id, start LIMIT ?",
+                arguments: [cursor, limit])
+        return rows.map { row in
             ForwardChange(series: row[0], start: row[1], rx: row[2], tx: row[3], unknown: row[4], revision: row[5])
         }
     }
