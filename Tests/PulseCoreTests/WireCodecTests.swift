@@ -37,6 +37,31 @@ enum Traffic {
 }
 
 @Suite struct ColumnCodecTests {
+    /// The bytes the column codec writes for fixed inputs (busy traffic, every size of section, with and without a
+    /// reference, and timestamps), pinned by their FNV-1a digest: an agent and a daemon of different builds must
+    /// agree on them, so a change to the encoder that still round-trips is caught here (the digest was taken from
+    /// the encoder before its scratch buffers were shared, 2026-11-24).
+    @Test func theEncodingOfFixedInputsNeverChanges() {
+        var bytes = [UInt8]()
+        for (index, count) in [1, 2, 3, 10, 60, 600].enumerated() {
+            let ticks = Traffic.busy(ticks: count + 1, seed: UInt64(index))
+            let values = ticks.dropFirst().flatMap(\.values)
+            var writer = WireWriter()
+            ColumnCodec.writeCounters(values, count: count, into: &writer)
+            let first = ticks[0].values
+            let second = ticks.count > 1 ? ticks[1].values : first
+            let reference = CounterReference(last: first, delta: zip(second, first).map { $0 &- $1 })
+            ColumnCodec.writeCounters(values, count: count, reference: reference, into: &writer)
+            ColumnCodec.writeTimestamps(Traffic.ticks(count, seed: UInt64(index)), into: &writer)
+            bytes += writer.bytes
+        }
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        #expect(
+            bytes.count == 13_744 && digest == 0x2846_4131_9734_5695,
+            "\(bytes.count) bytes, digest \(String(digest, radix: 16))")
+    }
+
     @Test func countersRoundTrip() throws {
         var generator = SplitMix64(seed: 11)
         for count in [1, 2, 3, 10, 60, 600] {

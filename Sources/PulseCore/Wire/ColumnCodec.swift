@@ -46,10 +46,11 @@ public enum ColumnCodec {
         guard changeMask != 0 else { return }
         let prefix = reference == nil ? 0 : 1
         var column = [UInt64](repeating: 0, count: count + prefix)
+        var scratch = [UInt64](repeating: 0, count: 2 * (count + prefix - 1))
         for counter in 0..<Counter.count where changeMask & (1 << UInt64(counter)) != 0 {
             if let reference { column[0] = reference.last[counter] }
             for sample in 0..<count { column[prefix + sample] = values[offset + sample * Counter.count + counter] }
-            writeResiduals(column, priorDelta: reference?.delta[counter] ?? 0, into: &writer)
+            writeResiduals(column, priorDelta: reference?.delta[counter] ?? 0, scratch: &scratch, into: &writer)
         }
         writer.alignToByte()
     }
@@ -132,23 +133,37 @@ public enum ColumnCodec {
 
     /// Writes mode (1 bit), Rice parameter (6 bits) and `column.count - 1` residuals, choosing the cheapest.
     static func writeResiduals(_ column: [UInt64], priorDelta: UInt64, into writer: inout WireWriter) {
-        let count = column.count
-        var deltas = [UInt64](repeating: 0, count: count - 1)
-        var deltasOfDeltas = [UInt64](repeating: 0, count: count - 1)
-        var previousDelta = priorDelta
-        for index in 1..<count {
-            let delta = column[index] &- column[index - 1]
-            deltas[index - 1] = RiceCode.zigzag(delta)
-            deltasOfDeltas[index - 1] = RiceCode.zigzag(delta &- previousDelta)
-            previousDelta = delta
+        var scratch = [UInt64]()
+        writeResiduals(column, priorDelta: priorDelta, scratch: &scratch, into: &writer)
+    }
+
+    /// The same, with both candidate residual lists in `scratch` (grown when short): the columns of one chunk share
+    /// it, so a chunk of sixteen columns makes one allocation rather than thirty-two (daemon profiles showed the
+    /// allocations of these small lists).
+    static func writeResiduals(
+        _ column: [UInt64], priorDelta: UInt64, scratch: inout [UInt64], into writer: inout WireWriter
+    ) {
+        let count = column.count - 1
+        if scratch.count < 2 * count { scratch = [UInt64](repeating: 0, count: 2 * count) }
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            // Deltas in [0, count), deltas of deltas in [count, 2 × count).
+            var previousDelta = priorDelta
+            for index in 0..<count {
+                let delta = column[index + 1] &- column[index]
+                buffer[index] = RiceCode.zigzag(delta)
+                buffer[count + index] = RiceCode.zigzag(delta &- previousDelta)
+                previousDelta = delta
+            }
+            let deltas = UnsafeBufferPointer(rebasing: buffer[0..<count])
+            let deltasOfDeltas = UnsafeBufferPointer(rebasing: buffer[count..<(2 * count)])
+            let (deltaK, deltaCost) = bestParameter(deltas)
+            let (dodK, dodCost) = bestParameter(deltasOfDeltas)
+            let (mode, k, residuals) =
+                dodCost < deltaCost ? (Mode.deltaOfDelta, dodK, deltasOfDeltas) : (Mode.delta, deltaK, deltas)
+            writer.writeBits(mode.rawValue, count: 1)
+            writer.writeBits(UInt64(k), count: 6)
+            for residual in residuals { writer.writeRice(residual, k: k) }
         }
-        let (deltaK, deltaCost) = bestParameter(deltas)
-        let (dodK, dodCost) = bestParameter(deltasOfDeltas)
-        let (mode, k, residuals) =
-            dodCost < deltaCost ? (Mode.deltaOfDelta, dodK, deltasOfDeltas) : (Mode.delta, deltaK, deltas)
-        writer.writeBits(mode.rawValue, count: 1)
-        writer.writeBits(UInt64(k), count: 6)
-        for residual in residuals { writer.writeRice(residual, k: k) }
     }
 
     /// Reads a residual block: the `count` values that follow `first` in a column, written at
@@ -172,7 +187,7 @@ public enum ColumnCodec {
     }
 
     /// The Rice parameter with the fewest total bits, searched around log2 of the mean residual.
-    static func bestParameter(_ residuals: [UInt64]) -> (k: Int, bits: Int) {
+    static func bestParameter(_ residuals: UnsafeBufferPointer<UInt64>) -> (k: Int, bits: Int) {
         var sum: UInt64 = 0
         var overflow = false
         for residual in residuals {
