@@ -169,4 +169,23 @@ import Testing
             try DaemonConfig.parse(ConfigDocument(text: "\n[metrics]\nlisten = \"localhost\"\n", file: "d.toml"))
         }
     }
+
+    /// Remote write is off unless `[remote_write] url` is set; a URL that is not http(s) names its line.
+    @Test func remoteWriteIsReadAndCheckedWithItsLine() throws {
+        #expect(try DaemonConfig.parse(ConfigDocument(text: "", file: "d.toml")).remoteWrite.url == nil)
+        let config = try DaemonConfig.parse(
+            ConfigDocument(
+                text: "[remote_write]\nurl = \"http://127.0.0.1:9090/api/v1/write\"\ninterval = \"5s\"\n",
+                file: "d.toml"))
+        #expect(config.remoteWrite.url == "http://127.0.0.1:9090/api/v1/write")
+        #expect(config.remoteWrite.interval == 5_000 && config.remoteWrite.delay == 60_000)
+        #expect(
+            throws: ConfigError(
+                file: "d.toml", line: 2, key: "remote_write.url",
+                "is \"prometheus:9090\"; give an http:// or https:// URL (Prometheus: http://HOST:9090/api/v1/write)")
+        ) {
+            try DaemonConfig.parse(
+                ConfigDocument(text: "[remote_write]\nurl = \"prometheus:9090\"\n", file: "d.toml"))
+        }
+    }
 }
