@@ -80,6 +80,11 @@ import Testing
         for minute in [4, 5, 8, 9] {
             _ = try await store.ingest([self.minute(minute)], receivedAt: start + 900_000)
         }
+        // A pass with nothing new to send leaves the late changes for the next one.
+        let changes = try await store.withForwardSnapshot { try $0.changes(cursor: 0, limit: 100) }
+        #expect(!changes.isEmpty)
+        #expect(try await pass(store, to: start + 8 * 60_000).series.isEmpty)
+        #expect(try await store.withForwardSnapshot { try $0.changes(cursor: 0, limit: 100) } == changes)
         let second = try await pass(store, to: start + 10 * 60_000)
         let after = receiveCounter(second)
         #expect(after.map(\.timestamp) == [start + 9 * 60_000, start + 10 * 60_000])

@@ -75,9 +75,10 @@ extension RemoteWritePass {
         // Only the changes of interfaces this pass counts are settled: a series made after the catalogue was read
         // keeps its rows for the next pass.
         let counted = Set(interfaces.map(\.id))
-        update = ForwardUpdate(
-            states: [], cursor: max(to, from), settled: changes.filter { counted.contains($0.series) })
+        // A pass with nothing to send settles nothing either: its late changes wait for one that adds them.
+        update = ForwardUpdate(states: [], cursor: from, settled: [])
         guard to > from else { return }
+        update = ForwardUpdate(states: [], cursor: to, settled: changes.filter { counted.contains($0.series) })
 
         // Late data before the cursor; changes at or after it are in the buckets this snapshot reads.
         var late = [Int64: (rx: Int64, tx: Int64, unknown: Bool)]()
