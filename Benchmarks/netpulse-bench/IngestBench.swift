@@ -675,11 +675,8 @@ struct ProcessUsage {
     var peakRSS: Int
 
     init(pid: Int32) throws {
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        // Fields after the command name (which is in parentheses and may hold spaces).
-        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        cpuSeconds = (Double(fields[11])! + Double(fields[12])!) / ticks
+        guard let stat = ProcessStat(pid: pid) else { throw BenchError("cannot read /proc/\(pid)/stat") }
+        cpuSeconds = stat.cpuSeconds
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? "VmHWM: 0 kB"
         peakRSS = (Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0) * 1024

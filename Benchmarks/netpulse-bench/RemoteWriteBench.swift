@@ -42,7 +42,7 @@ enum RemoteWriteBench {
         defer { _ = try? store.stopForwarding() }
         _ = try store.stopForwarding()
         let end = try await AlertReportBench.dataEnd(store)
-        let level = try config.store.levels.min().orThrow("the store keeps no rollups")
+        guard let level = config.store.levels.min() else { throw QueryError("the store keeps no rollups") }
         let interfaces = try await Catalogue.load(from: store, rules: config.store.rules).interfaces.count
 
         print(
@@ -97,12 +97,5 @@ enum RemoteWriteBench {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw QueryError("GET \(path) failed") }
         return String(decoding: data, as: UTF8.self)
-    }
-}
-
-extension Optional {
-    func orThrow(_ message: String) throws -> Wrapped {
-        guard let self else { throw QueryError(message) }
-        return self
     }
 }

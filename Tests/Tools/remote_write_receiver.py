@@ -15,13 +15,11 @@ format_description.txt; protobuf's encoding guide; the field numbers of promethe
 with the libraries netpulsed uses, so the test checks what went over the wire independently.
 """
 
-import argparse
-import http.server
 import json
-import os
 import struct
 import sys
-import threading
+
+import scripted_receiver
 
 
 def varint(data, position):
@@ -129,51 +127,27 @@ def write_request(data):
     return series
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port-file", required=True)
-    parser.add_argument("--log", required=True)
-    parser.add_argument("--statuses", default="")
-    arguments = parser.parse_args()
-    statuses = [int(s) for s in arguments.statuses.split(",") if s]
-    lock = threading.Lock()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            with lock:
-                status = statuses.pop(0) if statuses else 200
-                entry = {
-                    "status": status,
-                    "content_encoding": self.headers.get("Content-Encoding"),
-                    "content_type": self.headers.get("Content-Type"),
-                    "version": self.headers.get("X-Prometheus-Remote-Write-Version"),
-                }
-                try:
-                    entry["series"] = write_request(snappy_uncompress(body))
-                except Exception as error:  # reported to the test, which fails on it
-                    entry["error"] = str(error)
-                with open(arguments.log, "a") as log:
-                    log.write(json.dumps(entry) + "\n")
-            answer = b"" if status < 300 else f"status {status} from the test receiver\n".encode()
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    temporary = arguments.port_file + ".partial"
-    with open(temporary, "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(temporary, arguments.port_file)
+def record(request, status, body):
+    entry = {
+        "status": status,
+        "content_encoding": request.headers.get("Content-Encoding"),
+        "content_type": request.headers.get("Content-Type"),
+        "version": request.headers.get("X-Prometheus-Remote-Write-Version"),
+    }
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        sys.exit(0)
+        entry["series"] = write_request(snappy_uncompress(body))
+    except Exception as error:  # reported to the test, which fails on it
+        entry["error"] = str(error)
+    return entry
+
+
+def answer(status):
+    return None, b"" if status < 300 else f"status {status} from the test receiver\n".encode()
+
+
+def main():
+    return scripted_receiver.serve(record, answer)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -15,14 +15,12 @@ body lacks against Alertmanager's webhook payload, version 4 (as documented for 
 Written from that description, not from Netpulse's code, so that the tests check the payload independently.
 """
 
-import argparse
 import datetime
-import http.server
 import json
-import os
 import re
 import sys
-import threading
+
+import scripted_receiver
 
 
 def string_map(value):
@@ -90,60 +88,30 @@ def problems_of(body):
     return problems
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port-file", required=True)
-    parser.add_argument("--log", required=True)
-    parser.add_argument("--statuses", default="")
-    arguments = parser.parse_args()
-    statuses = [int(s) for s in arguments.statuses.split(",") if s]
-    lock = threading.Lock()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            with lock:
-                status = statuses.pop(0) if statuses else 200
-                try:
-                    body = json.loads(raw)
-                    problems = problems_of(body)
-                except ValueError as error:
-                    body = raw.decode("utf-8", "replace")
-                    problems = [f"the body is not JSON: {error}"]
-                record = {
-                    "time": datetime.datetime.now(datetime.timezone.utc).timestamp(),
-                    "path": self.path,
-                    "answered": status,
-                    "authorization": self.headers.get("Authorization"),
-                    "content_type": self.headers.get("Content-Type"),
-                    "body": body,
-                    "problems": problems,
-                }
-                with open(arguments.log, "a", encoding="utf-8") as log:
-                    log.write(json.dumps(record) + "\n")
-            answer = b'{"status":"ok"}' if status < 300 else b'{"status":"error"}'
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-        def log_message(self, format, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    temporary = arguments.port_file + ".tmp"
-    with open(temporary, "w") as port_file:
-        port_file.write(str(server.server_address[1]))
-    os.rename(temporary, arguments.port_file)
+def record(request, status, raw):
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    return 0
+        body = json.loads(raw)
+        problems = problems_of(body)
+    except ValueError as error:
+        body = raw.decode("utf-8", "replace")
+        problems = [f"the body is not JSON: {error}"]
+    return {
+        "time": datetime.datetime.now(datetime.timezone.utc).timestamp(),
+        "path": request.path,
+        "answered": status,
+        "authorization": request.headers.get("Authorization"),
+        "content_type": request.headers.get("Content-Type"),
+        "body": body,
+        "problems": problems,
+    }
+
+
+def answer(status):
+    return "application/json", b'{"status":"ok"}' if status < 300 else b'{"status":"error"}'
+
+
+def main():
+    return scripted_receiver.serve(record, answer, protocol_version="HTTP/1.1")
 
 
 if __name__ == "__main__":

@@ -189,10 +189,13 @@ public final class DaemonMetrics: Sendable {
         if let queued = try? await sources.store.queuedNotificationCount() { notificationsQueued.set(Int64(queued)) }
         let forwarded = remoteWriteForwardedUntil.load(ordering: .relaxed)
         if forwarded > 0 { remoteWriteLag.set(Double(WallClock.milliseconds() - forwarded) / 1_000) }
-        let process = ProcessFigures.current()
-        if let rss = process.residentBytes { residentMemory.set(rss) }
-        if let files = process.openFiles { openFiles.set(Int64(files)) }
-        if let ticks = process.cpuTicks { cpuSeconds.catchUp(Double(ticks) / ProcessFigures.ticksPerSecond) }
+        if let process = ProcessStat() {
+            residentMemory.set(process.residentBytes)
+            cpuSeconds.catchUp(process.cpuSeconds)
+        }
+        if let files = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            openFiles.set(Int64(files.count))
+        }
         return registry.emitToBuffer()
     }
 
@@ -228,35 +231,5 @@ final class MirroredCounter: Sendable {
             return gained
         }
         if gained > 0 { counter.increment(by: gained) }
-    }
-}
-
-/// The figures of this process that Prometheus' client libraries export as `process_…`, from `/proc/self`.
-struct ProcessFigures {
-    var residentBytes: Int64?
-    var openFiles: Int?
-    /// User and system CPU time in clock ticks.
-    var cpuTicks: Int64?
-
-    static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
-    static let pageSize = Int64(sysconf(Int32(_SC_PAGESIZE)))
-
-    static func current() -> ProcessFigures {
-        var figures = ProcessFigures()
-        // /proc/self/stat: the command name is in parentheses and may hold spaces; fields count from after it.
-        if let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        {
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            // Fields 14 and 15 (utime, stime) and 24 (rss, in pages) are the 12th, 13th and 22nd after the name.
-            if fields.count > 21, let user = Int64(fields[11]), let system = Int64(fields[12]),
-                let pages = Int64(fields[21])
-            {
-                figures.cpuTicks = user + system
-                figures.residentBytes = pages * pageSize
-            }
-        }
-        figures.openFiles = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count
-        return figures
     }
 }

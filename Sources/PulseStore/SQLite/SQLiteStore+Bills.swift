@@ -104,24 +104,38 @@ extension SQLiteStore {
                         bill.missing, bill.inbound, bill.outbound, bill.sum, bill.revision,
                     ])
             }
-            // A change record untouched since the pass read it goes; one changed since keeps only the later changes.
-            let remove = try db.cachedStatement(
-                sql: "DELETE FROM bill_change WHERE series_id = ? AND start = ? AND revision = ?")
-            let reduce = try db.cachedStatement(
-                sql: """
-                    UPDATE bill_change SET rx = rx - ?, tx = tx - ?, covered = covered - ?, unknown = unknown - ?
-                    WHERE series_id = ? AND start = ?
-                    """)
-            for interval in update.settled {
-                try remove.execute(arguments: [interval.series, interval.start, interval.revision])
-                guard db.changesCount == 0 else { continue }
-                try reduce.execute(arguments: [
-                    interval.since.rx, interval.since.tx, interval.since.covered, interval.unknown, interval.series,
-                    interval.start,
-                ])
-            }
+            try Self.settleChanges(
+                in: "bill_change", columns: ["rx", "tx", "covered", "unknown"],
+                update.settled.map { interval in
+                    (
+                        interval.series, interval.start, interval.revision,
+                        [interval.since.rx, interval.since.tx, interval.since.covered, Int64(interval.unknown)]
+                    )
+                }, db)
             try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'bill_cursor'", arguments: [update.cursor])
             try Self.raiseBillMark(to: update.cursor, in: db)
+        }
+    }
+
+    /// Settles change records (`bill_change`, `forward_change`: per series and bucket, amounts added since a pass
+    /// read them, and the revision of the last change) as a pass read them: a record untouched since goes; one
+    /// changed since keeps only what changed after the read (its `columns` less the `amounts` read).
+    static func settleChanges(
+        in table: String, columns: [String],
+        _ records: [(series: Int64, start: Int64, revision: Int64, amounts: [Int64])],
+        _ db: Database
+    ) throws {
+        let remove = try db.cachedStatement(
+            sql: "DELETE FROM \(table) WHERE series_id = ? AND start = ? AND revision = ?")
+        let reduce = try db.cachedStatement(
+            sql: """
+                UPDATE \(table) SET \(columns.map { "\($0) = \($0) - ?" }.joined(separator: ", "))
+                WHERE series_id = ? AND start = ?
+                """)
+        for record in records {
+            try remove.execute(arguments: [record.series, record.start, record.revision])
+            guard db.changesCount == 0 else { continue }
+            try reduce.execute(arguments: StatementArguments(record.amounts + [record.series, record.start]))
         }
     }
 

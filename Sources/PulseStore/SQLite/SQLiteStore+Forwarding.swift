@@ -6,10 +6,12 @@ import PulseAnalytics
 /// cursor and mark, and late changes to forwarded buckets (`forward_change`, written by ``StoreWriter``).
 extension SQLiteStore {
     public func raiseForwardMark(to time: Int64) async throws {
-        try await pool.write { db in
-            try db.execute(
-                sql: "UPDATE meta SET value = max(value, ?) WHERE key = 'forward_mark'", arguments: [time])
-        }
+        try await pool.write { db in try Self.raiseForwardMark(to: time, in: db) }
+    }
+
+    /// Moves the forward mark (``StoreWriter/forwardMark``) up to `time`, never down.
+    static func raiseForwardMark(to time: Int64, in db: Database) throws {
+        try db.execute(sql: "UPDATE meta SET value = max(value, ?) WHERE key = 'forward_mark'", arguments: [time])
     }
 
     /// Forgets remote write's state when it is turned off, so that late data stops being recorded for it; when
@@ -18,7 +20,7 @@ extension SQLiteStore {
     @discardableResult
     public func stopForwarding() throws -> Bool {
         try pool.write { db in
-            guard try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'forward_mark'") ?? 0 > 0 else {
+            guard try StoreWriter.meta("forward_mark", db) > 0 else {
                 return false
             }
             try db.execute(
@@ -37,8 +39,9 @@ extension SQLiteStore {
         let levels = settings.levels.sorted()
         guard let finest = levels.first else { throw StoreError.unusable("the store keeps no rollups") }
         return try await pool.read { db in
-            let cursor = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'forward_cursor'") ?? 0
-            return try body(SQLiteForwardSnapshot(db: db, levels: levels, level: finest, cursor: cursor))
+            try body(
+                SQLiteForwardSnapshot(
+                    db: db, levels: levels, level: finest, cursor: try StoreWriter.meta("forward_cursor", db)))
         }
     }
 
@@ -54,23 +57,11 @@ extension SQLiteStore {
                     state.series, state.countedRx, state.countedTx, state.sentRx, state.sentTx,
                 ])
             }
-            // A change untouched since the pass read it goes; one changed since keeps only the later changes.
-            let remove = try db.cachedStatement(
-                sql: "DELETE FROM forward_change WHERE series_id = ? AND start = ? AND revision = ?")
-            let reduce = try db.cachedStatement(
-                sql: """
-                    UPDATE forward_change SET rx = rx - ?, tx = tx - ?, unknown = unknown - ?
-                    WHERE series_id = ? AND start = ?
-                    """)
-            for change in update.settled {
-                try remove.execute(arguments: [change.series, change.start, change.revision])
-                guard db.changesCount == 0 else { continue }
-                try reduce.execute(arguments: [change.rx, change.tx, change.unknown, change.series, change.start])
-            }
-            try db.execute(
-                sql: "UPDATE meta SET value = ? WHERE key IN ('forward_cursor')", arguments: [update.cursor])
-            try db.execute(
-                sql: "UPDATE meta SET value = max(value, ?) WHERE key = 'forward_mark'", arguments: [update.cursor])
+            try Self.settleChanges(
+                in: "forward_change", columns: ["rx", "tx", "unknown"],
+                update.settled.map { ($0.series, $0.start, $0.revision, [$0.rx, $0.tx, Int64($0.unknown)]) }, db)
+            try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'forward_cursor'", arguments: [update.cursor])
+            try Self.raiseForwardMark(to: update.cursor, in: db)
         }
     }
 }

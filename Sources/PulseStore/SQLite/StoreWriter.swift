@@ -125,7 +125,7 @@ struct StoreWriter {
         billMark =
             try Int64.fetchOne(
                 db, sql: "SELECT max(value) FROM meta WHERE key IN ('bill_cursor', 'bill_mark')") ?? 0
-        forwardMark = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'forward_mark'") ?? 0
+        forwardMark = try Self.meta("forward_mark", db)
         pendingRevision = try (self.revision ?? Self.meta("revision", db)) + 1
         return pendingRevision
     }
