@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: Libraries
@@ -78,12 +79,17 @@ let package = Package(
         // Window math over rollups: counted steps, spreading, windows, percentiles, billing, top-N. Pure: no I/O,
         // no clocks (times are inputs), so property tests and the oracle can drive it.
         .target(name: "PulseAnalytics", dependencies: ["PulseCore"]),
-        // The storage protocol and its SQLite implementation: the only module with SQL.
+        // The storage protocol and its implementations, SQLite (embedded, the default) and PostgreSQL (several
+        // daemons on one database): the only module with SQL.
         .target(
             name: "PulseStore",
             dependencies: [
                 "PulseCore", "PulseAnalytics", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Window queries over any store: figures, traffic tables, top-N, bills (for the daemon's exporters and the CLI).
@@ -165,7 +171,8 @@ let package = Package(
             path: "Tests/OracleSupport"
         ),
         .testTarget(
-            name: "PulseStoreTests", dependencies: ["PulseStore", "PulseAnalytics", "PulseCore"], exclude: ["Fixtures"]
+            name: "PulseStoreTests", dependencies: ["PulseStore", "PulseAnalytics", "PulseCore", "TestSupport"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "PulseSystemdTests",

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib/common.sh
 ensure_packages chromium python3-fusepy openssl testssl.sh nftables curl  # browser checks of dashboards, alert charts and reports; a slow disk (FUSE); TLS checks with real clients; a lossy link; HTTP requests to Prometheus
 ensure_prometheus  # a real Prometheus scrapes netpulsed's own metrics
+ensure_postgresql  # the shared store's tests start PostgreSQL clusters of their own
 
 echo "==> building (debug) with $(swift --version 2>/dev/null | head -n 1)"
 # Progress lines are hidden; with pipefail the build's own status decides.

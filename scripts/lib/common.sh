@@ -59,6 +59,27 @@ build_release() {
     done
 }
 
+# Debian's PostgreSQL 15 for the tests of the shared store: the tests start throwaway clusters of their own
+# (Tests/TestSupport/PostgresServer.swift), so the package's own cluster must not start. A policy-rc.d that refuses
+# every service start keeps the install from starting it; it is removed after.
+ensure_postgresql() {
+    [ -x /usr/lib/postgresql/15/bin/initdb ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    local guard=/usr/sbin/policy-rc.d
+    local placed=""
+    if [ ! -e "$guard" ]; then
+        printf '#!/bin/sh\nexit 101\n' | $sudo tee "$guard" >/dev/null
+        $sudo chmod 755 "$guard"
+        placed=1
+    fi
+    echo "==> installing postgresql-15"
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends postgresql-15 >/dev/null
+    [ -n "$placed" ] && $sudo rm -f "$guard"
+    return 0
+}
+
 # Debian's Prometheus 2.42 for the tests that scrape netpulsed, unpacked into .build/tools/prometheus rather than
 # installed: installing the package starts its system service, and a test must start its own server on loopback.
 PROMETHEUS_TOOLS=.build/tools/prometheus

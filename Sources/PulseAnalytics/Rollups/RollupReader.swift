@@ -21,6 +21,13 @@ public protocol RollupReader: Sendable {
 }
 
 /// Groups of a bucket's columns, for reads that need only some.
+extension RollupReader {
+    /// Every field of the buckets, kept as they are.
+    public func buckets(level: RollupLevel, series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [Bucket]] {
+        try await reduceBuckets(level: level, series: series, from: from, to: to, fields: .all) { $1 }
+    }
+}
+
 public struct BucketFields: OptionSet, Sendable, Hashable {
     public var rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }

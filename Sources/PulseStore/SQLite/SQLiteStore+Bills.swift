@@ -5,7 +5,7 @@ import PulseAnalytics
 
 extension SQLiteStore {
     public func billCursor() async throws -> Int64 {
-        try await pool.read { db in try StoreWriter.meta("bill_cursor", db) }
+        try await pool.read { db in try SQLiteStore.meta("bill_cursor", db) }
     }
 
     public func markBillIntervals(before time: Int64) async throws {
@@ -28,7 +28,7 @@ extension SQLiteStore {
             guard try self.storedLevels(db).contains(.fiveMinutes) else {
                 throw StoreError.unusable("bills are kept from 5-minute rollups, which this store does not keep")
             }
-            return try body(SQLiteBillSnapshot(db: db, revision: try StoreWriter.meta("revision", db)))
+            return try body(SQLiteBillSnapshot(db: db, revision: try SQLiteStore.meta("revision", db)))
         }
     }
 

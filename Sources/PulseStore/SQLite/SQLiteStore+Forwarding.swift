@@ -20,7 +20,7 @@ extension SQLiteStore {
     @discardableResult
     public func stopForwarding() throws -> Bool {
         try pool.write { db in
-            guard try StoreWriter.meta("forward_mark", db) > 0 else {
+            guard try SQLiteStore.meta("forward_mark", db) > 0 else {
                 return false
             }
             try db.execute(
@@ -41,7 +41,7 @@ extension SQLiteStore {
         return try await pool.read { db in
             try body(
                 SQLiteForwardSnapshot(
-                    db: db, levels: levels, level: finest, cursor: try StoreWriter.meta("forward_cursor", db)))
+                    db: db, levels: levels, level: finest, cursor: try SQLiteStore.meta("forward_cursor", db)))
         }
     }
 

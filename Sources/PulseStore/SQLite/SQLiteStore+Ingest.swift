@@ -10,7 +10,8 @@ extension SQLiteStore {
                 do {
                     var outcomes = [IngestOutcome]()
                     try db.inTransaction(.immediate) {
-                        outcomes = try writer.ingest(batches, receivedAt: receivedAt, in: db)
+                        outcomes = try writer.ingest(
+                            batches, receivedAt: receivedAt, in: SQLiteIngestTransaction(db: db))
                         return .commit
                     }
                     return outcomes

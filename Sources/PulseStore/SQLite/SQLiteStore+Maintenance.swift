@@ -120,7 +120,8 @@ extension StoreWriter {
                 WHERE virtual = 1 AND to_ts < ? LIMIT ?
                 """, arguments: [cutoff, limit])
         guard !rows.isEmpty else { return 0 }
-        let revision = try begin(in: db)
+        let transaction = SQLiteIngestTransaction(db: db)
+        let revision = try begin(in: transaction)
         for row in rows {
             let owner: Int64 = row[0]
             let previous = try SampleCoding.decode(Array(row[3] as Data))
@@ -142,7 +143,7 @@ extension StoreWriter {
                 sql: "DELETE FROM gap WHERE series_id = ? AND prev_order = ? AND prev_tick = ?",
                 arguments: [owner, row[1] as Int64, row[2] as Int64])
         }
-        try writeDeltas(revision: revision, billed: false, in: db)
+        try writeDeltas(revision: revision, billed: false, in: transaction)
         try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'revision'", arguments: [revision])
         self.revision = revision
         return rows.count
@@ -150,9 +151,8 @@ extension StoreWriter {
 
     /// Counts one 0.1 logical interface's chunks (see ``SQLiteStore/backfillVersion1()``).
     mutating func backfill(agent agentID: Int64, interface name: InterfaceName, in db: Database) throws {
-        deltas.removeAll(keepingCapacity: true)
-        anomalies.removeAll()
-        let revision = try (self.revision ?? Self.meta("revision", db)) + 1
+        let transaction = SQLiteIngestTransaction(db: db)
+        let revision = try begin(in: transaction)
         guard
             let agentRow = try Row.fetchOne(
                 db, sql: "SELECT name, hostname, version, labels, last_seen FROM agent WHERE id = ?",
@@ -181,7 +181,7 @@ extension StoreWriter {
                 WHERE s.agent_id = ? AND s.interface = ? ORDER BY c.first_ts, c.id
                 """, arguments: [agentID, Data(name.bytes)])
         let series = try seriesID(
-            .interface, agent: agentID, name: name.bytes, at: chunks.first.map { $0[5] } ?? 0, in: db)
+            .interface, agent: agentID, name: name.bytes, at: chunks.first.map { $0[5] } ?? 0, in: transaction)
         var order: Int64 = 0
         var speedIndex = 0
         var speed: UInt32 = 0
@@ -192,7 +192,7 @@ extension StoreWriter {
                 CounterEpoch(
                     bootID: BootIDBytes.bootID(Array(row[2] as Data)),
                     ifindex: UInt32(truncatingIfNeeded: row[3] as Int64),
-                    width: width), in: db)
+                    width: width), in: transaction)
             order = max(order + 1, chunk.timestamps[0])
             let spacings = zip(chunk.timestamps, chunk.timestamps.dropFirst()).map { $1 - $0 }.sorted()
             let interval = spacings.isEmpty ? 1_000 : max(1, spacings[spacings.count / 2])
@@ -211,13 +211,13 @@ extension StoreWriter {
             }
             var raw = RawBatch()
             raw.append(series: series, epoch: epoch, firstTick: 0, chunk: Array(row[1] as Data))
-            try insertRaw(
+            try transaction.insertRaw(
                 raw, agent: agentID, order: order, shift: 0, interval: interval, heartbeat: 60_000,
-                from: chunk.timestamps[0], to: chunk.timestamps[chunk.timestamps.count - 1], in: db)
-            try place(samples, series: series, name: name, agent: agent, in: db)
+                from: chunk.timestamps[0], to: chunk.timestamps[chunk.timestamps.count - 1])
+            try place(samples, series: series, name: name, agent: agent, in: transaction)
         }
-        try writeStates(in: db)
-        try writeDeltas(revision: revision, billed: false, in: db)
+        try writeStates(in: transaction)
+        try writeDeltas(revision: revision, billed: false, in: transaction)
         try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'revision'", arguments: [revision])
         self.revision = revision
         try db.execute(

@@ -7,10 +7,6 @@ import PulseCore
 extension SQLiteStore {
     // MARK: Rollups
 
-    public func buckets(level: RollupLevel, series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [Bucket]] {
-        try await reduceBuckets(level: level, series: series, from: from, to: to, fields: .all) { $1 }
-    }
-
     public func reduceBuckets<Result: Sendable>(
         level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields,
         _ reduce: @escaping @Sendable (Int64, [Bucket]) -> Result?
@@ -31,28 +27,11 @@ extension SQLiteStore {
     ) throws -> [Int64: Result] {
         let wanted = Set(series)
         // Virtual gap steps, spread now (see SQLiteSchema): merged into the buckets they touch.
-        var extra = [Int64: [Int64: (values: BucketValues, revision: Int64)]]()
-        try spreadVirtualGaps(level: level, series: wanted, from: from, to: to, in: db) {
-            id, start, values, revision in
-            var entry = extra[id]?[start] ?? (.empty, 0)
-            entry.values.merge(values)
-            entry.revision = max(entry.revision, revision)
-            extra[id, default: [:]][start] = entry
-        }
+        var spread = VirtualGaps.Spread()
+        try spreadVirtualGaps(level: level, series: wanted, from: from, to: to, in: db) { spread.add($0, $1, $2, $3) }
         var result = [Int64: Result]()
         func finish(_ id: Int64, _ list: [Bucket]) throws {
-            var list = list
-            if let spread = extra.removeValue(forKey: id) {
-                var byStart = Dictionary(uniqueKeysWithValues: list.map { ($0.start, $0) })
-                for (start, entry) in spread {
-                    var bucket = byStart[start] ?? Bucket(level: level, start: start, values: .empty)
-                    bucket.values.merge(entry.values)
-                    bucket.revision = max(bucket.revision, entry.revision)
-                    byStart[start] = bucket
-                }
-                list = byStart.values.sorted { $0.start < $1.start }
-            }
-            if let value = try reduce(id, list) { result[id] = value }
+            if let value = try reduce(id, spread.merge(id, into: list, level: level)) { result[id] = value }
         }
         // Sorted slices, each read in series order: every series arrives whole, one after the other.
         for ids in slices(series) {
@@ -79,15 +58,11 @@ extension SQLiteStore {
             if let current { try finish(current, list) }
         }
         // Series whose only buckets there are spread gaps.
-        for id in extra.keys.sorted() { try finish(id, []) }
+        for id in spread.remaining { try finish(id, []) }
         return result
     }
 
-    /// The bucket columns of `fields`, in ``SQLiteSchema/bucketColumns`` order.
-    static func selectList(_ fields: BucketFields) -> String {
-        SQLiteSchema.bucketColumns.enumerated().filter { fields.includes(column: $0.offset) }.map(\.element)
-            .joined(separator: ", ")
-    }
+    static func selectList(_ fields: BucketFields) -> String { BucketColumns.selectList(fields) }
 
     /// Calls `add(series, start, values, revision)` for every bucket of `level` starting in `[from, to)` that a
     /// virtual gap step adds to, for the series in `series` (the gap's interface, and its scopes' sums).
@@ -96,7 +71,7 @@ extension SQLiteStore {
         _ add: (Int64, Int64, BucketValues, Int64) -> Void
     ) throws {
         // A bucket starting before `to` reaches up to `to + width`.
-        let end = to.addingReportingOverflow(level.width).overflow ? Int64.max : to + level.width
+        let end = VirtualGaps.end(level: level, to: to)
         let columns = "series_id, prev, next, scopes, step, revision"
         let rows: RowCursor
         if let owners = try gapOwners(of: series, in: db) {
@@ -115,18 +90,11 @@ extension SQLiteStore {
                 arguments: [from, end])
         }
         while let row = try rows.next() {
-            let owner: Int64 = row[0]
-            let scopes = try SampleCoding.decodeIDs(Array(row[3] as Data))
-            let wanted = ([owner] + scopes).filter(series.contains)
-            guard !wanted.isEmpty else { continue }
-            let previous = try SampleCoding.decode(Array(row[1] as Data))
-            let next = try SampleCoding.decode(Array(row[2] as Data))
-            let step = try SampleCoding.decodeStep(Array(row[4] as Data))
-            let revision: Int64 = row[5]
-            Spreader.spread(step, from: previous, to: next, level: level, startingIn: from..<max(from, to)) {
-                start, values in
-                for id in wanted { add(id, start, id == owner ? values : values.sumsOnly, revision) }
-            }
+            try VirtualGaps.spread(
+                VirtualGaps.Row(
+                    owner: row[0], previous: Array(row[1] as Data), next: Array(row[2] as Data),
+                    scopes: Array(row[3] as Data), step: Array(row[4] as Data), revision: row[5]),
+                level: level, series: series, from: from, to: to, add)
         }
     }
 
@@ -166,14 +134,7 @@ extension SQLiteStore {
         if series == nil { all = try await pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM series") } }
         return try await inParts(all) { db, ids in
             let table = try self.table(for: level, in: db)
-            let aggregates: String = SQLiteSchema.bucketColumns.enumerated().filter {
-                fields.includes(column: $0.offset)
-            }.map { _, column -> String in
-                switch column {
-                case "peak_rx", "peak_tx", "speed_mbps", "revision": return "MAX(\(column))"
-                default: return "SUM(\(column))"
-                }
-            }.joined(separator: ", ")
+            let aggregates = BucketColumns.aggregateList(fields)
             var result = [Int64: BucketValues]()
             for slice in Self.slices(ids) {
                 let statement = try db.makeStatement(
@@ -228,29 +189,10 @@ extension SQLiteStore {
         _ row: SQLiteStatement, from first: Int32, fields: BucketFields = .all
     ) -> (values: BucketValues, revision: Int64) {
         var next = first
-        func column() -> Int64 {
+        return BucketColumns.values(fields: fields) {
             defer { next += 1 }
             return sqlite3_column_int64(row, next)
         }
-        var values = BucketValues()
-        var revision: Int64 = 0
-        if fields.contains(.bytes) {
-            values.traffic[0] = column()
-            values.traffic[1] = column()
-        }
-        if fields.contains(.packets) { for lane in 2..<8 { values.traffic[lane] = column() } }
-        if fields.contains(.coverage) {
-            values.measuredMilliseconds = column()
-            values.interpolatedMilliseconds = column()
-        }
-        if fields.contains(.peaks) {
-            values.peakRx = UInt64(clamping: column())
-            values.peakTx = UInt64(clamping: column())
-            values.speedMbps = UInt32(clamping: column())
-        }
-        if fields.contains(.events) { for lane in 0..<5 { values.events[lane] = column() } }
-        if fields.contains(.revision) { revision = column() }
-        return (values, revision)
     }
 
     static func slices(_ ids: [Int64]) -> [[Int64]] {
@@ -284,22 +226,11 @@ extension SQLiteStore {
                     guard count > 0, let base = sqlite3_column_blob(row, index) else { return [] }
                     return Array(UnsafeRawBufferPointer(start: base, count: count))
                 }
-                guard let kind = SeriesKind(rawValue: Int(integer(1))) else { return }
-                let agent = bytes(2).map { String(decoding: $0, as: UTF8.self) }
-                let name = bytes(3) ?? []
-                var record = SeriesRecord(id: integer(0), kind: kind, firstSeen: integer(4), lastSeen: integer(4))
-                switch kind {
-                case .interface:
-                    record.agent = agent
-                    record.interface = InterfaceName(bytes: name)
-                    record.facts = StoreWriter.linkState((5...10).map(integer))
-                    if let last = bytes(11), let sample = try? SampleCoding.decode(last) {
-                        record.lastSeen = sample.time
-                    }
-                case .host: record.agent = agent
-                case .group: record.group = GroupKey(parsing: String(decoding: name, as: UTF8.self))
-                case .fleet: break
-                }
+                guard
+                    let record = CatalogueRows.series(
+                        id: integer(0), kind: integer(1), agent: bytes(2), name: bytes(3) ?? [], firstSeen: integer(4),
+                        facts: (5...10).map(integer), lastState: bytes(11))
+                else { return }
                 records.append(record)
             }
             return records
@@ -355,21 +286,9 @@ extension SQLiteStore {
                 arguments: [agent, from, to])
             var samples = [RawSample]()
             while let row = try rows.next() {
-                let shift: Int64 = row[1]
-                for section in try RawBatch.sections(Array(row[2] as Data)) where section.series == series {
-                    guard let epoch = epochs[section.epoch] else {
-                        throw StoreError.damaged("raw samples of an unknown epoch")
-                    }
-                    let chunk = try SeriesChunk.decode(section.chunk)
-                    for (index, timestamp) in chunk.timestamps.enumerated()
-                    where (from..<to).contains(timestamp + shift) {
-                        let start = index * Counter.count
-                        samples.append(
-                            RawSample(
-                                order: row[0], timestamp: timestamp + shift, epoch: epoch,
-                                counters: CounterValues(Array(chunk.values[start..<start + Counter.count]))!))
-                    }
-                }
+                try RawBatch.appendSamples(
+                    of: series, from: Array(row[2] as Data), order: row[0], shift: row[1], in: from..<to,
+                    epochs: epochs, to: &samples)
             }
             return samples
         }
@@ -387,8 +306,8 @@ extension SQLiteStore {
     public func totals() async throws -> IngestTotals {
         try await pool.read { db in
             IngestTotals(
-                batches: try StoreWriter.meta("batches", db), values: try StoreWriter.meta("values", db),
-                revision: try StoreWriter.meta("revision", db))
+                batches: try SQLiteStore.meta("batches", db), values: try SQLiteStore.meta("values", db),
+                revision: try SQLiteStore.meta("revision", db))
         }
     }
 }

@@ -95,6 +95,11 @@ public final class SQLiteStore: MetricStore {
         (FileIO.size(path) ?? 0) + (FileIO.size(path + "-wal") ?? 0)
     }
 
+    /// A counter of the `meta` table (0 when absent).
+    static func meta(_ key: String, _ db: Database) throws -> Int64 {
+        try SQLiteIngestTransaction(db: db).meta(key)
+    }
+
     /// The levels present in this store's file (a reader may be configured with fewer).
     func storedLevels(_ db: Database) throws -> [RollupLevel] {
         let names = try String.fetchAll(

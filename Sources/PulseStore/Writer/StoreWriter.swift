@@ -1,12 +1,11 @@
-import Foundation
-import GRDB
-import GRDBSQLite
 import PulseAnalytics
 import PulseCore
 
-/// The ingest side of ``SQLiteStore``: deduplication, counted steps in counter order, spreading into every rollup
-/// level and scope, late data, raw chunks, link facts, memberships. Works inside one write transaction at a time;
-/// its caches mirror rows the transaction may roll back, so they are dropped after a failure.
+/// The ingest side of every store: deduplication, counted steps in counter order, spreading into every rollup level
+/// and scope, late data, raw chunks, link facts, memberships. Works inside one write transaction at a time, through
+/// the store's ``IngestTransaction``; its caches mirror rows the transaction may roll back, so they are dropped after
+/// a failure, and the caches of rows another writer may change (states, ranges, agents, facts) are dropped when
+/// another writer committed since this one last did (``IngestTransaction/lockRevision()``).
 struct StoreWriter {
     let settings: StoreSettings
 
@@ -29,10 +28,40 @@ struct StoreWriter {
         var last: StepSample
     }
 
+    /// A step late data may still split (see `docs/windows.md`): its two samples and the scopes it counted toward.
+    struct Gap {
+        var previous: StepSample
+        var next: StepSample
+        var scopes: [Int64]
+        /// Not counted into the rollups (reads spread it) while late data may split it.
+        var isVirtual: Bool
+    }
+
     struct BucketKey: Hashable {
         var series: Int64
         var level: Int
         var start: Int64
+    }
+
+    /// A row of `bill_change` or `forward_change`: a change to a bucket already billed or forwarded.
+    struct ChangeKey: Hashable {
+        var series: Int64
+        var start: Int64
+    }
+
+    struct Change {
+        var rx: Int64 = 0
+        var tx: Int64 = 0
+        var covered: Int64 = 0
+        /// Changes that cannot be told in bytes (a virtual gap came or went).
+        var unknown: Int64 = 0
+
+        mutating func add(_ other: Change) {
+            rx &+= other.rx
+            tx &+= other.tx
+            covered &+= other.covered
+            unknown &+= other.unknown
+        }
     }
 
     var agents: [String: AgentRow] = [:]
@@ -73,9 +102,20 @@ struct StoreWriter {
         self = StoreWriter(settings: settings)
     }
 
+    /// Forgets the cached rows another writer may change; ids, which never change, stay.
+    mutating func forgetSharedRows() {
+        agents.removeAll()
+        ranges.removeAll()
+        streams.removeAll()
+        states.removeAll()
+        facts.removeAll()
+    }
+
     // MARK: The commit
 
-    mutating func ingest(_ batches: [IngestBatch], receivedAt now: Int64, in db: Database) throws -> [IngestOutcome] {
+    mutating func ingest(
+        _ batches: [IngestBatch], receivedAt now: Int64, in db: some IngestTransaction
+    ) throws -> [IngestOutcome] {
         let revision = try begin(in: db)
         var outcomes = [IngestOutcome]()
         outcomes.reserveCapacity(batches.count)
@@ -99,119 +139,88 @@ struct StoreWriter {
         if stored > 0 || !deltas.isEmpty || !changedSpans.isEmpty {
             try writeStates(in: db)
             try writeDeltas(revision: revision, in: db)
-            for anomaly in anomalies {
-                try db.run(
-                    sql: "INSERT INTO anomaly (series_id, ts, kind, detail, revision) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [anomaly.series, anomaly.timestamp, anomaly.kind, anomaly.detail, revision])
-            }
-            try db.run(
-                sql: """
-                    UPDATE meta SET value = CASE key WHEN 'revision' THEN ? WHEN 'batches' THEN value + ?
-                        ELSE value + ? END WHERE key IN ('revision', 'batches', 'values')
-                    """, arguments: [revision, stored, values])
+            for anomaly in anomalies { try db.insertAnomaly(anomaly, revision: revision) }
+            try db.advanceTotals(revision: revision, batches: stored, values: values)
             self.revision = revision
         }
         return outcomes
     }
 
-    /// Clears the commit being built and returns its revision.
-    mutating func begin(in db: Database) throws -> Int64 {
+    /// Clears the commit being built, takes the store's revision, and returns the commit's.
+    mutating func begin(in db: some IngestTransaction) throws -> Int64 {
         deltas.removeAll(keepingCapacity: true)
         changedSpans.removeAll(keepingCapacity: true)
         scopeSeries.removeAll(keepingCapacity: true)
         changedStates.removeAll(keepingCapacity: true)
         run = nil
         anomalies.removeAll()
-        billMark =
-            try Int64.fetchOne(
-                db, sql: "SELECT max(value) FROM meta WHERE key IN ('bill_cursor', 'bill_mark')") ?? 0
-        forwardMark = try Self.meta("forward_mark", db)
-        pendingRevision = try (self.revision ?? Self.meta("revision", db)) + 1
+        let current = try db.lockRevision()
+        if current != revision {
+            forgetSharedRows()
+            revision = current
+        }
+        billMark = max(try db.meta("bill_cursor"), try db.meta("bill_mark"))
+        forwardMark = try db.meta("forward_mark")
+        pendingRevision = current + 1
         return pendingRevision
-    }
-
-    static func meta(_ key: String, _ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) ?? 0
     }
 
     // MARK: Agents, labels, deduplication
 
-    private mutating func agentRow(_ identity: AgentIdentity, at now: Int64, in db: Database) throws -> AgentRow {
+    private mutating func agentRow(
+        _ identity: AgentIdentity, at now: Int64, in db: some IngestTransaction
+    ) throws -> AgentRow {
         if var known = agents[identity.name] {
             if known.identity.hostname == identity.hostname, known.identity.version == identity.version,
                 now - known.lastSeen < 60_000
             {
                 return known
             }
-            try db.run(
-                sql: "UPDATE agent SET hostname = ?, version = ?, last_seen = ? WHERE id = ?",
-                arguments: [identity.hostname, identity.version, now, known.id])
+            try db.touchAgent(id: known.id, hostname: identity.hostname, version: identity.version, at: now)
             known.identity.hostname = identity.hostname
             known.identity.version = identity.version
             known.lastSeen = now
             return known
         }
-        try db.run(
-            sql: """
-                INSERT INTO agent (name, hostname, version, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (name) DO UPDATE SET hostname = excluded.hostname, version = excluded.version,
-                    last_seen = excluded.last_seen
-                """,
-            arguments: [identity.name, identity.hostname, identity.version, now, now])
-        let row = try Row.fetchOne(db, sql: "SELECT id, labels FROM agent WHERE name = ?", arguments: [identity.name])!
-        let id: Int64 = row[0]
-        let memberships = try Row.fetchAll(
-            db, sql: "SELECT key, value, from_ts, to_ts FROM membership WHERE agent_id = ? ORDER BY from_ts",
-            arguments: [id]
-        ).map {
-            Membership(agent: identity.name, group: GroupKey(key: $0[0], value: $0[1]), from: $0[2], to: $0[3])
-        }
+        let (id, labels) = try db.upsertAgent(identity, at: now)
         var stored = identity
-        stored.labels = LabelText.decode(row[1])
-        return AgentRow(id: id, identity: stored, lastSeen: now, memberships: memberships)
+        stored.labels = labels
+        return AgentRow(
+            id: id, identity: stored, lastSeen: now, memberships: try db.memberships(agent: id, name: identity.name))
     }
 
     /// Records that the agent's labels changed at `now`: memberships of groups it left end, new ones begin.
-    private mutating func relabel(_ agent: inout AgentRow, to labels: Labels, at now: Int64, in db: Database) throws {
+    private mutating func relabel(
+        _ agent: inout AgentRow, to labels: Labels, at now: Int64, in db: some IngestTransaction
+    ) throws {
         let groups = Set(labels.pairs.map { GroupKey(key: $0.key, value: $0.value) })
         for index in agent.memberships.indices where agent.memberships[index].to == nil {
             let membership = agent.memberships[index]
             guard !groups.contains(membership.group) else { continue }
             agent.memberships[index].to = now
-            try db.run(
-                sql: "UPDATE membership SET to_ts = ? WHERE agent_id = ? AND key = ? AND value = ? AND from_ts = ?",
-                arguments: [now, agent.id, membership.group.key, membership.group.value, membership.from])
+            try db.endMembership(agent: agent.id, membership, at: now)
         }
         let current = Set(agent.memberships.filter { $0.to == nil }.map(\.group))
         for group in groups.subtracting(current).sorted() {
             agent.memberships.append(Membership(agent: agent.identity.name, group: group, from: now, to: nil))
-            try db.run(
-                sql:
-                    "INSERT OR REPLACE INTO membership (agent_id, key, value, from_ts, to_ts) VALUES (?, ?, ?, ?, NULL)",
-                arguments: [agent.id, group.key, group.value, now])
+            try db.beginMembership(agent: agent.id, group: group, at: now)
         }
         agent.identity.labels = labels
-        try db.run(
-            sql: "UPDATE agent SET labels = ? WHERE id = ?", arguments: [LabelText.encode(labels), agent.id])
+        try db.setLabels(agent: agent.id, labels)
     }
 
     /// Whether this is the first delivery of the batch; if so it is recorded (and its drops counted).
-    private mutating func recordFirstDelivery(agent: Int64, batch: IngestBatch, in db: Database) throws -> Bool {
+    private mutating func recordFirstDelivery(
+        agent: Int64, batch: IngestBatch, in db: some IngestTransaction
+    ) throws -> Bool {
         let key = StreamKey(agent: agent, stream: batch.stream)
         let stream: Int64
         if let known = streams[key] {
             stream = known
         } else {
-            try db.run(
-                sql: "INSERT INTO stream (agent_id, stream) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                arguments: [agent, Int64(bitPattern: batch.stream)])
-            stream = try Int64.fetchOne(
-                db, sql: "SELECT id FROM stream WHERE agent_id = ? AND stream = ?",
-                arguments: [agent, Int64(bitPattern: batch.stream)])!
+            stream = try db.streamID(agent: agent, stream: batch.stream)
             streams[key] = stream
-            ranges[stream] = try Row.fetchAll(
-                db, sql: "SELECT first, last FROM stream_range WHERE stream_id = ? ORDER BY first", arguments: [stream]
-            ).map { UInt64(bitPattern: $0[0] as Int64)...UInt64(bitPattern: $0[1] as Int64) }
+            ranges[stream] = try db.ranges(stream: stream)
         }
         var known = ranges[stream] ?? []
         let sequence = batch.sequence
@@ -220,48 +229,35 @@ struct StoreWriter {
         if after > 0, known[after - 1].contains(sequence) { return false }
         let joinsBefore = after > 0 && known[after - 1].upperBound &+ 1 == sequence
         let joinsAfter = after < known.count && known[after].lowerBound == sequence &+ 1
-        func row(_ range: ClosedRange<UInt64>) -> StatementArguments {
-            [stream, Int64(bitPattern: range.lowerBound), Int64(bitPattern: range.upperBound)]
-        }
         switch (joinsBefore, joinsAfter) {
         case (true, true):
             let merged = known[after - 1].lowerBound...known[after].upperBound
-            try db.run(
-                sql: "DELETE FROM stream_range WHERE stream_id = ? AND first = ?",
-                arguments: [stream, Int64(bitPattern: known[after].lowerBound)])
-            try db.run(
-                sql: "UPDATE stream_range SET last = ? WHERE stream_id = ? AND first = ?",
-                arguments: [Int64(bitPattern: merged.upperBound), stream, Int64(bitPattern: merged.lowerBound)])
+            try db.deleteRange(stream: stream, first: known[after].lowerBound)
+            try db.updateRange(stream: stream, first: merged.lowerBound, to: merged)
             known[after - 1] = merged
             known.remove(at: after)
         case (true, false):
             known[after - 1] = known[after - 1].lowerBound...sequence
-            try db.run(
-                sql: "UPDATE stream_range SET last = ? WHERE stream_id = ? AND first = ?",
-                arguments: [Int64(bitPattern: sequence), stream, Int64(bitPattern: known[after - 1].lowerBound)])
+            try db.updateRange(stream: stream, first: known[after - 1].lowerBound, to: known[after - 1])
         case (false, true):
-            try db.run(
-                sql: "UPDATE stream_range SET first = ? WHERE stream_id = ? AND first = ?",
-                arguments: [Int64(bitPattern: sequence), stream, Int64(bitPattern: known[after].lowerBound)])
+            try db.updateRange(stream: stream, first: known[after].lowerBound, to: sequence...known[after].upperBound)
             known[after] = sequence...known[after].upperBound
         case (false, false):
-            try db.run(
-                sql: "INSERT INTO stream_range (stream_id, first, last) VALUES (?, ?, ?)",
-                arguments: row(sequence...sequence))
+            try db.insertRange(stream: stream, sequence...sequence)
             known.insert(sequence...sequence, at: after)
         }
         ranges[stream] = known
         if batch.droppedBefore > 0 {
-            try db.run(
-                sql: "UPDATE stream SET dropped = dropped + ? WHERE id = ?",
-                arguments: [Int64(clamping: batch.droppedBefore), stream])
+            try db.addDropped(stream: stream, Int64(clamping: batch.droppedBefore))
         }
         return true
     }
 
     // MARK: Samples
 
-    private mutating func store(_ batch: IngestBatch, agent: AgentRow, receivedAt now: Int64, in db: Database) throws {
+    private mutating func store(
+        _ batch: IngestBatch, agent: AgentRow, receivedAt now: Int64, in db: some IngestTransaction
+    ) throws {
         // The clock check: a batch that ends in the future is moved back to end when it was received.
         let shift = batch.lastTimestamp > now + settings.clockTolerance ? now - batch.lastTimestamp : 0
         if shift != 0 {
@@ -308,9 +304,9 @@ struct StoreWriter {
             }
         }
         let times = batch.sections.flatMap { [$0.timestamps[0], $0.timestamps[$0.timestamps.count - 1]] }
-        try insertRaw(
+        try db.insertRaw(
             raw, agent: agent.id, order: order, shift: shift, interval: batch.interval, heartbeat: batch.heartbeat,
-            from: (times.min() ?? 0) + shift, to: (times.max() ?? 0) + shift, in: db)
+            from: (times.min() ?? 0) + shift, to: (times.max() ?? 0) + shift)
         for name in names {
             var samples = byName[name]!
             if samples.count > 1 { samples.sort { $0.tick < $1.tick } }
@@ -319,49 +315,14 @@ struct StoreWriter {
         }
     }
 
-    /// Stores a batch's raw samples as one row (see the `raw` table).
-    mutating func insertRaw(
-        _ raw: RawBatch, agent: Int64, order: Int64, shift: Int64, interval: Int64, heartbeat: Int64, from: Int64,
-        to: Int64, in db: Database
-    ) throws {
-        try db.run(
-            sql: """
-                INSERT INTO raw (agent_id, ord, shift, interval, heartbeat, first_ts, last_ts, data)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [agent, order, shift, interval, heartbeat, from, to, Data(raw.bytes)])
-    }
-
     /// Keeps the interface's latest link facts, and a history row when they change.
-    private mutating func updateFacts(_ series: Int64, _ state: LinkState, at time: Int64, in db: Database) throws {
-        if facts[series] == nil {
-            facts[series] = try Row.fetchOne(
-                db, sql: "SELECT speed_mbps, operstate, carrier, mtu, link_kind, relation FROM series WHERE id = ?",
-                arguments: [series]
-            ).map { Self.linkState($0, from: 0) }
-        }
+    private mutating func updateFacts(
+        _ series: Int64, _ state: LinkState, at time: Int64, in db: some IngestTransaction
+    ) throws {
+        if facts[series] == nil { facts[series] = try db.facts(series: series) }
         guard facts[series] != state else { return }
         facts[series] = state
-        let carrier: Int64 = state.carrier.map { $0 ? 1 : 0 } ?? 2
-        let values: [Int64] = [
-            Int64(state.speedMbps ?? 0), Int64(state.operState.rawValue), carrier, Int64(state.mtu),
-            Int64(state.kind.rawValue), Int64(state.relation.rawValue),
-        ]
-        try db.run(
-            sql: """
-                UPDATE series SET speed_mbps = ?, operstate = ?, carrier = ?, mtu = ?, link_kind = ?, relation = ?
-                WHERE id = ?
-                """, arguments: StatementArguments(values + [series]))
-        try db.run(
-            sql: """
-                INSERT OR REPLACE INTO link_state (series_id, ts, speed_mbps, operstate, carrier, mtu, link_kind,
-                    relation) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: StatementArguments([series, time] + values))
-    }
-
-    /// Link facts from six columns of `row` from `first`: speed, operstate, carrier, mtu, kind, relation.
-    static func linkState(_ row: Row, from first: Int) -> LinkState {
-        linkState((0..<6).map { row[first + $0] as Int64 })
+        try db.setFacts(series: series, state, at: time)
     }
 
     /// Link facts from their six columns (speed_mbps, operstate, carrier, mtu, link_kind, relation).
@@ -380,7 +341,7 @@ struct StoreWriter {
     /// counter order) wherever their order puts them: after the last sample, before the first, or inside a gap
     /// (whose step is taken out first). See `docs/windows.md`, "Late and out-of-order data".
     mutating func place(
-        _ samples: [StepSample], series: Int64, name: InterfaceName, agent: AgentRow, in db: Database
+        _ samples: [StepSample], series: Int64, name: InterfaceName, agent: AgentRow, in db: some IngestTransaction
     ) throws {
         guard let first = samples.first, let last = samples.last else { return }
         var steps = [(StepSample, StepSample)]()
@@ -398,9 +359,7 @@ struct StoreWriter {
                     add(removed, from: gap.previous, to: gap.next, series: series, scopes: gap.scopes, sign: -1)
                 }
                 markChanged(from: gap.previous.time, to: gap.next.time, series: [series] + gap.scopes)
-                try db.run(
-                    sql: "DELETE FROM gap WHERE series_id = ? AND prev_order = ? AND prev_tick = ?",
-                    arguments: [series, gap.previous.order, gap.previous.tick])
+                try db.deleteGap(series: series, previous: gap.previous.position)
                 steps.insert((gap.previous, first), at: 0)
                 steps.append((last, gap.next))
             } else {
@@ -439,18 +398,9 @@ struct StoreWriter {
                 add(step, from: previous, to: next, series: series, scopes: scopes, sign: 1)
             }
             if step.timing.mayBeSplit {
-                try db.cachedStatement(
-                    sql: """
-                        INSERT OR REPLACE INTO gap (series_id, prev_order, prev_tick, next_order, next_tick, prev, next,
-                            scopes, step, virtual, from_ts, to_ts, revision)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """
-                ).execute(arguments: [
-                    series, previous.order, previous.tick, next.order, next.tick, Data(SampleCoding.encode(previous)),
-                    Data(SampleCoding.encode(next)), Data(SampleCoding.encode(ids: scopes)),
-                    Data(SampleCoding.encode(step)), isVirtual, min(previous.time, next.time),
-                    max(previous.time, next.time), pendingRevision,
-                ])
+                try db.saveGap(
+                    Gap(previous: previous, next: next, scopes: scopes, isVirtual: isVirtual), series: series,
+                    step: step, revision: pendingRevision)
             }
             if step.events.contains(.implausible) {
                 anomalies.append(
@@ -463,49 +413,24 @@ struct StoreWriter {
     }
 
     /// Writes the first and last samples of the series this commit moved (once each, however many batches did).
-    mutating func writeStates(in db: Database) throws {
-        let statement = try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO series_state (series_id, first, last) VALUES (?, ?, ?)")
-        for series in changedStates {
-            guard let state = states[series] else { continue }
-            try statement.execute(arguments: [
-                series, Data(SampleCoding.encode(state.first)), Data(SampleCoding.encode(state.last)),
-            ])
-        }
+    mutating func writeStates(in db: some IngestTransaction) throws {
+        try db.writeStates(changedStates.compactMap { series in states[series].map { (series, $0) } })
         changedStates.removeAll(keepingCapacity: true)
     }
 
-    private mutating func state(of series: Int64, in db: Database) throws -> SeriesState? {
+    private mutating func state(of series: Int64, in db: some IngestTransaction) throws -> SeriesState? {
         if let known = states[series] { return known }
-        guard
-            let row = try Row.fetchOne(
-                db, sql: "SELECT first, last FROM series_state WHERE series_id = ?", arguments: [series])
-        else { return nil }
-        let state = SeriesState(
-            first: try SampleCoding.decode(Array(row[0] as Data)), last: try SampleCoding.decode(Array(row[1] as Data)))
+        guard let state = try db.seriesState(series) else { return nil }
         states[series] = state
         return state
     }
 
+    /// The gap of `series` that holds the samples from `first` to `last`, if one does.
     private func gap(
-        of series: Int64, around first: SamplePosition, _ last: SamplePosition, in db: Database
-    ) throws -> (previous: StepSample, next: StepSample, scopes: [Int64], isVirtual: Bool)? {
-        guard
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT prev, next, scopes, next_order, next_tick, virtual FROM gap
-                    WHERE series_id = ? AND (prev_order < ? OR (prev_order = ? AND prev_tick < ?))
-                    ORDER BY prev_order DESC, prev_tick DESC LIMIT 1
-                    """,
-                arguments: [series, first.order, first.order, first.tick])
-        else { return nil }
-        let next = SamplePosition(order: row[3], tick: row[4])
-        guard last < next else { return nil }
-        return (
-            try SampleCoding.decode(Array(row[0] as Data)), try SampleCoding.decode(Array(row[1] as Data)),
-            try SampleCoding.decodeIDs(Array(row[2] as Data)), row[5] as Bool
-        )
+        of series: Int64, around first: SamplePosition, _ last: SamplePosition, in db: some IngestTransaction
+    ) throws -> Gap? {
+        guard let gap = try db.gap(series: series, before: first), last < gap.next.position else { return nil }
+        return gap
     }
 
     /// Records that the 5-minute buckets of `series` between `from` and `to` changed without a delta row (a
@@ -521,7 +446,7 @@ struct StoreWriter {
     /// The scope series a step ending at `next` counts toward: the host and the fleet when the standard rule
     /// counts the interface, and each group the agent belonged to at `next.time` whose rule counts it.
     private mutating func scopes(
-        of name: InterfaceName, agent: AgentRow, at next: StepSample, in db: Database
+        of name: InterfaceName, agent: AgentRow, at next: StepSample, in db: some IngestTransaction
     ) throws -> [Int64] {
         var ids = [Int64]()
         let rules = settings.rules
@@ -558,36 +483,21 @@ struct StoreWriter {
     }
 
     mutating func seriesID(
-        _ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64, in db: Database
+        _ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64, in db: some IngestTransaction
     ) throws -> Int64 {
         let key = SeriesKey(kind: kind, agent: agent, name: name)
         if let known = series[key] { return known }
         // Interfaces come and go (containers, VPNs): keep the cache bounded; a miss only costs a lookup.
         if series.count >= 200_000 { series.removeAll(keepingCapacity: true) }
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO series (kind, agent_id, name, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT DO NOTHING
-                """
-        ).execute(arguments: [kind.rawValue, agent, Data(name), now, now])
-        let id = try Int64.fetchOne(
-            db, sql: "SELECT id FROM series WHERE kind = ? AND agent_id = ? AND name = ?",
-            arguments: [kind.rawValue, agent, Data(name)])!
+        let id = try db.seriesID(kind, agent: agent, name: name, at: now)
         series[key] = id
         return id
     }
 
-    mutating func epochID(_ epoch: CounterEpoch, in db: Database) throws -> Int64 {
+    mutating func epochID(_ epoch: CounterEpoch, in db: some IngestTransaction) throws -> Int64 {
         if let known = epochs[epoch] { return known }
         if epochs.count >= 200_000 { epochs.removeAll(keepingCapacity: true) }
-        let arguments: StatementArguments = [
-            Data(BootIDBytes.bytes(epoch.bootID)), Int64(epoch.ifindex), Int64(epoch.width.rawValue),
-        ]
-        try db.run(
-            sql: "INSERT INTO epoch (boot_id, ifindex, width) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            arguments: arguments)
-        let id = try Int64.fetchOne(
-            db, sql: "SELECT id FROM epoch WHERE boot_id = ? AND ifindex = ? AND width = ?", arguments: arguments)!
+        let id = try db.epochID(epoch)
         epochs[epoch] = id
         return id
     }
@@ -645,41 +555,15 @@ struct StoreWriter {
     /// Writes the commit's bucket changes. Changes to 5-minute buckets that billing has taken in (before the bill
     /// mark) are recorded in `bill_change`, unless `billed` is false: a settled gap moves bytes from its spread
     /// into the rows, which changes no interval's figures.
-    mutating func writeDeltas(revision: Int64, billed: Bool = true, in db: Database) throws {
+    mutating func writeDeltas(revision: Int64, billed: Bool = true, in db: some IngestTransaction) throws {
         flushRun()
         let fiveMinutes = settings.levels.firstIndex(of: .fiveMinutes)
-        var statements = [Statement]()
-        for level in settings.levels {
-            let table = SQLiteSchema.rollupTable(level)
-            let columns = SQLiteSchema.bucketColumns
-            let updates = columns.map { column in
-                switch column {
-                case "peak_rx", "peak_tx", "speed_mbps": "\(column) = max(\(column), excluded.\(column))"
-                case "revision": "revision = excluded.revision"
-                default: "\(column) = \(column) + excluded.\(column)"
-                }
-            }
-            statements.append(
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO \(table) (series_id, start, \(columns.joined(separator: ", ")))
-                        VALUES (?, ?, \(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
-                        ON CONFLICT (series_id, start) DO UPDATE SET \(updates.joined(separator: ", "))
-                        """))
-        }
         let billMark = billed && fiveMinutes != nil ? billMark : .min
-        let changed = try db.cachedStatement(
-            sql: """
-                INSERT INTO bill_change (series_id, start, rx, tx, covered, unknown, revision)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (series_id, start) DO UPDATE SET rx = rx + excluded.rx, tx = tx + excluded.tx,
-                    covered = covered + excluded.covered, unknown = unknown + excluded.unknown,
-                    revision = excluded.revision
-                """)
+        var billChanges = [ChangeKey: Change]()
         for span in changedSpans where span.from < billMark {
             var start = RollupLevel.fiveMinutes.bucketStart(span.from)
             while start < min(span.to, billMark) {
-                try changed.execute(arguments: [span.series, start, 0, 0, 0, 1, revision])
+                billChanges[ChangeKey(series: span.series, start: start), default: Change()].unknown += 1
                 start += RollupLevel.fiveMinutes.width
             }
         }
@@ -687,33 +571,28 @@ struct StoreWriter {
         // forwards nothing else); one row per series for a virtual gap, whose bytes it must add up again.
         let finest = settings.levels.indices.min { settings.levels[$0] < settings.levels[$1] }
         let forwardMark = billed && finest != nil ? forwardMark : .min
-        let forwarded = try db.cachedStatement(
-            sql: """
-                INSERT INTO forward_change (series_id, start, rx, tx, unknown, revision) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (series_id, start) DO UPDATE SET rx = rx + excluded.rx, tx = tx + excluded.tx,
-                    unknown = unknown + excluded.unknown, revision = excluded.revision
-                """)
+        var forwardChanges = [ChangeKey: Change]()
         if forwardMark > 0, let finest {
             for span in changedSpans where span.from < forwardMark && !scopeSeries.contains(span.series) {
                 let start = settings.levels[finest].bucketStart(span.from)
-                try forwarded.execute(arguments: [span.series, start, 0, 0, 1, revision])
+                forwardChanges[ChangeKey(series: span.series, start: start), default: Change()].unknown += 1
             }
         }
-        var arguments = [Int64](repeating: 0, count: 2 + SQLiteSchema.bucketColumns.count)
         for (key, values) in deltas {
-            Self.bucketArguments(values, series: key.series, start: key.start, revision: revision, into: &arguments)
-            try arguments.withUnsafeBufferPointer { try db.run(statements[key.level], integers: $0) }
             if key.level == fiveMinutes, key.start < billMark {
-                try changed.execute(arguments: [
-                    key.series, key.start, values.traffic[.rxBytes], values.traffic[.txBytes],
-                    values.coveredMilliseconds, 0, revision,
-                ])
+                billChanges[ChangeKey(series: key.series, start: key.start), default: Change()].add(
+                    Change(
+                        rx: values.traffic[.rxBytes], tx: values.traffic[.txBytes],
+                        covered: values.coveredMilliseconds))
             }
             if key.level == finest, key.start < forwardMark, !scopeSeries.contains(key.series) {
-                try forwarded.execute(arguments: [
-                    key.series, key.start, values.traffic[.rxBytes], values.traffic[.txBytes], 0, revision,
-                ])
+                forwardChanges[ChangeKey(series: key.series, start: key.start), default: Change()].add(
+                    Change(rx: values.traffic[.rxBytes], tx: values.traffic[.txBytes]))
             }
+        }
+        try db.writeBuckets(deltas, levels: settings.levels, revision: revision)
+        if !billChanges.isEmpty || !forwardChanges.isEmpty {
+            try db.writeChanges(bill: billChanges, forward: forwardChanges, revision: revision)
         }
     }
 
@@ -761,6 +640,24 @@ struct RawBatch {
         }
         return sections
     }
+
+    /// Appends the samples of `series` with (shifted) timestamps in `range` from one stored raw batch.
+    static func appendSamples(
+        of series: Int64, from bytes: [UInt8], order: Int64, shift: Int64, in range: Range<Int64>,
+        epochs: [Int64: CounterEpoch], to samples: inout [RawSample]
+    ) throws {
+        for section in try sections(bytes) where section.series == series {
+            guard let epoch = epochs[section.epoch] else { throw StoreError.damaged("raw samples of an unknown epoch") }
+            let chunk = try SeriesChunk.decode(section.chunk)
+            for (index, timestamp) in chunk.timestamps.enumerated() where range.contains(timestamp + shift) {
+                let start = index * Counter.count
+                samples.append(
+                    RawSample(
+                        order: order, timestamp: timestamp + shift, epoch: epoch,
+                        counters: CounterValues(Array(chunk.values[start..<start + Counter.count]))!))
+            }
+        }
+    }
 }
 
 /// Labels as stored in the agent table: `key=value` lines.
@@ -792,42 +689,13 @@ enum BootIDBytes {
     }
 }
 
-extension Database {
-    /// Runs one statement compiled once per connection: ingest runs the same few statements thousands of times a
-    /// second, and compiling (parsing, authorizing) them each time cost more than running them.
-    func run(sql: String, arguments: StatementArguments = StatementArguments()) throws {
-        try cachedStatement(sql: sql).execute(arguments: arguments)
-    }
-
-    /// Steps `statement` (arguments already set), calling `body` with the SQLite statement on each row, for
-    /// reads of many integer rows that would otherwise build a `Row` of boxed values each.
-    func forEachRow(of statement: Statement, _ body: (SQLiteStatement) throws -> Void) throws {
-        let handle = statement.sqliteStatement
-        defer { sqlite3_reset(handle) }
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else {
-                throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)),
-                    sql: statement.sql)
-            }
-            try body(handle)
-        }
-    }
-
-    /// Runs a cached statement with only integer arguments, bound straight to SQLite: the bucket upserts, the
-    /// hottest statement of ingest, skip building `StatementArguments` (boxed values) for every row.
-    func run(_ statement: Statement, integers: UnsafeBufferPointer<Int64>) throws {
-        let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        for (index, value) in integers.enumerated() { sqlite3_bind_int64(handle, Int32(index + 1), value) }
-        let code = sqlite3_step(handle)
-        sqlite3_reset(handle)
-        guard code == SQLITE_DONE else {
-            throw DatabaseError(
-                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)),
-                sql: statement.sql)
-        }
+/// Link facts as six integer columns: speed_mbps, operstate, carrier (2 when unknown), mtu, link_kind, relation.
+enum LinkColumns {
+    static func values(_ state: LinkState) -> [Int64] {
+        let carrier: Int64 = state.carrier.map { $0 ? 1 : 0 } ?? 2
+        return [
+            Int64(state.speedMbps ?? 0), Int64(state.operState.rawValue), carrier, Int64(state.mtu),
+            Int64(state.kind.rawValue), Int64(state.relation.rawValue),
+        ]
     }
 }

@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// Where a PostgreSQL store lives, from `[store] postgresql` (a `postgresql://` URL, as libpq takes it) and an optional
+/// password file.
+public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var database: String
+    public var password: String?
+
+    public init(host: String, port: Int = 5432, user: String, database: String, password: String? = nil) {
+        self.host = host
+        self.port = port
+        self.user = user
+        self.database = database
+        self.password = password
+    }
+
+    /// Reads `postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (also `postgres://`).
+    /// - Throws: a message saying which part is wrong.
+    public init(url text: String) throws {
+        guard let url = URLComponents(string: text), let scheme = url.scheme,
+            scheme == "postgresql" || scheme == "postgres"
+        else {
+            throw StoreError.unusable("\(text) is not a postgresql:// URL (postgresql://USER@HOST:PORT/DATABASE)")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw StoreError.unusable("\(text) names no host (postgresql://USER@HOST:PORT/DATABASE)")
+        }
+        guard let user = url.user, !user.isEmpty else {
+            throw StoreError.unusable("\(text) names no user (postgresql://USER@HOST:PORT/DATABASE)")
+        }
+        let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+        guard !database.isEmpty, !database.contains("/") else {
+            throw StoreError.unusable("\(text) names no database (postgresql://USER@HOST:PORT/DATABASE)")
+        }
+        self.init(
+            host: host, port: url.port ?? 5432, user: user, database: database, password: url.password)
+    }
+
+    /// The URL without its password, for logs and errors.
+    public var description: String { "postgresql://\(user)@\(host):\(port)/\(database)" }
+
+    var connectionConfiguration: PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
+    }
+
+    var clientConfiguration: PostgresClient.Configuration {
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        configuration.options.maximumConnections = 4
+        return configuration
+    }
+}
+
+/// One connection used from one thread at a time that may block (a store's writer thread): each query waits for its
+/// answer. Never used on an event loop.
+final class PostgresSession: @unchecked Sendable {
+    let location: PostgresLocation
+    let logger: Logger
+    private var connection: PostgresConnection?
+
+    init(location: PostgresLocation, logger: Logger) {
+        self.location = location
+        self.logger = logger
+    }
+
+    /// The open connection, opened again if it was lost (the server restarted, the network failed).
+    func open() throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        do {
+            let connection = try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: location.connectionConfiguration,
+                id: 1, logger: logger
+            ).wait()
+            self.connection = connection
+            return connection
+        } catch {
+            throw PostgresErrors.describe(error, location: location)
+        }
+    }
+
+    @discardableResult
+    func query(_ query: PostgresQuery) throws -> [PostgresRow] {
+        let connection = try open()
+        do {
+            return try connection.query(query, logger: logger).wait().rows
+        } catch {
+            throw PostgresErrors.describe(error, location: location)
+        }
+    }
+
+    func execute(_ sql: String) throws {
+        try query(PostgresQuery(unsafeSQL: sql))
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws (and the connection
+    /// dropped when the rollback itself fails, so the next transaction starts on a clean one).
+    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            do { try execute("ROLLBACK") } catch { close() }
+            throw error
+        }
+    }
+
+    func close() {
+        try? connection?.close().wait()
+        connection = nil
+    }
+}
+
+/// PostgreSQL's errors in the store's terms.
+enum PostgresErrors {
+    /// ``StoreError/cannotWrite(_:)`` for a server that cannot be reached or went away (the same write may succeed
+    /// later), the server's own message for the others.
+    static func describe(_ error: any Error, location: PostgresLocation) -> any Error {
+        if error is StoreError { return error }
+        guard let error = error as? PSQLError else {
+            return StoreError.cannotWrite("\(location): \(error)")
+        }
+        if let message = error.serverInfo?[.message] {
+            let code = error.serverInfo?[.sqlState] ?? ""
+            // Class 08 (connection), 53 (resources: disk full, too many connections), 57 (shut down, cancelled),
+            // 40 (serialization failure, deadlock): the same transaction may succeed when tried again.
+            if ["08", "53", "57", "40"].contains(String(code.prefix(2))) {
+                return StoreError.cannotWrite("\(location): \(message) (SQLSTATE \(code))")
+            }
+            return PostgresServerError(description: "\(location): \(message) (SQLSTATE \(code))")
+        }
+        return StoreError.cannotWrite("\(location): cannot reach the server: \(error.code)")
+    }
+}
+
+/// An error the server reported for a statement (not a lost connection): what it said, and its SQLSTATE.
+struct PostgresServerError: Error, CustomStringConvertible {
+    var description: String
+}

@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import PulseAnalytics
+import PulseCore
+
+/// The shared store: several daemons on one PostgreSQL database (docs/scale-out.md).
+///
+/// Ingest runs the same ``StoreWriter`` as the SQLite store, on a thread of its own holding one connection, with each
+/// group commit one PostgreSQL transaction (see ``PostgresIngestTransaction`` for how concurrent daemons take turns).
+/// Reads go through a small pool of connections (postgres-nio's `PostgresClient`) and never wait for ingest.
+public final class PostgresStore: RollupReader, Sendable {
+    public let location: PostgresLocation
+    public let settings: StoreSettings
+    let client: PostgresClient
+    private let running: Task<Void, Never>
+    private let queue = DispatchQueue(label: "netpulse-postgres-writer")
+    private let side: WriterSide
+
+    /// The writer's state, touched only on `queue`.
+    final class WriterSide: @unchecked Sendable {
+        var writer: StoreWriter
+        let session: PostgresSession
+        let partitions = PostgresIngestTransaction.RawPartitions()
+
+        init(writer: StoreWriter, session: PostgresSession) {
+            self.writer = writer
+            self.session = session
+        }
+    }
+
+    /// Connects to the database at `location` and, for the owner (a daemon), creates the tables or brings them up to
+    /// date; other access requires them to be up to date.
+    /// - Throws: ``StoreError`` naming the database (never its password).
+    public init(
+        location: PostgresLocation, settings: StoreSettings = .standard, access: SQLiteStore.Access = .owner,
+        logger: Logger = Logger(label: "netpulse.store.postgres")
+    ) async throws {
+        self.location = location
+        self.settings = settings
+        client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: logger)
+        let client = client
+        running = Task { await client.run() }
+        side = WriterSide(
+            writer: StoreWriter(settings: settings), session: PostgresSession(location: location, logger: logger))
+        do {
+            try await onWriter { side in
+                try Self.prepare(side.session, levels: settings.levels, migrate: access == .owner)
+            }
+        } catch {
+            shutdown()
+            throw error
+        }
+    }
+
+    /// Closes the store's connections.
+    public func shutdown() {
+        running.cancel()
+        let side = side
+        queue.async { side.session.close() }
+    }
+
+    /// Applies the migrations not yet applied (the owner) or checks that none is missing (the others).
+    static func prepare(_ session: PostgresSession, levels: [RollupLevel], migrate: Bool) throws {
+        try session.execute("CREATE TABLE IF NOT EXISTS netpulse_migration (id text PRIMARY KEY)")
+        if migrate {
+            try session.transaction {
+                try session.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))")
+                let applied = Set(
+                    try session.query("SELECT id FROM netpulse_migration").map { try $0.decode(String.self) })
+                for migration in PostgresSchema.migrations where !applied.contains(migration.id) {
+                    // One statement at a time: the extended protocol takes no more.
+                    for statement in migration.sql.components(separatedBy: ";\n")
+                    where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                        try session.execute(statement)
+                    }
+                    try session.query("INSERT INTO netpulse_migration (id) VALUES (\(migration.id))")
+                }
+                for level in levels { try session.execute(PostgresSchema.createRollupTable(level)) }
+            }
+        }
+        let applied = Set(try session.query("SELECT id FROM netpulse_migration").map { try $0.decode(String.self) })
+        let known = Set(PostgresSchema.migrations.map(\.id))
+        guard applied.isSuperset(of: known) else {
+            throw StoreError.unusable(
+                "\(session.location) was written by an older netpulsed; start the new netpulsed once to upgrade it")
+        }
+        guard applied.isSubset(of: known) else {
+            throw StoreError.unusable(
+                "\(session.location) was written by a newer netpulsed; upgrade netpulse to read it")
+        }
+    }
+
+    /// Runs `body` on the writer's thread, where blocking on the database is allowed.
+    private func onWriter<Value: Sendable>(_ body: @escaping @Sendable (WriterSide) throws -> Value) async throws
+        -> Value
+    {
+        let side = side
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result(catching: { try body(side) })) }
+        }
+    }
+
+    // MARK: Ingest
+
+    /// Stores one group commit in one transaction (see ``MetricStore/ingest(_:receivedAt:)``).
+    public func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome] {
+        guard !batches.isEmpty else { return [] }
+        return try await onWriter { side in
+            do {
+                return try side.session.transaction {
+                    try side.writer.ingest(
+                        batches, receivedAt: receivedAt,
+                        in: PostgresIngestTransaction(session: side.session, partitions: side.partitions))
+                }
+            } catch {
+                // Rolled back: what the caches learnt in it may not exist.
+                side.writer.reset()
+                side.partitions.names.removeAll()
+                throw error
+            }
+        }
+    }
+}

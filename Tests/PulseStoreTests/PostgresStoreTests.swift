@@ -1,0 +1,264 @@
+import Foundation
+import PulseAnalytics
+import PulseCore
+import TestSupport
+import Testing
+
+@testable import PulseStore
+
+/// The PostgreSQL store against a real PostgreSQL 15 server of the test's own (``PostgresServer``), compared with
+/// the SQLite store fed the same group commits: the writer is shared, so the two must agree on everything a user
+/// reads — rollups at every level (virtual gaps spread in), the catalogue, memberships, raw samples, anomalies and
+/// totals.
+@Suite(.serialized) struct PostgresStoreTests {
+    let day: Int64 = 1_763_856_000_000  // 2025-11-23T00:00:00Z
+
+    /// A day of two agents' traffic with what late and messy delivery brings: a spool replayed late and shuffled (an
+    /// outage's virtual gap split), a duplicate, a reboot (new epoch), a label change (memberships), a clock ahead.
+    func traffic() -> [[IngestBatch]] {
+        var web = BatchMaker()
+        web.agent.labels = Labels([("site", "ams")])
+        var db = BatchMaker()
+        db.agent = AgentIdentity(name: "db-01", hostname: "db-01", version: "0.2.0", labels: Labels([("site", "fra")]))
+        db.stream = 7
+        func rx(_ index: Int, _ base: UInt64) -> [UInt64] {
+            (0..<30).map { tick in
+                let t = UInt64(index * 30 + tick)
+                return base + t * 1_000 + t * t % 977
+            }
+        }
+        var webBatches = (0..<20).map { web.batch(UInt64($0 + 1), start: day + Int64($0) * 30_000, rx: rx($0, 0)) }
+        // The interface was re-created from batch 15 on: a new ifindex, counters from zero.
+        for index in 15..<20 {
+            webBatches[index] = web.batch(
+                UInt64(index + 1), start: day + Int64(index) * 30_000, rx: rx(index - 15, 0), ifindex: 9)
+        }
+        var dbBatches = (0..<20).map {
+            db.batch(UInt64($0 + 1), start: day + Int64($0) * 30_000, rx: rx($0, 5_000_000), interface: "bond0")
+        }
+        var relabelled = db
+        relabelled.agent.labels = Labels([("site", "fra"), ("role", "db")])
+        for index in 10..<20 {
+            dbBatches[index] = relabelled.batch(
+                UInt64(index + 1), start: day + Int64(index) * 30_000, rx: rx(index, 5_000_000), interface: "bond0")
+        }
+        // A batch from 2 hours in the future: moved back to when it was received, and flagged.
+        dbBatches.append(
+            relabelled.batch(21, start: day + 7_200_000, rx: [7_000_000, 7_001_000], interface: "bond0"))
+        var generator = SplitMix64(seed: 11)
+        let late = Array(webBatches[3..<9]).shuffled(using: &generator)
+        return [
+            Array(webBatches[0..<3]) + Array(dbBatches[0..<5]),
+            Array(webBatches[9..<12]) + [webBatches[1]] + Array(dbBatches[5..<12]),
+            Array(late[0..<3]) + Array(dbBatches[12..<16]),
+            Array(late[3...]) + Array(webBatches[12...]) + Array(dbBatches[16...]) + [dbBatches[3]],
+        ]
+    }
+
+    /// Everything a reader sees, keyed by what identifies each series rather than by its id.
+    struct Reading: Equatable {
+        var series: [String: String] = [:]
+        var buckets: [String: [String]] = [:]
+        var memberships: [Membership] = []
+        var agents: [String] = []
+        var anomalies: [String] = []
+        var samples: [String: [String]] = [:]
+        var batches: Int64 = 0
+        var values: Int64 = 0
+    }
+
+    static func read(
+        _ catalogue: [SeriesRecord], reader: any RollupReader, memberships: [Membership], agents: [AgentRecord],
+        anomalies: [Anomaly], totals: IngestTotals, samples: (Int64) async throws -> [RawSample]
+    ) async throws -> Reading {
+        var reading = Reading()
+        func key(_ record: SeriesRecord) -> String {
+            "\(record.kind) \(record.agent ?? "-") \(record.interface.map { "\($0)" } ?? "-") \(record.group?.description ?? "-")"
+        }
+        var keys = [Int64: String]()
+        for record in catalogue {
+            keys[record.id] = key(record)
+            reading.series[key(record)] =
+                "first \(record.firstSeen) last \(record.lastSeen) facts \(String(describing: record.facts))"
+        }
+        for level in RollupLevel.standard {
+            for (id, list) in try await reader.buckets(level: level, series: Array(keys.keys), from: 0, to: .max) {
+                reading.buckets["\(level) \(keys[id]!)"] = list.map { "\($0.start) \($0.values)" }
+            }
+        }
+        for record in catalogue where record.kind == .interface {
+            reading.samples[key(record)] = try await samples(record.id).map {
+                "\($0.order) \($0.timestamp) \($0.epoch) \($0.counters.values)"
+            }
+        }
+        reading.memberships = memberships
+        reading.agents = agents.map { "\($0.name) \($0.labels.pairs.map { "\($0.key)=\($0.value)" }) \($0.lastSeen)" }
+        reading.anomalies = anomalies.map { "\($0.timestamp) \($0.kind) \($0.detail) \(keys[$0.series] ?? "-")" }
+        reading.batches = totals.batches
+        reading.values = totals.values
+        return reading
+    }
+
+    static func read(_ store: SQLiteStore) async throws -> Reading {
+        try await read(
+            store.series(), reader: store, memberships: store.memberships(), agents: store.agents(),
+            anomalies: store.anomalies(since: 0), totals: store.totals()
+        ) { try await store.samples(series: $0, from: 0, to: .max) }
+    }
+
+    static func read(_ store: PostgresStore) async throws -> Reading {
+        try await read(
+            store.series(), reader: store, memberships: store.memberships(), agents: store.agents(),
+            anomalies: store.anomalies(since: 0), totals: store.totals()
+        ) { try await store.samples(series: $0, from: 0, to: .max) }
+    }
+
+    @Test func theSameTrafficReadsTheSameAsInSQLite() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("same")))
+        defer { postgres.shutdown() }
+        let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        for (index, group) in traffic().enumerated() {
+            let receivedAt = day + 3_600_000 + Int64(index) * 1_000
+            let expected = try await sqlite.ingest(group, receivedAt: receivedAt)
+            #expect(try await postgres.ingest(group, receivedAt: receivedAt) == expected)
+        }
+        let fromSQLite = try await Self.read(sqlite)
+        let fromPostgres = try await Self.read(postgres)
+        #expect(fromSQLite.batches == 41 && fromSQLite.buckets.count > 20 && fromSQLite.memberships.count == 3)
+        #expect(fromSQLite.anomalies.contains { $0.contains("clock-ahead") })
+        for (key, value) in fromSQLite.buckets { #expect(fromPostgres.buckets[key] == value, "\(key)") }
+        #expect(fromPostgres == fromSQLite)
+        // Sums over a window read the same too (PostgreSQL's SUM of bigint is numeric: cast back).
+        let ids = try await postgres.series().map(\.id)
+        let sums = try await postgres.sums(level: .oneMinute, series: nil, from: day, to: day + 600_000)
+        #expect(Set(sums.keys).isSubset(of: Set(ids)) && !sums.isEmpty)
+        let fleet = try #require(try await postgres.series().first { $0.kind == .fleet })
+        let sqliteFleet = try #require(try await sqlite.series().first { $0.kind == .fleet })
+        let expectedFleet = try await sqlite.sums(
+            level: .oneMinute, series: [sqliteFleet.id], from: day, to: day + 600_000)
+        #expect(sums[fleet.id] == expectedFleet[sqliteFleet.id])
+    }
+
+    /// An agent that reconnects to a second daemon while the first is still committing: the first is offered
+    /// batches 1…80, the second 41…120 (the agent's spool replayed from where it last had an ack) once the first has
+    /// stored 30, both committing at once in group commits of random sizes, each daemon with its own store and
+    /// connection. Each batch is stored exactly once, and the store ends exactly as one SQLite daemon given every batch
+    /// once, in order: batches of the second that arrive ahead of the first's are late data for the shared store.
+    @Test func twoDaemonsCommittingOneAgentsBatchesAtOnceStoreEachOnce() async throws {
+        try await Self.withTwoDaemons { first, second in
+            let maker = BatchMaker()
+            var batches = [IngestBatch]()
+            for index in 0..<120 {
+                let rx: [UInt64] = (0..<10).map { UInt64(index * 10 + $0) * 1_500 + UInt64(index % 7) * 100 }
+                batches.append(maker.batch(UInt64(index + 1), start: day + Int64(index) * 10_000, rx: rx))
+            }
+            let receivedAt = day + 2 * 3_600_000
+            let (head, tail) = (Array(batches[0..<80]), Array(batches[40...]))
+            async let byFirst = Self.offer(head, in: 1...6, seed: 1, to: first, at: receivedAt)
+            async let bySecond: [IngestOutcome] = {
+                while try await second.totals().batches < 30 { try await Task.sleep(for: .milliseconds(2)) }
+                return try await Self.offer(tail, in: 1...6, seed: 2, to: second, at: receivedAt)
+            }()
+            let (a, b) = try await (byFirst, bySecond)
+            for index in batches.indices {
+                let offers = (index < 80 ? [a[index]] : []) + (index >= 40 ? [b[index - 40]] : [])
+                let stored = offers.filter { $0 == IngestOutcome.stored }.count
+                #expect(stored == 1, "batch \(index + 1): \(offers)")
+            }
+            let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+            _ = try await sqlite.ingest(batches, receivedAt: receivedAt)
+            let expected = try await Self.read(sqlite)
+            #expect(try await Self.read(first) == expected)
+            #expect(try await Self.read(second) == expected)
+            #expect(expected.batches == 120)
+        }
+    }
+
+    /// Batches handed to two daemons alternately, committed at once: each is stored once, every level's total is
+    /// the counters' delta, and the store reads exactly as one SQLite daemon's given the batches in order.
+    @Test func alternateBatchesOnTwoDaemonsAddUpExactly() async throws {
+        try await Self.withTwoDaemons { first, second in
+            let maker = BatchMaker()
+            var batches = [IngestBatch]()
+            for index in 0..<80 {
+                let rx: [UInt64] = (0..<5).map { UInt64(index * 5 + $0) * 2_000 + UInt64(index % 5) * 10 }
+                batches.append(maker.batch(UInt64(index + 1), start: day + Int64(index) * 5_000, rx: rx))
+            }
+            let receivedAt = day + 3_600_000
+            let even = stride(from: 0, to: batches.count, by: 2).map { batches[$0] }
+            let odd = stride(from: 1, to: batches.count, by: 2).map { batches[$0] }
+            async let byFirst = Self.offer(even, in: 2...2, to: first, at: receivedAt)
+            async let bySecond = Self.offer(odd, in: 2...2, to: second, at: receivedAt)
+            let outcomes = try await byFirst + bySecond
+            #expect(outcomes.allSatisfy { $0 == IngestOutcome.stored })
+            let series = try #require(try await first.series().first { $0.kind == .interface })
+            let delta = Int64(batches.last!.lastCounter - batches.first!.firstCounter)
+            for level in RollupLevel.standard {
+                let sums = try await second.sums(level: level, series: [series.id], from: 0, to: .max)[series.id]
+                #expect(sums?.traffic[.rxBytes] == delta, "\(level)")
+            }
+            #expect(try await first.totals().batches == 80)
+            let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+            _ = try await sqlite.ingest(batches, receivedAt: receivedAt)
+            var (shared, single) = (try await Self.read(first), try await Self.read(sqlite))
+            // A host's or the fleet's series is made by the first step counted toward it, and says when that step
+            // ended: which step is first depends on which daemon committed first. Everything else is the same.
+            for reading in [\Reading.series] {
+                shared[keyPath: reading] = shared[keyPath: reading].filter { $0.key.hasPrefix("interface") }
+                single[keyPath: reading] = single[keyPath: reading].filter { $0.key.hasPrefix("interface") }
+            }
+            #expect(shared == single)
+        }
+    }
+
+    /// Runs `body` with two daemons' stores on one fresh database of a server of its own.
+    static func withTwoDaemons(_ body: (PostgresStore, PostgresStore) async throws -> Void) async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let location = try PostgresLocation(url: server.createDatabase("shared"))
+        let first = try await PostgresStore(location: location)
+        let second = try await PostgresStore(location: location)
+        defer {
+            first.shutdown()
+            second.shutdown()
+        }
+        try await body(first, second)
+    }
+
+    /// Offers `batches` to `store` in order, in group commits of sizes drawn from `sizes`.
+    static func offer(
+        _ batches: [IngestBatch], in sizes: ClosedRange<Int>, seed: UInt64 = 0, to store: PostgresStore, at time: Int64
+    ) async throws -> [IngestOutcome] {
+        var generator = SplitMix64(seed: seed)
+        var outcomes = [IngestOutcome]()
+        var start = 0
+        while start < batches.count {
+            let end = min(batches.count, start + Int.random(in: sizes, using: &generator))
+            outcomes += try await store.ingest(Array(batches[start..<end]), receivedAt: time)
+            start = end
+        }
+        return outcomes
+    }
+
+    @Test func aBadURLOrAnUnreachableServerIsToldPlainly() async throws {
+        #expect(throws: StoreError.self) { try PostgresLocation(url: "mysql://x@localhost/db") }
+        #expect(throws: StoreError.self) { try PostgresLocation(url: "postgresql://localhost/db") }
+        #expect(throws: StoreError.self) { try PostgresLocation(url: "postgresql://user@localhost/") }
+        let location = try PostgresLocation(url: "postgresql://netpulse:secret@127.0.0.1:1/netpulse")
+        #expect(location.description == "postgresql://netpulse@127.0.0.1:1/netpulse")
+        do {
+            _ = try await PostgresStore(location: location)
+            Issue.record("a store on a closed port opened")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("127.0.0.1:1") && !text.contains("secret"), "\(text)")
+        }
+    }
+}
+
+extension IngestBatch {
+    var firstCounter: UInt64 { sections[0].traffic[0][.rxBytes] }
+    var lastCounter: UInt64 { sections[0].traffic[sections[0].traffic.count - 1][.rxBytes] }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// A throwaway PostgreSQL 15 server for a test: its own cluster (initdb) in a temporary directory, on a port of its
+/// own on loopback, with trust authentication for the user `netpulse`, stopped by ``stop()``. Never the system's
+/// service. scripts/test.sh installs Debian's postgresql-15; when it is missing, ``start()`` throws (tests fail, they
+/// never skip).
+public final class PostgresServer: @unchecked Sendable {
+    public static let binaries = "/usr/lib/postgresql/15/bin"
+    public let directory: String
+    public let port: Int
+    public let user = "netpulse"
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private init(directory: String, port: Int) {
+        self.directory = directory
+        self.port = port
+    }
+
+    /// Makes a cluster and starts it, trying a few ports until one is free.
+    public static func start() throws -> PostgresServer {
+        guard FileManager.default.isExecutableFile(atPath: binaries + "/initdb") else {
+            throw Failure(description: "PostgreSQL 15 is not installed (scripts/test.sh installs postgresql-15)")
+        }
+        let directory = try run("/bin/mktemp", ["-d", "/tmp/netpulse-pg-XXXXXX"]).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        if getuid() == 0 { _ = try run("/bin/chown", ["postgres:postgres", directory]) }
+        _ = try asServerUser(
+            binaries + "/initdb",
+            ["-D", directory + "/data", "-A", "trust", "-U", "netpulse", "-E", "UTF8", "--no-sync"])
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let port = Int.random(in: 20_000...60_000)
+            do {
+                _ = try asServerUser(
+                    binaries + "/pg_ctl",
+                    [
+                        "-D", directory + "/data", "-l", directory + "/log", "-w", "-o",
+                        "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=50", "start",
+                    ])
+                return PostgresServer(directory: directory, port: port)
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? Failure(description: "PostgreSQL did not start")
+    }
+
+    /// Creates a database and returns its URL.
+    public func createDatabase(_ name: String) throws -> String {
+        _ = try Self.run(Self.binaries + "/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])
+        return url(database: name)
+    }
+
+    public func url(database: String) -> String { "postgresql://\(user)@127.0.0.1:\(port)/\(database)" }
+
+    /// Runs SQL with psql and returns its unaligned output.
+    public func psql(_ database: String, _ sql: String) throws -> String {
+        try Self.run(
+            Self.binaries + "/psql",
+            [
+                "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-X", "-A", "-t", "-v",
+                "ON_ERROR_STOP=1", "-c", sql,
+            ])
+    }
+
+    /// Stops the server (fast shutdown) and deletes its cluster.
+    public func stop() {
+        _ = try? Self.asServerUser(Self.binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs a server program as the `postgres` user when we are root (PostgreSQL refuses to run as root).
+    static func asServerUser(_ program: String, _ arguments: [String]) throws -> String {
+        if getuid() == 0 {
+            return try run("/usr/sbin/runuser", ["-u", "postgres", "--", program] + arguments)
+        }
+        return try run(program, arguments)
+    }
+
+    /// Runs a program to its end and returns its output. Spawned and waited for directly (posix_spawn, waitpid):
+    /// Foundation's Process did not notice `runuser … pg_ctl start` ending (it left it a zombie and waited
+    /// forever), and a pipe would never reach its end while the server it started holds it. Output goes through a
+    /// file instead.
+    @discardableResult
+    static func run(_ program: String, _ arguments: [String]) throws -> String {
+        let path = "/tmp/netpulse-pg-output-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        defer { unlink(path) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw Failure(description: "cannot start \(program): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        // WIFEXITED and WEXITSTATUS, which Swift does not import.
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            throw Failure(
+                description:
+                    "\(program) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
+        }
+        return text
+    }
+}
