@@ -162,7 +162,10 @@ let package = Package(
         // The window engine against Tests/Oracle/oracle.py, an independent reference written from docs/windows.md.
         .testTarget(
             name: "OracleTests",
-            dependencies: ["OracleSupport", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseReports"]
+            dependencies: [
+                "OracleSupport", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseReports",
+                "TestSupport",
+            ]
         ),
         // The oracle's cases (generated agents), its runner and the comparison with a store: shared by OracleTests and
         // the end-to-end test that kills the daemon under load.
@@ -197,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "PulseCore", "PulseStore", "PulseAnalytics", "OracleSupport",
+                "PulseCore", "PulseStore", "PulseAnalytics", "OracleSupport", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

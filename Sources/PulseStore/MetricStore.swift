@@ -17,6 +17,9 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// - Throws: when the commit failed; then nothing of it was stored.
     func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome]
 
+    /// The rollup levels the store keeps (a reader may be configured with fewer or more).
+    func levels() async throws -> [RollupLevel]
+
     /// Every rollup series: interfaces, hosts, groups and the fleet.
     func series() async throws -> [SeriesRecord]
 

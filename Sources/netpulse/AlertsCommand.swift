@@ -39,7 +39,7 @@ struct AlertsCommand: AsyncParsableCommand {
                 guard limit >= 1 else { throw QueryError("--limit must be at least 1") }
                 let now = WallClock.milliseconds()
                 let daemon = try location.daemonConfig()
-                let store = try location.open(daemon)
+                let store = try await location.open(daemon)
                 let listing = AlertListing(
                     now: now, rules: Dictionary(daemon.alerts.rules.map { ($0.name, $0) }) { first, _ in first },
                     instances: try await store.alertInstances(),
@@ -114,7 +114,7 @@ struct AlertsCommand: AsyncParsableCommand {
         func run() async throws {
             try await runAlerts {
                 let daemon = try location.daemonConfig()
-                let store = try location.open(daemon, access: .editor)
+                let store = try await location.open(daemon, access: .editor)
                 guard try await store.expireSilence(id: id, at: WallClock.milliseconds()) else {
                     throw QueryError("no silence \(id); `netpulse alerts` lists them")
                 }

@@ -31,9 +31,13 @@ struct StoreLocation: ParsableArguments {
         }
     }
 
-    /// Opens the store the options name: read-only for queries (reads never block the daemon's ingest).
-    func open(_ daemon: DaemonConfig, access: SQLiteStore.Access = .reader) throws -> SQLiteStore {
-        try SQLiteStore(path: store ?? daemon.storePath, settings: daemon.store, access: access)
+    /// Opens the store the options name: read-only for queries (reads never block the daemon's ingest); the
+    /// daemon's PostgreSQL database when its config names one and no `--store` file is given.
+    func open(_ daemon: DaemonConfig, access: SQLiteStore.Access = .reader) async throws -> any MetricStore {
+        if store == nil, let location = try daemon.postgresLocation() {
+            return try await PostgresStore(location: location, settings: daemon.store, access: access)
+        }
+        return try SQLiteStore(path: store ?? daemon.storePath, settings: daemon.store, access: access)
     }
 }
 
@@ -95,7 +99,7 @@ struct QueryOptions: ParsableArguments {
     /// Opens the store read-only (it never blocks the daemon's ingest) and loads what it holds.
     func engine(now: Int64) async throws -> (WindowEngine, DaemonConfig) {
         let daemon = try location.daemonConfig()
-        let store = try location.open(daemon)
+        let store = try await location.open(daemon)
         let catalogue = try await Catalogue.load(from: store, rules: daemon.store.rules)
         let engine = WindowEngine(
             store: store, catalogue: catalogue,

@@ -71,7 +71,7 @@ struct ReportCommand: AsyncParsableCommand {
                 }
                 return value
             } ?? daemon.reports.settle
-        let store = try location.open(daemon)
+        let store = try await location.open(daemon)
         let engine = try await daemon.windowEngine(over: store)
         let directory = output ?? daemon.reports.directory
         var periods = [ReportPeriod]()

@@ -37,7 +37,7 @@ struct DaemonCommand: AsyncParsableCommand {
         let logger = Logger(label: "netpulsed")
         do {
             // Opening the store may migrate and backfill one written by an older version (logged when it does).
-            let runtime = try DaemonRuntime(config: loaded, configPath: config, logger: logger)
+            let runtime = try await DaemonRuntime(config: loaded, configPath: config, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
                     services: runtime.makeServices(), gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseStore
+import TestSupport
 import Testing
 
 extension EndToEnd {
@@ -36,10 +37,14 @@ extension EndToEnd {
         }
 
         /// SIGKILL the daemon three times while an agent streams: afterwards every sampled tick is stored, and no
-        /// sample is stored twice.
-        @Test(.timeLimit(.minutes(2)))
-        func daemonKilledMidStreamLosesNothingAndStoresNoDuplicate() throws {
+        /// sample is stored twice. With the SQLite file, and with a PostgreSQL database (a throwaway server of the
+        /// test's own), where a killed daemon's connection ends mid-transaction.
+        @Test(.timeLimit(.minutes(2)), arguments: ["sqlite", "postgresql"])
+        func daemonKilledMidStreamLosesNothingAndStoresNoDuplicate(store kind: String) throws {
             let fleet = try Fleet()
+            let server = kind == "postgresql" ? try PostgresServer.start() : nil
+            defer { server?.stop() }
+            if let server { try fleet.useStore(postgresql: server.createDatabase("netpulse")) }
             try fleet.startDaemon()
             let config = try fleet.writeAgentConfig("agent-1", interval: "100ms", batch: "400ms", include: #"["lo"]"#)
             let agent = try fleet.startAgent("agent-1", config: config)
@@ -78,6 +83,19 @@ extension EndToEnd {
             }
             #expect(total.traffic[.rxBytes] == Int64(all.last!.counters[.rxBytes] - all.first!.counters[.rxBytes]))
             #expect(fleet.daemon!.output.contains("listening on"))
+            if let server {
+                // `netpulse` reads the daemon's database through the daemon's config.
+                let csv = try run([
+                    Build.cli, "rates", "--config", "\(fleet.directory)/netpulsed.toml", "--format", "csv",
+                ])
+                #expect(csv.contains("agent-1,lo,"), "\(csv)")
+                // A second daemon on the same database refuses to start, and says why.
+                let second = try Fleet()
+                try second.useStore(postgresql: server.url(database: "netpulse"))
+                #expect(throws: (any Error).self) { try second.startDaemon() }
+                #expect(second.daemon!.output.contains("another netpulsed already uses"), "\(second.daemon!.output)")
+                #expect(fleet.daemon!.stop() == 0, "netpulsed:\n\(fleet.daemon!.output)")
+            }
         }
 
         /// An agent whose daemon is down spools to disk, and delivers everything once the daemon is back.

@@ -44,7 +44,7 @@ enum Oracle {
 
     /// Every bucket of the case's levels, every window figure and every bill in `store` against the oracle's
     /// `expected` answer. Returns each disagreement in words (empty when the store agrees to the last digit).
-    static func compare(_ store: SQLiteStore, _ oracleCase: OracleCase, _ expected: [String: Any], arrival: String)
+    static func compare(_ store: any MetricStore, _ oracleCase: OracleCase, _ expected: [String: Any], arrival: String)
         async throws -> [String]
     {
         var differences = [String]()

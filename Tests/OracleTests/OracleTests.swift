@@ -3,6 +3,7 @@ import PulseAnalytics
 import PulseCore
 import PulseQuery
 import PulseStore
+import TestSupport
 import Testing
 
 @testable import OracleSupport
@@ -22,6 +23,36 @@ import Testing
     @Test(.timeLimit(.minutes(5)))
     func billingPeriodsAgreeWithTheOracle() async throws {
         try await check(CaseGenerator.billing(seed: 12), keepingBills: true)
+    }
+
+    /// The same billing case in the PostgreSQL store (a throwaway server of the test's own), with the same bill
+    /// passes: its rollups, window figures, bills and adjustments must agree with the oracle just as SQLite's do.
+    @Test(.timeLimit(.minutes(5)))
+    func billingPeriodsAgreeWithTheOracleOnPostgreSQL() async throws {
+        let oracleCase = CaseGenerator.billing(seed: 12)
+        let expected = try Oracle.run(oracleCase)
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let store = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("oracle")))
+        defer { store.shutdown() }
+        let keeper = BillKeeper(
+            store: store,
+            billing: BillingPolicy(calendar: CivilCalendar(identifier: oracleCase.timeZone)!, overrides: []),
+            rules: ScopeRules())
+        let clock = ContinuousClock.now
+        let passes = try await ingest(oracleCase, into: store, keeper: keeper)
+        _ = try await keeper.update(now: oracleCase.now)
+        print("ingest into PostgreSQL: \(ContinuousClock.now - clock)")
+        #expect(passes.replaced > 100 && passes.rebuilt > 0, "\(passes)")
+        let february = try await store.bills(series: nil, containing: oracleCase.bills[0].at)
+        #expect(!february.isEmpty && february.allSatisfy { $0.issuedAt != nil })
+        if let late = oracleCase.lateDataAt {
+            #expect(!(try await store.billAdjustments(series: nil, containing: late)).isEmpty)
+        }
+        for difference in try await Oracle.compare(store, oracleCase, expected, arrival: "PostgreSQL") {
+            Issue.record(Comment(rawValue: difference))
+        }
+        #expect(try await store.anomalies(since: 0).filter { $0.kind == "unplaced" }.isEmpty)
     }
 
     func check(_ oracleCase: OracleCase, keepingBills: Bool = false) async throws {
@@ -69,7 +100,7 @@ import Testing
     /// Feeds the batches in their arrival order, several per commit (up to 8) where they arrived at the same time.
     /// Returns what the keeper's passes did, added up.
     @discardableResult
-    func ingest(_ oracleCase: OracleCase, into store: SQLiteStore, keeper: BillKeeper? = nil) async throws
+    func ingest(_ oracleCase: OracleCase, into store: any MetricStore, keeper: BillKeeper? = nil) async throws
         -> BillKeeper.Report
     {
         var passes = BillKeeper.Report()

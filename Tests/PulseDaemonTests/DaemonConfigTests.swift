@@ -188,4 +188,32 @@ import Testing
                 ConfigDocument(text: "[remote_write]\nurl = \"prometheus:9090\"\n", file: "d.toml"))
         }
     }
+
+    /// `[store] postgresql` names a shared database; a URL that is not one, or that holds a password, names its line
+    /// and says what to do.
+    @Test func aPostgreSQLStoreIsReadAndCheckedWithItsLine() throws {
+        #expect(try DaemonConfig.parse(ConfigDocument(text: "", file: "d.toml")).postgres == nil)
+        let config = try DaemonConfig.parse(
+            ConfigDocument(
+                text:
+                    "[store]\npostgresql = \"postgresql://netpulse@db.internal:5433/fleet\"\npassword_file = \"/etc/pw\"\n",
+                file: "d.toml"))
+        #expect(
+            config.postgres == PostgresLocation(host: "db.internal", port: 5433, user: "netpulse", database: "fleet"))
+        #expect(config.postgresPasswordFile == "/etc/pw")
+        #expect(
+            throws: ConfigError(
+                file: "d.toml", line: 2, key: "store.postgresql",
+                "holds a password; put it in a file named by [store] password_file instead")
+        ) {
+            try DaemonConfig.parse(
+                ConfigDocument(text: "[store]\npostgresql = \"postgresql://u:secret@db/fleet\"\n", file: "d.toml"))
+        }
+        #expect(throws: ConfigError.self) {
+            try DaemonConfig.parse(ConfigDocument(text: "[store]\npostgresql = \"db:5432\"\n", file: "d.toml"))
+        }
+        #expect(throws: ConfigError.self) {
+            try DaemonConfig.parse(ConfigDocument(text: "[store]\npassword_file = \"/etc/pw\"\n", file: "d.toml"))
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import TestSupport
 import Testing
 
 @testable import PulseStore
@@ -24,7 +25,48 @@ import Testing
     }
 
     @Test func instancesAndHistoryRoundTripAndPrune() async throws {
-        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        try await roundTripAndPrune(try SQLiteStore(path: temporaryDirectory() + "/netpulse.db"))
+    }
+
+    /// The same in the PostgreSQL store, with silences and the notification queue.
+    @Test func thePostgreSQLStoreKeepsAlertsTheSame() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let store = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("alerts")))
+        defer { store.shutdown() }
+        try await roundTripAndPrune(store)
+        let silence = Silence(
+            id: "s-1", matchers: ["host": "web-*", "alertname": "Busy"], startsAt: 1_000, endsAt: 61_000,
+            createdBy: "ops", comment: "maintenance \"window\"")
+        try await store.saveSilence(silence)
+        #expect(try await store.silences() == [silence])
+        #expect(try await store.expireSilence(id: "s-1", at: 30_000))
+        #expect(!(try await store.expireSilence(id: "nope", at: 30_000)))
+        #expect(try await store.silences().first?.endsAt == 30_000)
+
+        let group = NotificationGroup(
+            receiver: "ops", key: "{}:{alertname=\"Busy\"}", labels: ["alertname": "Busy"], createdAt: 5,
+            notifiedAt: 7, notifiedFiring: ["f1", "f2"])
+        let body: [UInt8] = Array("{\"alerts\":[]}".utf8) + [0, 255]
+        try await store.queueNotification(
+            PendingNotification(
+                id: 0, receiver: "ops", groupKey: group.key, createdAt: 6, body: body, attempts: 0, nextAttempt: 6,
+                lastError: nil), group: group, delete: [])
+        #expect(try await store.notificationGroups() == [group])
+        let queued = try await store.queuedNotifications(receiver: "ops", limit: 10)
+        #expect(queued.count == 1 && queued[0].body == body && queued[0].lastError == nil)
+        #expect(try await store.queuedNotificationCount() == 1)
+        try await store.retryNotification(id: queued[0].id, attempts: 1, nextAttempt: 60, error: "HTTP 500")
+        let retried = try await store.queuedNotifications(receiver: "ops", limit: 10)
+        #expect(
+            retried.first?.attempts == 1 && retried.first?.nextAttempt == 60 && retried.first?.lastError == "HTTP 500")
+        try await store.finishNotification(id: queued[0].id)
+        try await store.queueNotification(nil, group: nil, delete: [group])
+        #expect(try await store.queuedNotificationCount() == 0)
+        #expect(try await store.notificationGroups().isEmpty)
+    }
+
+    func roundTripAndPrune(_ store: any MetricStore) async throws {
         let busy = instance("Busy", "f1", status: .firing, since: 1_000)
         let stored = try await store.saveAlerts(
             AlertUpdate(

@@ -242,6 +242,48 @@ import Testing
         return outcomes
     }
 
+    /// Retention as in SQLite: a gap past the late-data horizon is settled into the rollups, old rollups go, and the
+    /// rollups left read the same as SQLite's; raw samples go a day's partition at a time, once the whole day is past.
+    @Test func retentionDropsWholeDaysOfRawSamplesAndMatchesSQLitesRollups() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("prune")))
+        defer { postgres.shutdown() }
+        let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        let maker = BatchMaker()
+        let batches = [
+            maker.batch(1, start: day, rx: [1, 2]), maker.batch(2, start: day + 86_400_000 + 5_000, rx: [3, 4]),
+            maker.batch(3, start: day + 10 * 86_400_000, rx: [5, 6]),
+        ]
+        for store in [sqlite as any MetricStore, postgres] {
+            _ = try await store.ingest(batches, receivedAt: day + 10 * 86_400_000)
+        }
+        let partitions =
+            "SELECT count(*) FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'raw'"
+        #expect(try server.psql("prune", partitions).trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+        // Two days later: the raw samples of the first two days are past 48 hours; the gap is settled.
+        let now = day + 12 * 86_400_000 + 1_000
+        var policy = RetentionPolicy.standard
+        policy.lateData = 86_400_000
+        let report = try await postgres.prune(policy, now: now, slice: 100)
+        let sqliteReport = try await sqlite.prune(policy, now: now, slice: 100)
+        #expect(report.rawChunks == 2 && report.settledGaps == sqliteReport.settledGaps && report.settledGaps > 0)
+        #expect(try server.psql("prune", partitions).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        let eth0 = try #require(try await postgres.series().first { $0.kind == .interface })
+        #expect(try await postgres.samples(series: eth0.id, from: 0, to: .max).map(\.counters.values[0]) == [5, 6])
+        // A month on, the minute buckets of the first days are gone in both.
+        _ = try await postgres.prune(policy, now: day + 35 * 86_400_000, slice: 100)
+        _ = try await sqlite.prune(policy, now: day + 35 * 86_400_000, slice: 100)
+        let (fromPostgres, fromSQLite) = (try await Self.read(postgres), try await Self.read(sqlite))
+        #expect(fromPostgres.buckets == fromSQLite.buckets)
+        let hourly = try #require(fromPostgres.buckets.first { $0.key.hasPrefix("1h interface") }?.value)
+        let minutes = try #require(fromPostgres.buckets.first { $0.key.hasPrefix("1m interface") }?.value)
+        func start(_ text: String) -> Int64 { Int64(text.prefix { $0 != " " })! }
+        #expect(hourly.map(start).min()! < day + 86_400_000)
+        #expect(minutes.map(start).min()! >= day + 5 * 86_400_000)
+        #expect(postgres.sizeOnDisk > 1_000_000)
+    }
+
     @Test func aBadURLOrAnUnreachableServerIsToldPlainly() async throws {
         #expect(throws: StoreError.self) { try PostgresLocation(url: "mysql://x@localhost/db") }
         #expect(throws: StoreError.self) { try PostgresLocation(url: "postgresql://localhost/db") }

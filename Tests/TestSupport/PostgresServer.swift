@@ -38,7 +38,11 @@ public final class PostgresServer: @unchecked Sendable {
                     binaries + "/pg_ctl",
                     [
                         "-D", directory + "/data", "-l", directory + "/log", "-w", "-o",
-                        "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=50", "start",
+                        // No fsync: the tests kill daemons, never the server or the machine, and a test's cluster
+                        // is thrown away (benchmarks start theirs with the defaults).
+                        "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=50"
+                            + " -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                        "start",
                     ])
                 return PostgresServer(directory: directory, port: port)
             } catch {

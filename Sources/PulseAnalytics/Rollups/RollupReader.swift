@@ -26,6 +26,12 @@ extension RollupReader {
     public func buckets(level: RollupLevel, series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [Bucket]] {
         try await reduceBuckets(level: level, series: series, from: from, to: to, fields: .all) { $1 }
     }
+
+    /// Every field of the sums.
+    public func sums(level: RollupLevel, series: [Int64]?, from: Int64, to: Int64) async throws -> [Int64: BucketValues]
+    {
+        try await sums(level: level, series: series, from: from, to: to, fields: .all)
+    }
 }
 
 public struct BucketFields: OptionSet, Sendable, Hashable {

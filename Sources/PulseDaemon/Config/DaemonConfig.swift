@@ -22,8 +22,13 @@ public struct DaemonConfig: Sendable, Hashable {
     public var idleTimeout: Int64
     public var tls: TLSFiles
 
-    /// The SQLite database file.
+    /// The SQLite database file (the store unless `postgresql` is set).
     public var storePath: String
+    /// A shared PostgreSQL database instead of the SQLite file (`[store] postgresql`, docs/scale-out.md).
+    public var postgres: PostgresLocation?
+    /// The file holding the PostgreSQL user's password (`[store] password_file`); none with trust or peer
+    /// authentication.
+    public var postgresPasswordFile: String?
     /// Counting, levels and the store's durability.
     public var store: StoreSettings
     public var retention: RetentionPolicy
@@ -44,6 +49,18 @@ public struct DaemonConfig: Sendable, Hashable {
     public var remoteWrite: RemoteWriteSettings
     /// Where the daemon serves its own metrics for Prometheus to scrape (`GET /metrics`); nil: not served.
     public var metricsListen: Endpoint?
+
+    /// The PostgreSQL database of `[store] postgresql`, with the password of `[store] password_file` read now; nil
+    /// for the SQLite file.
+    public func postgresLocation() throws -> PostgresLocation? {
+        guard var location = postgres else { return nil }
+        if let file = postgresPasswordFile {
+            do { location.password = try FileIO.readString(file).trimmingWhitespace() } catch {
+                throw DaemonError("cannot read the PostgreSQL password file \(file) ([store] password_file): \(error)")
+            }
+        }
+        return location
+    }
 
     /// A default config rooted at `stateDirectory` (for tests and tools).
     public init(stateDirectory: String, listen: Endpoint, tls: TLSFiles) {
@@ -105,6 +122,21 @@ public struct DaemonConfig: Sendable, Hashable {
         config.idleTimeout = try reader.duration("listen", "idle_timeout", default: 120_000, range: 1_000...86_400_000)
         let path = try reader.string("store", "path", default: "netpulse.db")
         config.storePath = path.hasPrefix("/") ? path : "\(stateDirectory)/\(path)"
+        if let url = try reader.optionalString("store", "postgresql") {
+            let location: PostgresLocation
+            do { location = try PostgresLocation(url: url) } catch {
+                throw reader.invalid("store", "postgresql", "\(error)")
+            }
+            guard location.password == nil else {
+                throw reader.invalid(
+                    "store", "postgresql", "holds a password; put it in a file named by [store] password_file instead")
+            }
+            config.postgres = location
+        }
+        config.postgresPasswordFile = try reader.optionalString("store", "password_file")
+        if config.postgresPasswordFile != nil && config.postgres == nil {
+            throw reader.invalid("store", "password_file", "is set without [store] postgresql")
+        }
         let synchronous = try reader.string("store", "synchronous", default: "full")
         guard let mode = StoreSettings.Synchronous(rawValue: synchronous.uppercased()) else {
             throw reader.invalid("store", "synchronous", "is \"\(synchronous)\"; use \"full\" or \"normal\"")

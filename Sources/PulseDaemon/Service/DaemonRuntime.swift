@@ -18,7 +18,7 @@ import Synchronization
 /// the ingest queue to be committed and acknowledged, then says goodbye to every agent), then ingest.
 public struct DaemonRuntime: Sendable {
     public let config: DaemonConfig
-    public let store: SQLiteStore
+    public let store: any MetricStore
     public let queue: IngestQueue
     public let registry: ConnectionRegistry
     public let ingest: IngestService
@@ -34,14 +34,14 @@ public struct DaemonRuntime: Sendable {
     public init(
         config: DaemonConfig, configPath: String?, logger: Logger,
         onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in }
-    ) throws {
+    ) async throws {
         // A notification command that exits without reading its input must not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
         self.config = config
         self.configPath = configPath
         self.logger = logger
         current = CurrentConfig(config)
-        store = try SQLiteStore(path: config.storePath, settings: config.store)
+        store = try await Self.openStore(config, logger: logger)
         queue = IngestQueue(limit: config.queueLimit)
         let registry = ConnectionRegistry()
         self.registry = registry
@@ -59,7 +59,7 @@ public struct DaemonRuntime: Sendable {
             }
         } else {
             remoteWriteService = nil
-            if try store.stopForwarding() {
+            if try await Self.stopForwarding(store) {
                 logger.notice("remote write is off: its state is cleared (a later [remote_write] starts afresh)")
             }
         }
@@ -81,6 +81,30 @@ public struct DaemonRuntime: Sendable {
     let configPath: String?
     let logger: Logger
     let current: CurrentConfig
+
+    /// The SQLite file, or the PostgreSQL database when `[store] postgresql` is set.
+    static func openStore(_ config: DaemonConfig, logger: Logger) async throws -> any MetricStore {
+        guard let location = try config.postgresLocation() else {
+            return try SQLiteStore(path: config.storePath, settings: config.store)
+        }
+        let store = try await PostgresStore(location: location, settings: config.store, logger: logger)
+        // One daemon per database until the leader lease lands (docs/scale-out.md): two would both keep bills,
+        // evaluate alerts and forward.
+        do { try await store.claimSoleDaemon() } catch {
+            store.shutdown()
+            throw error
+        }
+        logger.notice("store: PostgreSQL at \(location)")
+        return store
+    }
+
+    static func stopForwarding(_ store: any MetricStore) async throws -> Bool {
+        switch store {
+        case let store as SQLiteStore: try store.stopForwarding()
+        case let store as PostgresStore: try await store.stopForwarding()
+        default: false
+        }
+    }
 
     /// The services in start order, with what their ending means for the group. Call once.
     public func makeServices() -> [ServiceGroupConfiguration.ServiceConfiguration] {

@@ -282,6 +282,25 @@ final class PostgresIngestTransaction: IngestTransaction {
             """)
     }
 
+    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(
+        series: Int64, gap: StoreWriter.Gap, step: CountedStep
+    )] {
+        try session.query(
+            "SELECT series_id, prev, next, scopes, step FROM gap WHERE virtual AND to_ts < \(cutoff) LIMIT \(Int64(limit))"
+        ).map { row in
+            let (series, previous, next, scopes, step) = try row.decode(
+                (Int64, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer).self)
+            return (
+                series,
+                StoreWriter.Gap(
+                    previous: try SampleCoding.decode(Array(previous.readableBytesView)),
+                    next: try SampleCoding.decode(Array(next.readableBytesView)),
+                    scopes: try SampleCoding.decodeIDs(Array(scopes.readableBytesView)), isVirtual: true),
+                try SampleCoding.decodeStep(Array(step.readableBytesView))
+            )
+        }
+    }
+
     // MARK: The commit's changes
 
     func writeBuckets(_ deltas: [StoreWriter.BucketKey: BucketValues], levels: [RollupLevel], revision: Int64) throws {

@@ -1,8 +1,10 @@
+import Dispatch
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Synchronization
 
 /// Where a PostgreSQL store lives, from `[store] postgresql` (a `postgresql://` URL, as libpq takes it) and an optional
 /// password file.
@@ -52,14 +54,6 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         configuration.options.connectTimeout = .seconds(10)
         return configuration
     }
-
-    var clientConfiguration: PostgresClient.Configuration {
-        var configuration = PostgresClient.Configuration(
-            host: host, port: port, username: user, password: password, database: database, tls: .disable)
-        configuration.options.connectTimeout = .seconds(10)
-        configuration.options.maximumConnections = 4
-        return configuration
-    }
 }
 
 /// One connection used from one thread at a time that may block (a store's writer thread): each query waits for its
@@ -68,6 +62,8 @@ final class PostgresSession: @unchecked Sendable {
     let location: PostgresLocation
     let logger: Logger
     private var connection: PostgresConnection?
+    /// Run on every new connection before it is used (the sole-daemon lock is taken again after a reconnect).
+    var onOpen: ((PostgresConnection) throws -> Void)?
 
     init(location: PostgresLocation, logger: Logger) {
         self.location = location
@@ -83,10 +79,16 @@ final class PostgresSession: @unchecked Sendable {
                 id: 1, logger: logger
             ).wait()
             self.connection = connection
-            return connection
         } catch {
             throw PostgresErrors.describe(error, location: location)
         }
+        do {
+            try onOpen?(connection!)
+        } catch {
+            close()
+            throw PostgresErrors.describe(error, location: location)
+        }
+        return connection!
     }
 
     @discardableResult
@@ -105,8 +107,8 @@ final class PostgresSession: @unchecked Sendable {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws (and the connection
     /// dropped when the rollback itself fails, so the next transaction starts on a clean one).
-    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try execute("BEGIN")
+    func transaction<Result>(_ begin: String = "BEGIN", _ body: () throws -> Result) throws -> Result {
+        try execute(begin)
         do {
             let result = try body()
             try execute("COMMIT")
@@ -120,6 +122,71 @@ final class PostgresSession: @unchecked Sendable {
     func close() {
         try? connection?.close().wait()
         connection = nil
+    }
+
+    /// A session dropped without ``close()`` (a store nobody shut down) closes its connection in the background,
+    /// which stays alive until it is closed.
+    deinit {
+        if let connection, !connection.isClosed {
+            connection.close().whenComplete { _ in _ = connection }
+        }
+    }
+}
+
+/// Sessions for everything but ingest (reads, and the short writes of billing, remote write and alerts), each used
+/// by one blocking call at a time on a thread of Dispatch's pool, never on an event loop or a task's executor.
+final class PostgresSessions: Sendable {
+    let location: PostgresLocation
+    let logger: Logger
+    private let idle = Mutex<[PostgresSession]>([])
+    /// Sessions kept open between calls (more are opened when calls overlap, and closed after).
+    static let kept = 4
+
+    init(location: PostgresLocation, logger: Logger) {
+        self.location = location
+        self.logger = logger
+    }
+
+    /// Runs `body` with a session, in a transaction begun by `begin` (nil: none).
+    func run<Value: Sendable>(
+        _ begin: String? = nil, _ body: @escaping @Sendable (PostgresSession) throws -> Value
+    ) async throws -> Value {
+        let session = idle.withLock { $0.popLast() } ?? PostgresSession(location: location, logger: logger)
+        let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    with: Result {
+                        guard let begin else { return try body(session) }
+                        return try session.transaction(begin) { try body(session) }
+                    })
+            }
+        }
+        let closing = idle.withLock { idle -> Bool in
+            guard idle.count < Self.kept else { return true }
+            idle.append(session)
+            return false
+        }
+        if closing { DispatchQueue.global().async { session.close() } }
+        return value
+    }
+
+    /// A read of one consistent snapshot.
+    func read<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> Value) async throws -> Value {
+        try await run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    /// A write transaction.
+    @discardableResult
+    func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> Value) async throws -> Value {
+        try await run("BEGIN", body)
+    }
+
+    func close() {
+        let sessions = idle.withLock { idle in
+            defer { idle.removeAll() }
+            return idle
+        }
+        DispatchQueue.global().async { for session in sessions { session.close() } }
     }
 }
 

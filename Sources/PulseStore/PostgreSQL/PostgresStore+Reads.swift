@@ -5,19 +5,6 @@ import PulseAnalytics
 import PulseCore
 
 extension PostgresStore {
-    /// Every row of `query`, from a connection of the read pool.
-    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        do {
-            var rows = [PostgresRow]()
-            for try await row in try await client.query(query) { rows.append(row) }
-            return rows
-        } catch {
-            throw PostgresErrors.describe(error, location: location)
-        }
-    }
-
-    static func bytes(_ buffer: ByteBuffer?) -> [UInt8]? { buffer.map { Array($0.readableBytesView) } }
-
     // MARK: Rollups
 
     public func reduceBuckets<Result: Sendable>(
@@ -25,93 +12,48 @@ extension PostgresStore {
         _ reduce: @escaping @Sendable (Int64, [Bucket]) -> Result?
     ) async throws -> [Int64: Result] {
         let fields = fields.isEmpty ? .revision : fields  // a column to select
-        let ids = Array(Set(series)).sorted()
-        var spread = try await virtualGaps(level: level, series: Set(ids), from: from, to: to)
-        var binds = PostgresBindings()
-        try binds.append(ids)
-        binds.append(from)
-        binds.append(to)
-        let rows = try await self.rows(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT series_id, start, \(BucketColumns.selectList(fields)) FROM \(try table(for: level))
-                    WHERE series_id = ANY($1) AND start >= $2 AND start < $3 ORDER BY series_id, start
-                    """, binds: binds))
-        var result = [Int64: Result]()
-        func finish(_ id: Int64, _ list: [Bucket]) {
-            if let value = reduce(id, spread.merge(id, into: list, level: level)) { result[id] = value }
-        }
-        var current: Int64?
-        var list = [Bucket]()
-        for row in rows {
-            var cells = row.makeIterator()
-            func column() throws -> Int64 { try cells.next()!.decode(Int64.self) }
-            let id = try column()
-            if id != current {
-                if let current { finish(current, list) }
-                current = id
-                list.removeAll(keepingCapacity: true)
+        let table = try table(for: level)
+        return try await sessions.read { session in
+            var result = [Int64: Result]()
+            try PostgresSnapshotReader(session: session, revision: 0).readBuckets(
+                level: level, series: Array(Set(series)).sorted(), from: from, to: to, fields: fields, table: table
+            ) { id, list in
+                if let value = reduce(id, list) { result[id] = value }
             }
-            let start = try column()
-            let (values, revision) = try BucketColumns.values(fields: fields, column)
-            list.append(Bucket(level: level, start: start, values: values, revision: revision))
+            return result
         }
-        if let current { finish(current, list) }
-        for id in spread.remaining { finish(id, []) }
-        return result
     }
 
     public func sums(
         level: RollupLevel, series: [Int64]?, from: Int64, to: Int64, fields: BucketFields = .all
     ) async throws -> [Int64: BucketValues] {
         let fields = fields.isEmpty ? .revision : fields  // a column to select
-        var ids = series ?? []
-        if series == nil { ids = try await rows("SELECT id FROM series").map { try $0.decode(Int64.self) } }
-        var binds = PostgresBindings()
-        try binds.append(ids)
-        binds.append(from)
-        binds.append(to)
-        let aggregates = BucketColumns.aggregateList(fields) { "(\($0))::bigint" }
-        var result = [Int64: BucketValues]()
-        for row in try await rows(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT series_id, \(aggregates) FROM \(try table(for: level))
-                    WHERE series_id = ANY($1) AND start >= $2 AND start < $3 GROUP BY series_id
-                    """, binds: binds))
-        {
-            var cells = row.makeIterator()
-            func column() throws -> Int64 { try cells.next()!.decode(Int64.self) }
-            let id = try column()
-            result[id] = try BucketColumns.values(fields: fields, column).values
+        let table = try table(for: level)
+        return try await sessions.read { session in
+            let ids = try series ?? session.query("SELECT id FROM series").map { try $0.decode(Int64.self) }
+            var binds = PostgresBindings()
+            binds.append(ids)
+            binds.append(from)
+            binds.append(to)
+            let aggregates = BucketColumns.aggregateList(fields) { "(\($0))::bigint" }
+            var result = [Int64: BucketValues]()
+            for row in try session.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT series_id, \(aggregates) FROM \(table)
+                        WHERE series_id = ANY($1) AND start >= $2 AND start < $3 GROUP BY series_id
+                        """, binds: binds))
+            {
+                var cells = row.makeIterator()
+                func column() throws -> Int64 { try cells.next()!.decode(Int64.self) }
+                let id = try column()
+                result[id] = try BucketColumns.values(fields: fields, column).values
+            }
+            try PostgresSnapshotReader(session: session, revision: 0).spreadVirtualGaps(
+                level: level, series: Set(ids), from: from, to: to
+            ) { id, _, values, _ in result[id, default: .empty].merge(values) }
+            return result
         }
-        let spread = try await virtualGaps(level: level, series: Set(ids), from: from, to: to)
-        for (id, buckets) in spread.buckets {
-            for entry in buckets.values { result[id, default: .empty].merge(entry.values) }
-        }
-        return result
-    }
-
-    /// The spread of the virtual gaps that add to `series` at `level` in `[from, to)`.
-    func virtualGaps(level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64) async throws
-        -> VirtualGaps.Spread
-    {
-        var spread = VirtualGaps.Spread()
-        guard !series.isEmpty else { return spread }
-        let end = VirtualGaps.end(level: level, to: to)
-        for row in try await rows(
-            "SELECT series_id, prev, next, scopes, step, revision FROM gap WHERE virtual AND to_ts > \(from) AND from_ts < \(end)"
-        ) {
-            let (owner, previous, next, scopes, step, revision) = try row.decode(
-                (Int64, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, Int64).self)
-            try VirtualGaps.spread(
-                VirtualGaps.Row(
-                    owner: owner, previous: Array(previous.readableBytesView), next: Array(next.readableBytesView),
-                    scopes: Array(scopes.readableBytesView), step: Array(step.readableBytesView), revision: revision),
-                level: level, series: series, from: from, to: to
-            ) { spread.add($0, $1, $2, $3) }
-        }
-        return spread
     }
 
     func table(for level: RollupLevel) throws -> String {
@@ -126,96 +68,233 @@ extension PostgresStore {
     // MARK: Catalogue
 
     public func series() async throws -> [SeriesRecord] {
-        try await rows(
-            """
-            SELECT s.id, s.kind::bigint, convert_to(a.name, 'UTF8'), s.name, s.first_seen, s.speed_mbps, s.operstate,
-                s.carrier, s.mtu, s.link_kind, s.relation, st.last
-            FROM series s LEFT JOIN agent a ON a.id = s.agent_id
-            LEFT JOIN series_state st ON st.series_id = s.id
-            ORDER BY s.kind, a.name COLLATE "C", s.name
-            """
-        ).compactMap { row in
-            var cells = row.makeIterator()
-            func integer() throws -> Int64 { try cells.next()!.decode(Int64.self) }
-            func bytes() throws -> [UInt8]? { Self.bytes(try cells.next()!.decode(ByteBuffer?.self)) }
-            let (id, kind, agent, name, firstSeen) = (
-                try integer(), try integer(), try bytes(), try bytes(), try integer()
-            )
-            let facts = try (0..<6).map { _ in try integer() }
-            return CatalogueRows.series(
-                id: id, kind: kind, agent: agent, name: name ?? [], firstSeen: firstSeen, facts: facts,
-                lastState: try bytes())
+        try await sessions.read { session in
+            try session.query(
+                """
+                SELECT s.id, s.kind::bigint, convert_to(a.name, 'UTF8'), s.name, s.first_seen, s.speed_mbps,
+                    s.operstate, s.carrier, s.mtu, s.link_kind, s.relation, st.last
+                FROM series s LEFT JOIN agent a ON a.id = s.agent_id
+                LEFT JOIN series_state st ON st.series_id = s.id
+                ORDER BY s.kind, a.name COLLATE "C", s.name
+                """
+            ).compactMap { row in
+                var cells = row.makeIterator()
+                func integer() throws -> Int64 { try cells.next()!.decode(Int64.self) }
+                func bytes() throws -> [UInt8]? {
+                    try cells.next()!.decode(ByteBuffer?.self).map { Array($0.readableBytesView) }
+                }
+                let (id, kind, agent, name, firstSeen) = (
+                    try integer(), try integer(), try bytes(), try bytes(), try integer()
+                )
+                let facts = try (0..<6).map { _ in try integer() }
+                return CatalogueRows.series(
+                    id: id, kind: kind, agent: agent, name: name ?? [], firstSeen: firstSeen, facts: facts,
+                    lastState: try bytes())
+            }
         }
     }
 
     public func agents() async throws -> [AgentRecord] {
-        try await rows(
-            """
-            SELECT a.name, a.hostname, a.version, a.labels, a.first_seen, a.last_seen,
-                (SELECT COALESCE(SUM(dropped), 0)::bigint FROM stream WHERE agent_id = a.id)
-            FROM agent a ORDER BY a.name COLLATE "C"
-            """
-        ).map { row in
-            let (name, hostname, version, labels, first, last, dropped) = try row.decode(
-                (String, String, String, String, Int64, Int64, Int64).self)
-            return AgentRecord(
-                name: name, hostname: hostname, version: version, labels: LabelText.decode(labels), firstSeen: first,
-                lastSeen: last, droppedBatches: dropped)
+        try await sessions.read { session in
+            try session.query(
+                """
+                SELECT a.name, a.hostname, a.version, a.labels, a.first_seen, a.last_seen,
+                    (SELECT COALESCE(SUM(dropped), 0)::bigint FROM stream WHERE agent_id = a.id)
+                FROM agent a ORDER BY a.name COLLATE "C"
+                """
+            ).map { row in
+                let (name, hostname, version, labels, first, last, dropped) = try row.decode(
+                    (String, String, String, String, Int64, Int64, Int64).self)
+                return AgentRecord(
+                    name: name, hostname: hostname, version: version, labels: LabelText.decode(labels),
+                    firstSeen: first, lastSeen: last, droppedBatches: dropped)
+            }
         }
     }
 
     public func memberships() async throws -> [Membership] {
-        try await rows(
-            """
-            SELECT a.name, m.key, m.value, m.from_ts, m.to_ts FROM membership m JOIN agent a ON a.id = m.agent_id
-            ORDER BY a.name COLLATE "C", m.from_ts, m.key COLLATE "C", m.value COLLATE "C"
-            """
-        ).map { row in
-            let (agent, key, value, from, to) = try row.decode((String, String, String, Int64, Int64?).self)
-            return Membership(agent: agent, group: GroupKey(key: key, value: value), from: from, to: to)
+        try await sessions.read { session in
+            try session.query(
+                """
+                SELECT a.name, m.key, m.value, m.from_ts, m.to_ts FROM membership m JOIN agent a ON a.id = m.agent_id
+                ORDER BY a.name COLLATE "C", m.from_ts, m.key COLLATE "C", m.value COLLATE "C"
+                """
+            ).map { row in
+                let (agent, key, value, from, to) = try row.decode((String, String, String, Int64, Int64?).self)
+                return Membership(agent: agent, group: GroupKey(key: key, value: value), from: from, to: to)
+            }
         }
     }
 
     public func samples(series: Int64, from: Int64, to: Int64) async throws -> [RawSample] {
-        guard
-            let agent = try await rows("SELECT agent_id FROM series WHERE id = \(series)").first?.decode(Int64.self)
-        else { return [] }
-        var epochs = [Int64: CounterEpoch]()
-        for row in try await rows("SELECT id, boot_id, ifindex, width FROM epoch") {
-            let (id, boot, ifindex, width) = try row.decode((Int64, ByteBuffer, Int64, Int64).self)
-            epochs[id] = CounterEpoch(
-                bootID: BootIDBytes.bootID(Array(boot.readableBytesView)), ifindex: UInt32(truncatingIfNeeded: ifindex),
-                width: CounterWidth(rawValue: UInt8(truncatingIfNeeded: width)) ?? .bits64)
+        try await sessions.read { session in
+            guard
+                let agent = try session.query("SELECT agent_id FROM series WHERE id = \(series)").first?.decode(
+                    Int64.self)
+            else { return [] }
+            var epochs = [Int64: CounterEpoch]()
+            for row in try session.query("SELECT id, boot_id, ifindex, width FROM epoch") {
+                let (id, boot, ifindex, width) = try row.decode((Int64, ByteBuffer, Int64, Int64).self)
+                epochs[id] = CounterEpoch(
+                    bootID: BootIDBytes.bootID(Array(boot.readableBytesView)),
+                    ifindex: UInt32(truncatingIfNeeded: ifindex),
+                    width: CounterWidth(rawValue: UInt8(truncatingIfNeeded: width)) ?? .bits64)
+            }
+            var samples = [RawSample]()
+            for row in try session.query(
+                """
+                SELECT ord, shift, data FROM raw WHERE agent_id = \(agent) AND last_ts >= \(from) AND first_ts < \(to)
+                ORDER BY ord
+                """)
+            {
+                let (order, shift, data) = try row.decode((Int64, Int64, ByteBuffer).self)
+                try RawBatch.appendSamples(
+                    of: series, from: Array(data.readableBytesView), order: order, shift: shift, in: from..<to,
+                    epochs: epochs, to: &samples)
+            }
+            return samples
         }
-        var samples = [RawSample]()
-        for row in try await rows(
-            """
-            SELECT ord, shift, data FROM raw WHERE agent_id = \(agent) AND last_ts >= \(from) AND first_ts < \(to)
-            ORDER BY ord
-            """)
-        {
-            let (order, shift, data) = try row.decode((Int64, Int64, ByteBuffer).self)
-            try RawBatch.appendSamples(
-                of: series, from: Array(data.readableBytesView), order: order, shift: shift, in: from..<to,
-                epochs: epochs, to: &samples)
-        }
-        return samples
     }
 
     public func anomalies(since: Int64) async throws -> [Anomaly] {
-        try await rows("SELECT series_id, ts, kind, detail FROM anomaly WHERE ts >= \(since) ORDER BY ts, id").map {
-            let (series, time, kind, detail) = try $0.decode((Int64, Int64, String, String).self)
-            return Anomaly(series: series, timestamp: time, kind: kind, detail: detail)
+        try await sessions.read { session in
+            try session.query("SELECT series_id, ts, kind, detail FROM anomaly WHERE ts >= \(since) ORDER BY ts, id")
+                .map {
+                    let (series, time, kind, detail) = try $0.decode((Int64, Int64, String, String).self)
+                    return Anomaly(series: series, timestamp: time, kind: kind, detail: detail)
+                }
         }
     }
 
     public func totals() async throws -> IngestTotals {
+        try await sessions.read { session in
+            let meta = try PostgresSnapshotReader.meta(session)
+            return IngestTotals(
+                batches: meta["batches"] ?? 0, values: meta["values"] ?? 0, revision: meta["revision"] ?? 0)
+        }
+    }
+}
+
+/// A read transaction of the PostgreSQL store (``SnapshotReader``), and the reads every other call is made of.
+struct PostgresSnapshotReader: SnapshotReader {
+    let session: PostgresSession
+    let revision: Int64
+
+    static func meta(_ session: PostgresSession) throws -> [String: Int64] {
         var values = [String: Int64]()
-        for row in try await rows("SELECT key, value FROM meta WHERE key IN ('batches', 'values', 'revision')") {
+        for row in try session.query("SELECT key, value FROM meta") {
             let (key, value) = try row.decode((String, Int64).self)
             values[key] = value
         }
-        return IngestTotals(
-            batches: values["batches"] ?? 0, values: values["values"] ?? 0, revision: values["revision"] ?? 0)
+        return values
+    }
+
+    func readBuckets(
+        level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields,
+        _ body: (Int64, [Bucket]) throws -> Void
+    ) throws {
+        try readBuckets(
+            level: level, series: series, from: from, to: to, fields: fields, table: SQLiteSchema.rollupTable(level),
+            body)
+    }
+
+    func readBuckets(
+        level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields, table: String,
+        _ body: (Int64, [Bucket]) throws -> Void
+    ) throws {
+        var spread = VirtualGaps.Spread()
+        try spreadVirtualGaps(level: level, series: Set(series), from: from, to: to) { spread.add($0, $1, $2, $3) }
+        var binds = PostgresBindings()
+        binds.append(series)
+        binds.append(from)
+        binds.append(to)
+        let rows = try session.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT series_id, start, \(BucketColumns.selectList(fields)) FROM \(table)
+                    WHERE series_id = ANY($1) AND start >= $2 AND start < $3 ORDER BY series_id, start
+                    """, binds: binds))
+        func finish(_ id: Int64, _ list: [Bucket]) throws { try body(id, spread.merge(id, into: list, level: level)) }
+        var current: Int64?
+        var list = [Bucket]()
+        for row in rows {
+            var cells = row.makeIterator()
+            func column() throws -> Int64 { try cells.next()!.decode(Int64.self) }
+            let id = try column()
+            if id != current {
+                if let current { try finish(current, list) }
+                current = id
+                list.removeAll(keepingCapacity: true)
+            }
+            let start = try column()
+            let (values, revision) = try BucketColumns.values(fields: fields, column)
+            list.append(Bucket(level: level, start: start, values: values, revision: revision))
+        }
+        if let current { try finish(current, list) }
+        for id in spread.remaining { try finish(id, []) }
+    }
+
+    func spreadVirtualGaps(
+        level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64,
+        _ add: (Int64, Int64, BucketValues, Int64) -> Void
+    ) throws {
+        guard !series.isEmpty else { return }
+        let end = VirtualGaps.end(level: level, to: to)
+        for row in try session.query(
+            """
+            SELECT series_id, prev, next, scopes, step, revision FROM gap
+            WHERE virtual AND to_ts > \(from) AND from_ts < \(end)
+            """)
+        {
+            let (owner, previous, next, scopes, step, revision) = try row.decode(
+                (Int64, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, Int64).self)
+            try VirtualGaps.spread(
+                VirtualGaps.Row(
+                    owner: owner, previous: Array(previous.readableBytesView), next: Array(next.readableBytesView),
+                    scopes: Array(scopes.readableBytesView), step: Array(step.readableBytesView), revision: revision),
+                level: level, series: series, from: from, to: to, add)
+        }
+    }
+
+    func billChangeRows(limit: Int) throws -> [ChangedInterval] {
+        let table = SQLiteSchema.rollupTable(.fiveMinutes)
+        return try session.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT c.series_id, c.start, c.rx, c.tx, c.covered, c.unknown, c.revision,
+                        coalesce(r.rx_bytes, 0), coalesce(r.tx_bytes, 0), coalesce(r.measured_ms + r.interpolated_ms, 0)
+                    FROM bill_change c LEFT JOIN \(table) r ON r.series_id = c.series_id AND r.start = c.start
+                    ORDER BY c.start, c.series_id LIMIT \(limit)
+                    """)
+        ).map { row in ChangedInterval(columns: try row.map { try $0.decode(Int64.self) }) }
+    }
+
+    func forwardStates() throws -> [Int64: ForwardState] {
+        var states = [Int64: ForwardState]()
+        for row in try session.query("SELECT series_id, counted_rx, counted_tx, sent_rx, sent_tx FROM forward_state") {
+            let (series, countedRx, countedTx, sentRx, sentTx) = try row.decode(
+                (Int64, Int64, Int64, Int64, Int64).self)
+            states[series] = ForwardState(
+                series: series, countedRx: countedRx, countedTx: countedTx, sentRx: sentRx, sentTx: sentTx)
+        }
+        return states
+    }
+
+    func forwardChangeRows(cursor: Int64, limit: Int) throws -> [ForwardChange] {
+        let columns = "series_id, start, rx, tx, unknown, revision"
+        let rows =
+            try session.query(
+                PostgresQuery(unsafeSQL: "SELECT \(columns) FROM forward_change WHERE start >= \(cursor)"))
+            + session.query(
+                PostgresQuery(
+                    unsafeSQL:
+                        "SELECT \(columns) FROM forward_change WHERE start < \(cursor) ORDER BY series_id, start LIMIT \(limit)"
+                ))
+        return try rows.map { row in
+            let (series, start, rx, tx, unknown, revision) = try row.decode(
+                (Int64, Int64, Int64, Int64, Int64, Int64).self)
+            return ForwardChange(
+                series: series, start: start, rx: rx, tx: tx, unknown: Int(unknown), revision: revision)
+        }
     }
 }

@@ -5,17 +5,20 @@ import NIOCore
 import PostgresNIO
 import PulseAnalytics
 import PulseCore
+import Synchronization
 
 /// The shared store: several daemons on one PostgreSQL database (docs/scale-out.md).
 ///
 /// Ingest runs the same ``StoreWriter`` as the SQLite store, on a thread of its own holding one connection, with each
 /// group commit one PostgreSQL transaction (see ``PostgresIngestTransaction`` for how concurrent daemons take turns).
-/// Reads go through a small pool of connections (postgres-nio's `PostgresClient`) and never wait for ingest.
-public final class PostgresStore: RollupReader, Sendable {
+/// Reads, and the short writes of billing, remote write and alerts, go through other sessions
+/// (``PostgresSessions``) and never wait for ingest.
+public final class PostgresStore: MetricStore {
     public let location: PostgresLocation
     public let settings: StoreSettings
-    let client: PostgresClient
-    private let running: Task<Void, Never>
+    let sessions: PostgresSessions
+    let measuredSize = Atomic<Int>(0)
+    let sizeMeasuredAt = Atomic<Int64>(0)
     private let queue = DispatchQueue(label: "netpulse-postgres-writer")
     private let side: WriterSide
 
@@ -40,15 +43,14 @@ public final class PostgresStore: RollupReader, Sendable {
     ) async throws {
         self.location = location
         self.settings = settings
-        client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: logger)
-        let client = client
-        running = Task { await client.run() }
+        sessions = PostgresSessions(location: location, logger: logger)
         side = WriterSide(
             writer: StoreWriter(settings: settings), session: PostgresSession(location: location, logger: logger))
         do {
             try await onWriter { side in
                 try Self.prepare(side.session, levels: settings.levels, migrate: access == .owner)
             }
+            try await refreshSize()
         } catch {
             shutdown()
             throw error
@@ -57,7 +59,7 @@ public final class PostgresStore: RollupReader, Sendable {
 
     /// Closes the store's connections.
     public func shutdown() {
-        running.cancel()
+        sessions.close()
         let side = side
         queue.async { side.session.close() }
     }
@@ -94,7 +96,7 @@ public final class PostgresStore: RollupReader, Sendable {
     }
 
     /// Runs `body` on the writer's thread, where blocking on the database is allowed.
-    private func onWriter<Value: Sendable>(_ body: @escaping @Sendable (WriterSide) throws -> Value) async throws
+    func onWriter<Value: Sendable>(_ body: @escaping @Sendable (WriterSide) throws -> Value) async throws
         -> Value
     {
         let side = side
@@ -103,11 +105,36 @@ public final class PostgresStore: RollupReader, Sendable {
         }
     }
 
+    /// Holds a session advisory lock on the writer's connection for as long as the store is open (taken again
+    /// after a reconnect), so a second daemon on the same database refuses to start. Several daemons need the
+    /// leader lease, which this version does not have: two would both keep bills, evaluate alerts and forward.
+    /// - Throws: ``StoreError/unusable(_:)`` when another daemon holds it.
+    public func claimSoleDaemon() async throws {
+        let location = location
+        try await onWriter { side in
+            side.session.onOpen = { connection in
+                let held = try connection.query(
+                    "SELECT pg_try_advisory_lock(\(PostgresSchema.soleDaemonLock))", logger: side.session.logger
+                ).wait().rows.first?.decode(Bool.self)
+                guard held == true else {
+                    throw StoreError.unusable(
+                        "another netpulsed already uses \(location); this version runs one daemon per database")
+                }
+            }
+            side.session.close()
+            _ = try side.session.open()
+        }
+    }
+
     // MARK: Ingest
 
     /// Stores one group commit in one transaction (see ``MetricStore/ingest(_:receivedAt:)``).
     public func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome] {
         guard !batches.isEmpty else { return [] }
+        if receivedAt - sizeMeasuredAt.load(ordering: .relaxed) >= 60_000 {
+            sizeMeasuredAt.store(receivedAt, ordering: .relaxed)
+            try? await refreshSize()
+        }
         return try await onWriter { side in
             do {
                 return try side.session.transaction {

@@ -225,6 +225,25 @@ struct SQLiteIngestTransaction: IngestTransaction {
             ])
     }
 
+    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(
+        series: Int64, gap: StoreWriter.Gap, step: CountedStep
+    )] {
+        try Row.fetchAll(
+            db,
+            sql: "SELECT series_id, prev, next, scopes, step FROM gap WHERE virtual = 1 AND to_ts < ? LIMIT ?",
+            arguments: [cutoff, limit]
+        ).map { row in
+            (
+                row[0],
+                StoreWriter.Gap(
+                    previous: try SampleCoding.decode(Array(row[1] as Data)),
+                    next: try SampleCoding.decode(Array(row[2] as Data)),
+                    scopes: try SampleCoding.decodeIDs(Array(row[3] as Data)), isVirtual: true),
+                try SampleCoding.decodeStep(Array(row[4] as Data))
+            )
+        }
+    }
+
     // MARK: The commit's changes
 
     func writeBuckets(_ deltas: [StoreWriter.BucketKey: BucketValues], levels: [RollupLevel], revision: Int64) throws {

@@ -28,7 +28,9 @@ extension SQLiteStore {
             guard try self.storedLevels(db).contains(.fiveMinutes) else {
                 throw StoreError.unusable("bills are kept from 5-minute rollups, which this store does not keep")
             }
-            return try body(SQLiteBillSnapshot(db: db, revision: try SQLiteStore.meta("revision", db)))
+            return try body(
+                StoreBillSnapshot(
+                    reader: SQLiteSnapshotReader(db: db, revision: try SQLiteStore.meta("revision", db))))
         }
     }
 
@@ -105,13 +107,7 @@ extension SQLiteStore {
                     ])
             }
             try Self.settleChanges(
-                in: "bill_change", columns: ["rx", "tx", "covered", "unknown"],
-                update.settled.map { interval in
-                    (
-                        interval.series, interval.start, interval.revision,
-                        [interval.since.rx, interval.since.tx, interval.since.covered, Int64(interval.unknown)]
-                    )
-                }, db)
+                in: "bill_change", columns: BillUpdate.changeColumns, update.settledChanges, db)
             try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'bill_cursor'", arguments: [update.cursor])
             try Self.raiseBillMark(to: update.cursor, in: db)
         }
@@ -122,7 +118,7 @@ extension SQLiteStore {
     /// changed since keeps only what changed after the read (its `columns` less the `amounts` read).
     static func settleChanges(
         in table: String, columns: [String],
-        _ records: [(series: Int64, start: Int64, revision: Int64, amounts: [Int64])],
+        _ records: [SettledChange],
         _ db: Database
     ) throws {
         let remove = try db.cachedStatement(
@@ -198,12 +194,32 @@ extension SQLiteStore {
     }
 }
 
-/// A read transaction seen as a ``BillSnapshot``.
-struct SQLiteBillSnapshot: BillSnapshot {
+/// A read transaction of the SQLite store, for the passes of billing and remote write.
+struct SQLiteSnapshotReader: SnapshotReader {
     let db: Database
     let revision: Int64
 
-    func changedIntervals(limit: Int) throws -> [ChangedInterval] {
+    func readBuckets(
+        level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields,
+        _ body: (Int64, [Bucket]) throws -> Void
+    ) throws {
+        let _: [Int64: Never] = try SQLiteStore.readBuckets(
+            level: level, series: series, from: from, to: to, fields: fields, table: SQLiteSchema.rollupTable(level),
+            in: db
+        ) { id, buckets in
+            try body(id, buckets)
+            return nil
+        }
+    }
+
+    func spreadVirtualGaps(
+        level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64,
+        _ add: (Int64, Int64, BucketValues, Int64) -> Void
+    ) throws {
+        try SQLiteStore.spreadVirtualGaps(level: level, series: series, from: from, to: to, in: db, add)
+    }
+
+    func billChangeRows(limit: Int) throws -> [ChangedInterval] {
         let table = SQLiteSchema.rollupTable(.fiveMinutes)
         let statement = try db.makeStatement(
             sql: """
@@ -214,43 +230,44 @@ struct SQLiteBillSnapshot: BillSnapshot {
                 """)
         try statement.setArguments([limit])
         var intervals = [ChangedInterval]()
-        var index = [SeriesStart: Int]()
         try db.forEachRow(of: statement) { row in
-            func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(row, column) }
-            index[SeriesStart(series: integer(0), start: integer(1))] = intervals.count
-            intervals.append(
-                ChangedInterval(
-                    series: integer(0), start: integer(1),
-                    now: IntervalFigures(rx: integer(7), tx: integer(8), covered: integer(9)),
-                    since: IntervalFigures(rx: integer(2), tx: integer(3), covered: integer(4)),
-                    unknown: Int(integer(5)), revision: integer(6)))
-        }
-        // What virtual gap steps add to those intervals (reads spread them; the rows do not hold them).
-        if let first = intervals.map(\.start).min(), let last = intervals.map(\.start).max() {
-            try SQLiteStore.spreadVirtualGaps(
-                level: .fiveMinutes, series: Set(intervals.map(\.series)), from: first, to: last + 1, in: db
-            ) { series, start, values, _ in
-                guard let position = index[SeriesStart(series: series, start: start)] else { return }
-                intervals[position].now.rx += values.traffic[.rxBytes]
-                intervals[position].now.tx += values.traffic[.txBytes]
-                intervals[position].now.covered += values.coveredMilliseconds
-            }
+            intervals.append(ChangedInterval(columns: (0..<10).map { sqlite3_column_int64(row, $0) }))
         }
         return intervals
     }
 
-    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
-        let _: [Int64: Never] = try SQLiteStore.readBuckets(
-            level: .fiveMinutes, series: Array(Set(series)).sorted(), from: from, to: to, fields: [.bytes, .coverage],
-            table: SQLiteSchema.rollupTable(.fiveMinutes), in: db
-        ) { id, buckets in
-            try body(id, buckets)
-            return nil
+    func forwardStates() throws -> [Int64: ForwardState] {
+        var states = [Int64: ForwardState]()
+        for row in try Row.fetchAll(
+            db, sql: "SELECT series_id, counted_rx, counted_tx, sent_rx, sent_tx FROM forward_state")
+        {
+            let state = ForwardState(
+                series: row[0], countedRx: row[1], countedTx: row[2], sentRx: row[3], sentTx: row[4])
+            states[state.series] = state
         }
+        return states
     }
 
-    struct SeriesStart: Hashable {
-        var series: Int64
-        var start: Int64
+    func forwardChangeRows(cursor: Int64, limit: Int) throws -> [ForwardChange] {
+        let columns = "series_id, start, rx, tx, unknown, revision"
+        let rows =
+            try Row.fetchAll(
+                db, sql: "SELECT \(columns) FROM forward_change WHERE start >= ?", arguments: [cursor])
+            + Row.fetchAll(
+                db, sql: "SELECT \(columns) FROM forward_change WHERE start < ? ORDER BY series_id, start LIMIT ?",
+                arguments: [cursor, limit])
+        return rows.map { row in
+            ForwardChange(series: row[0], start: row[1], rx: row[2], tx: row[3], unknown: row[4], revision: row[5])
+        }
+    }
+}
+
+extension ChangedInterval {
+    /// From the columns of a `bill_change` row joined with its bucket: series, start, rx, tx, covered, unknown,
+    /// revision (the change), then rx, tx and covered now.
+    init(columns c: [Int64]) {
+        self.init(
+            series: c[0], start: c[1], now: IntervalFigures(rx: c[7], tx: c[8], covered: c[9]),
+            since: IntervalFigures(rx: c[2], tx: c[3], covered: c[4]), unknown: Int(c[5]), revision: c[6])
     }
 }

@@ -18,7 +18,7 @@ extension SQLiteStore {
                         try db.inTransaction(.immediate) {
                             count = try writer.settleGaps(
                                 endedBefore: now - policy.lateData, policy: policy, now: now,
-                                limit: max(1, slice / 100), in: db)
+                                limit: max(1, slice / 100), in: SQLiteIngestTransaction(db: db))
                             return .commit
                         }
                         return count
@@ -108,47 +108,6 @@ extension SQLiteStore {
 }
 
 extension StoreWriter {
-    /// Spreads up to `limit` virtual gaps that ended before `cutoff` into the rollup rows and deletes them; returns
-    /// how many. Late data for them is then unplaced (`docs/windows.md`).
-    mutating func settleGaps(
-        endedBefore cutoff: Int64, policy: RetentionPolicy, now: Int64, limit: Int, in db: Database
-    ) throws -> Int {
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT series_id, prev_order, prev_tick, prev, next, scopes, step FROM gap
-                WHERE virtual = 1 AND to_ts < ? LIMIT ?
-                """, arguments: [cutoff, limit])
-        guard !rows.isEmpty else { return 0 }
-        let transaction = SQLiteIngestTransaction(db: db)
-        let revision = try begin(in: transaction)
-        for row in rows {
-            let owner: Int64 = row[0]
-            let previous = try SampleCoding.decode(Array(row[3] as Data))
-            let next = try SampleCoding.decode(Array(row[4] as Data))
-            let scopes = try SampleCoding.decodeIDs(Array(row[5] as Data))
-            let step = try SampleCoding.decodeStep(Array(row[6] as Data))
-            for (levelIndex, level) in settings.levels.enumerated() {
-                let oldest = policy.keeps(level).map { now - $0 } ?? .min
-                Spreader.spread(step, from: previous, to: next, level: level) { start, values in
-                    guard start >= oldest else { return }
-                    deltas[BucketKey(series: owner, level: levelIndex, start: start), default: .empty].merge(values)
-                    for scope in scopes {
-                        deltas[BucketKey(series: scope, level: levelIndex, start: start), default: .empty]
-                            .merge(values.sumsOnly)
-                    }
-                }
-            }
-            try db.execute(
-                sql: "DELETE FROM gap WHERE series_id = ? AND prev_order = ? AND prev_tick = ?",
-                arguments: [owner, row[1] as Int64, row[2] as Int64])
-        }
-        try writeDeltas(revision: revision, billed: false, in: transaction)
-        try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'revision'", arguments: [revision])
-        self.revision = revision
-        return rows.count
-    }
-
     /// Counts one 0.1 logical interface's chunks (see ``SQLiteStore/backfillVersion1()``).
     mutating func backfill(agent agentID: Int64, interface name: InterfaceName, in db: Database) throws {
         let transaction = SQLiteIngestTransaction(db: db)

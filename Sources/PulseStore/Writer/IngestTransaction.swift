@@ -63,6 +63,10 @@ protocol IngestTransaction {
     func gap(series: Int64, before position: SamplePosition) throws -> StoreWriter.Gap?
     func deleteGap(series: Int64, previous: SamplePosition) throws
     func saveGap(_ gap: StoreWriter.Gap, series: Int64, step: CountedStep, revision: Int64) throws
+    /// Up to `limit` virtual gaps that ended before `cutoff`, with their series and step (for settling them).
+    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(
+        series: Int64, gap: StoreWriter.Gap, step: CountedStep
+    )]
 
     // MARK: The commit's changes
 

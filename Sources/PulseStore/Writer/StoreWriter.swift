@@ -596,6 +596,36 @@ struct StoreWriter {
         }
     }
 
+    // MARK: Settling gaps
+
+    /// Spreads up to `limit` virtual gaps that ended before `cutoff` into the rollup rows and deletes them; returns
+    /// how many. Late data for them is then unplaced (`docs/windows.md`).
+    mutating func settleGaps(
+        endedBefore cutoff: Int64, policy: RetentionPolicy, now: Int64, limit: Int, in db: some IngestTransaction
+    ) throws -> Int {
+        let gaps = try db.virtualGaps(endedBefore: cutoff, limit: limit)
+        guard !gaps.isEmpty else { return 0 }
+        let revision = try begin(in: db)
+        for (owner, gap, step) in gaps {
+            for (levelIndex, level) in settings.levels.enumerated() {
+                let oldest = policy.keeps(level).map { now - $0 } ?? .min
+                Spreader.spread(step, from: gap.previous, to: gap.next, level: level) { start, values in
+                    guard start >= oldest else { return }
+                    deltas[BucketKey(series: owner, level: levelIndex, start: start), default: .empty].merge(values)
+                    for scope in gap.scopes {
+                        deltas[BucketKey(series: scope, level: levelIndex, start: start), default: .empty]
+                            .merge(values.sumsOnly)
+                    }
+                }
+            }
+            try db.deleteGap(series: owner, previous: gap.previous.position)
+        }
+        try writeDeltas(revision: revision, billed: false, in: db)
+        try db.advanceTotals(revision: revision, batches: 0, values: 0)
+        self.revision = revision
+        return gaps.count
+    }
+
     /// Fills `arguments` for one row of a rollup table: series, start, then `SQLiteSchema.bucketColumns` in order.
     static func bucketArguments(
         _ values: BucketValues, series: Int64, start: Int64, revision: Int64, into arguments: inout [Int64]

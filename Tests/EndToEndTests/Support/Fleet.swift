@@ -10,6 +10,8 @@ final class Fleet: @unchecked Sendable {
     let netns: String?
     var daemon: Daemonized?
     var agents: [String: Daemonized] = [:]
+    /// The PostgreSQL database the daemon stores into (``useStore(postgresql:)``); nil: its SQLite file.
+    private(set) var postgresql: String?
 
     init(netns: String? = nil, agents: [String] = ["agent-1"]) throws {
         directory = NSTemporaryDirectory() + "netpulse-e2e-" + UUID().uuidString.prefix(8)
@@ -44,6 +46,12 @@ final class Fleet: @unchecked Sendable {
     }
 
     var storePath: String { "\(directory)/netpulsed/netpulse.db" }
+
+    /// Makes the daemon store into a PostgreSQL database (`[store] postgresql`) instead of its SQLite file.
+    func useStore(postgresql url: String) throws {
+        postgresql = url
+        try editDaemonConfig { $0 + "\n[store]\npostgresql = \"\(url)\"\n" }
+    }
 
     /// Writes an agent config; `extra` is appended verbatim (TOML tables).
     func writeAgentConfig(
@@ -140,11 +148,17 @@ final class Fleet: @unchecked Sendable {
     }
 
     /// The daemon's store, opened read-only as `netpulse` opens it.
-    func store() throws -> SQLiteStore { try SQLiteStore(path: storePath, readOnly: true) }
+    func store() throws -> any MetricStore {
+        if let postgresql {
+            let location = try PostgresLocation(url: postgresql)
+            return try blocking { try await PostgresStore(location: location, access: .reader) }
+        }
+        return try SQLiteStore(path: storePath, readOnly: true)
+    }
 
     /// Raw samples of one interface, as stored (in counter order).
     func samples(_ agent: String, _ interface: String) throws -> [RawSample] {
-        guard FileManager.default.fileExists(atPath: storePath) else { return [] }
+        guard postgresql != nil || FileManager.default.fileExists(atPath: storePath) else { return [] }
         let store = try store()
         return try blocking {
             guard

@@ -1,0 +1,95 @@
+import Foundation
+import PostgresNIO
+import PulseAnalytics
+import PulseCore
+
+extension PostgresStore {
+    // MARK: Retention
+
+    /// Deletes data past `policy` (see ``MetricStore/prune(_:now:slice:)``). Raw samples go a day's partition at a
+    /// time, dropped once its whole day is past the policy (so raw data is kept up to a day longer than asked): no
+    /// dead rows for VACUUM, no index to walk. Rollups and anomalies are deleted in slices of `slice` rows.
+    public func prune(_ policy: RetentionPolicy, now: Int64, slice: Int) async throws -> PruneReport {
+        var report = PruneReport()
+        // Gaps late data can no longer fill are spread into the rollups for good, a few per transaction, by the
+        // writer (they change rollups, as ingest does).
+        while true {
+            let settled = try await onWriter { side in
+                do {
+                    return try side.session.transaction {
+                        try side.writer.settleGaps(
+                            endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100),
+                            in: PostgresIngestTransaction(session: side.session, partitions: side.partitions))
+                    }
+                } catch {
+                    side.writer.reset()
+                    throw error
+                }
+            }
+            report.settledGaps += settled
+            if settled < max(1, slice / 100) { break }
+        }
+        report.rawChunks = try await sessions.write { session in
+            var dropped = 0
+            for row in try session.query(
+                """
+                SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'raw' ORDER BY 1
+                """)
+            {
+                let name = try row.decode(String.self)
+                let digits = name.dropFirst("raw_".count)
+                guard digits.count == 8,
+                    let start = RFC3339.parse(
+                        "\(digits.prefix(4))-\(digits.dropFirst(4).prefix(2))-\(digits.suffix(2))")
+                else { continue }
+                guard start + 86_400_000 <= now - policy.raw else { continue }
+                dropped += Int(
+                    try session.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name)"))[0]
+                        .decode(Int64.self))
+                try session.execute("DROP TABLE \(name)")
+            }
+            return dropped
+        }
+        if report.rawChunks > 0 { await dropPartitionCache() }
+        for level in settings.levels {
+            guard let keep = policy.keeps(level) else { continue }
+            let table = SQLiteSchema.rollupTable(level)
+            while true {
+                let deleted = try await sessions.write { session in
+                    try session.query(
+                        PostgresQuery(
+                            unsafeSQL: """
+                                DELETE FROM \(table) WHERE ctid IN (
+                                    SELECT ctid FROM \(table) WHERE start < \(now - keep) LIMIT \(slice))
+                                RETURNING 1
+                                """)
+                    ).count
+                }
+                report.buckets += deleted
+                if deleted < slice { break }
+            }
+        }
+        // Anomalies are kept as long as the finest rollups that would show them.
+        let anomalyCutoff = now - (settings.levels.sorted().first.flatMap { policy.keeps($0) } ?? policy.raw)
+        try await sessions.write { session in try session.query("DELETE FROM anomaly WHERE ts < \(anomalyCutoff)") }
+        try await refreshSize()
+        return report
+    }
+
+    /// The writer forgets which raw partitions exist (some were dropped).
+    func dropPartitionCache() async {
+        _ = try? await onWriter { side in side.partitions.names.removeAll() }
+    }
+
+    /// Measures the database's size on disk (``sizeOnDisk``).
+    func refreshSize() async throws {
+        let size = try await sessions.run { session in
+            try session.query("SELECT pg_database_size(current_database())")[0].decode(Int64.self)
+        }
+        measuredSize.store(Int(size), ordering: .relaxed)
+    }
+
+    /// Bytes the database takes on disk, as last measured (at open, after each prune, and each minute of ingest).
+    public var sizeOnDisk: Int { measuredSize.load(ordering: .relaxed) }
+}

@@ -1,0 +1,130 @@
+import PulseAnalytics
+
+/// What a store reads, synchronously, inside one consistent read transaction: the rows the passes of billing and
+/// remote write read (``BillSnapshot``, ``ForwardSnapshot``), which are written once, over this, for every store.
+protocol SnapshotReader {
+    /// The store's revision in this snapshot.
+    var revision: Int64 { get }
+    /// The buckets of `series` (sorted, distinct) at `level` in `[from, to)` with the columns of `fields`, virtual
+    /// gap steps spread in, handed to `body` one series at a time in series order.
+    func readBuckets(
+        level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields,
+        _ body: (Int64, [Bucket]) throws -> Void) throws
+    /// Calls `add(series, start, values, revision)` for what virtual gap steps add to `series` at `level` in
+    /// `[from, to)` (see ``VirtualGaps``).
+    func spreadVirtualGaps(
+        level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64,
+        _ add: (Int64, Int64, BucketValues, Int64) -> Void) throws
+    /// `bill_change` joined with its 5-minute bucket (`now` without virtual gaps), oldest first, at most `limit`.
+    func billChangeRows(limit: Int) throws -> [ChangedInterval]
+    func forwardStates() throws -> [Int64: ForwardState]
+    /// `forward_change` rows: all at or after `cursor`, and at most `limit` before it.
+    func forwardChangeRows(cursor: Int64, limit: Int) throws -> [ForwardChange]
+}
+
+/// A read transaction seen as a ``BillSnapshot``.
+struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
+    let reader: Reader
+    var revision: Int64 { reader.revision }
+
+    func changedIntervals(limit: Int) throws -> [ChangedInterval] {
+        var intervals = try reader.billChangeRows(limit: limit)
+        var index = [SeriesStart: Int]()
+        for (position, interval) in intervals.enumerated() {
+            index[SeriesStart(series: interval.series, start: interval.start)] = position
+        }
+        // What virtual gap steps add to those intervals (reads spread them; the rows do not hold them).
+        if let first = intervals.map(\.start).min(), let last = intervals.map(\.start).max() {
+            try reader.spreadVirtualGaps(
+                level: .fiveMinutes, series: Set(intervals.map(\.series)), from: first, to: last + 1
+            ) { series, start, values, _ in
+                guard let position = index[SeriesStart(series: series, start: start)] else { return }
+                intervals[position].now.rx += values.traffic[.rxBytes]
+                intervals[position].now.tx += values.traffic[.txBytes]
+                intervals[position].now.covered += values.coveredMilliseconds
+            }
+        }
+        return intervals
+    }
+
+    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
+        try reader.readBuckets(
+            level: .fiveMinutes, series: Array(Set(series)).sorted(), from: from, to: to, fields: [.bytes, .coverage],
+            body)
+    }
+
+    struct SeriesStart: Hashable {
+        var series: Int64
+        var start: Int64
+    }
+}
+
+/// A read transaction seen as a ``ForwardSnapshot``.
+struct StoreForwardSnapshot<Reader: SnapshotReader>: ForwardSnapshot {
+    let reader: Reader
+    /// The levels the store keeps current, finest first.
+    let levels: [RollupLevel]
+    let level: RollupLevel
+    let cursor: Int64
+
+    func states() throws -> [Int64: ForwardState] { try reader.forwardStates() }
+
+    func changes(cursor: Int64, limit: Int) throws -> [ForwardChange] {
+        try reader.forwardChangeRows(cursor: cursor, limit: limit)
+    }
+
+    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
+        try reader.readBuckets(
+            level: level, series: Array(Set(series)).sorted(), from: from, to: to, fields: [.bytes], body)
+    }
+
+    func total(series: Int64, before time: Int64) throws -> (rx: Int64, tx: Int64) {
+        // Coarsest first: its whole buckets before `time`, then each finer level from where the coarser stopped.
+        var rx: Int64 = 0
+        var tx: Int64 = 0
+        var from = Int64.min / 2
+        for level in levels.reversed() {
+            let to = level.bucketStart(time)
+            guard to > from else { continue }
+            try reader.readBuckets(level: level, series: [series], from: from, to: to, fields: [.bytes]) { _, list in
+                for bucket in list {
+                    rx += bucket.values.traffic[.rxBytes]
+                    tx += bucket.values.traffic[.txBytes]
+                }
+            }
+            from = to
+        }
+        return (rx, tx)
+    }
+}
+
+/// A change record as a pass settles it (``SQLiteStore/settleChanges(in:columns:_:_:)``): its key, the revision it was
+/// read at, and the amounts read, in the order of the table's columns.
+typealias SettledChange = (series: Int64, start: Int64, revision: Int64, amounts: [Int64])
+
+extension BillUpdate {
+    /// The `bill_change` columns a pass settles, and what it read of each.
+    static let changeColumns = ["rx", "tx", "covered", "unknown"]
+    var settledChanges: [SettledChange] {
+        settled.map {
+            ($0.series, $0.start, $0.revision, [$0.since.rx, $0.since.tx, $0.since.covered, Int64($0.unknown)])
+        }
+    }
+}
+
+extension ForwardUpdate {
+    /// The `forward_change` columns a pass settles, and what it read of each.
+    static let changeColumns = ["rx", "tx", "unknown"]
+    var settledChanges: [SettledChange] {
+        settled.map { ($0.series, $0.start, $0.revision, [$0.rx, $0.tx, Int64($0.unknown)]) }
+    }
+}
+
+extension StoreSettings {
+    /// The levels remote write reads, finest first, and the one it forwards (the finest).
+    func forwardedLevels() throws -> (levels: [RollupLevel], finest: RollupLevel) {
+        let levels = levels.sorted()
+        guard let finest = levels.first else { throw StoreError.unusable("the store keeps no rollups") }
+        return (levels, finest)
+    }
+}
