@@ -56,44 +56,14 @@ extension EndToEnd {
                 try fleet.startDaemon()
             }
             Thread.sleep(forTimeInterval: 1)
-            // Stop the agent: it closes its open batch into the spool. Whatever is left is replayed by its next run.
-            #expect(agent.stop() == 0)
-            let stoppedAt = Int64(Date().timeIntervalSince1970 * 1000)
-            let leftover = Set(fleet.spooledFiles("agent-1"))
-            let second = try fleet.startAgent("agent-1", config: config)
-            try eventually("second run connected") { second.output.contains("connected to netpulsed") }
-            try eventually("first run's batches delivered", timeout: 30) {
-                leftover.isDisjoint(with: fleet.spooledFiles("agent-1"))
-            }
-            #expect(second.stop() == 0)
-
-            let samples = try fleet.samples("agent-1", "lo").filter { $0.timestamp <= stoppedAt }
-            #expect(samples.count > 30)
-            let gaps = zip(samples, samples.dropFirst()).map { $1.timestamp - $0.timestamp }
-            // A lost batch would leave a gap of four ticks or more; a late tick under load leaves at most two.
-            #expect(gaps.allSatisfy { $0 <= 350 }, "largest gap \(gaps.max() ?? 0) ms")
-
-            // No sample stored twice, and the rollups counted every step once: their total is the counter delta.
-            let all = try fleet.samples("agent-1", "lo")
-            #expect(Set(all.map(\.timestamp)).count == all.count, "a sample stored twice")
-            let store = try fleet.store()
-            let total = try blocking {
-                let series = try await store.series().first { $0.kind == .interface && $0.interface == "lo" }!
-                return try await store.sums(level: .oneMinute, series: [series.id], from: 0, to: .max)[series.id]!
-            }
-            #expect(total.traffic[.rxBytes] == Int64(all.last!.counters[.rxBytes] - all.first!.counters[.rxBytes]))
+            try fleet.stopAndCheckEveryTickStoredOnce(agent, config: config, atLeast: 30)
             #expect(fleet.daemon!.output.contains("listening on"))
-            if let server {
+            if server != nil {
                 // `netpulse` reads the daemon's database through the daemon's config.
                 let csv = try run([
                     Build.cli, "rates", "--config", "\(fleet.directory)/netpulsed.toml", "--format", "csv",
                 ])
                 #expect(csv.contains("agent-1,lo,"), "\(csv)")
-                // A second daemon on the same database refuses to start, and says why.
-                let second = try Fleet()
-                try second.useStore(postgresql: server.url(database: "netpulse"))
-                #expect(throws: (any Error).self) { try second.startDaemon() }
-                #expect(second.daemon!.output.contains("another netpulsed already uses"), "\(second.daemon!.output)")
                 #expect(fleet.daemon!.stop() == 0, "netpulsed:\n\(fleet.daemon!.output)")
             }
         }

@@ -196,11 +196,12 @@ import Testing
         let config = try DaemonConfig.parse(
             ConfigDocument(
                 text:
-                    "[store]\npostgresql = \"postgresql://netpulse@db.internal:5433/fleet\"\npassword_file = \"/etc/pw\"\n",
+                    "[store]\npostgresql = \"postgresql://netpulse@db.internal:5433/fleet\"\npassword_file = \"/etc/pw\"\n"
+                    + "lease = \"5s\"\n",
                 file: "d.toml"))
         #expect(
             config.postgres == PostgresLocation(host: "db.internal", port: 5433, user: "netpulse", database: "fleet"))
-        #expect(config.postgresPasswordFile == "/etc/pw")
+        #expect(config.postgresPasswordFile == "/etc/pw" && config.leaseLength == 5_000)
         #expect(
             throws: ConfigError(
                 file: "d.toml", line: 2, key: "store.postgresql",

@@ -250,6 +250,7 @@ import Testing
         let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("prune")))
         defer { postgres.shutdown() }
         let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        try await postgres.holdLease(holder: "test", ttl: 3_600_000)  // retention is the leader's job
         let maker = BatchMaker()
         let batches = [
             maker.batch(1, start: day, rx: [1, 2]), maker.batch(2, start: day + 86_400_000 + 5_000, rx: [3, 4]),
@@ -282,6 +283,44 @@ import Testing
         #expect(hourly.map(start).min()! < day + 86_400_000)
         #expect(minutes.map(start).min()! >= day + 5 * 86_400_000)
         #expect(postgres.sizeOnDisk > 1_000_000)
+    }
+
+    /// The leader lease: one holder at a time, taken by another only once expired, with a new fencing token; a
+    /// leader whose lease was taken (frozen, cut off) has its leader-only writes refused and nothing of them kept.
+    @Test func aStaleLeaderWritesNothing() async throws {
+        try await Self.withTwoDaemons { first, second in
+            let firstToken = try #require(try await first.holdLease(holder: "first", ttl: 1_000))
+            #expect(try await second.holdLease(holder: "second", ttl: 1_000) == nil)
+            #expect(try await first.holdLease(holder: "first", ttl: 1_000) == firstToken)
+            let event = AlertEvent(
+                rule: "Busy", fingerprint: "f", series: 1, status: .firing, at: 1_000, value: 1, labels: [:],
+                annotations: [:], startsAt: 1_000, endsAt: nil, chart: nil)
+            #expect(try await first.saveAlerts(AlertUpdate(events: [event])).count == 1)
+            // A store that never held the lease writes nothing of the leader's.
+            await #expect(throws: StoreError.self) { try await second.saveAlerts(AlertUpdate(events: [event])) }
+            await #expect(throws: StoreError.self) { try await second.markBillIntervals(before: 300_000) }
+
+            // The first is frozen past its lease: the second takes it, with a new token.
+            try await Task.sleep(for: .milliseconds(1_200))
+            let secondToken = try #require(try await second.holdLease(holder: "second", ttl: 60_000))
+            #expect(secondToken > firstToken)
+            // The first wakes up with its stale token: refused, nothing kept, and it cannot renew.
+            do {
+                _ = try await first.saveAlerts(AlertUpdate(events: [event]))
+                Issue.record("a stale leader's write was kept")
+            } catch StoreError.fenced(let why) {
+                #expect(why.contains("leader lease"))
+            }
+            await #expect(throws: StoreError.self) { try await first.prune(.standard, now: day, slice: 100) }
+            await #expect(throws: StoreError.self) { try await first.raiseForwardMark(to: day) }
+            #expect(try await first.holdLease(holder: "first", ttl: 1_000) == nil)
+            #expect(try await second.alertEvents(from: 0, to: .max).count == 1)
+            #expect(try await second.saveAlerts(AlertUpdate(events: [event])).count == 1)
+            // A leader that stops gives the lease up at once.
+            try await second.releaseLease(holder: "second")
+            #expect(try await first.holdLease(holder: "first", ttl: 1_000) == secondToken + 1)
+            #expect(try await first.lease().holder == "first")
+        }
     }
 
     @Test func aBadURLOrAnUnreachableServerIsToldPlainly() async throws {

@@ -26,6 +26,9 @@ public struct DaemonConfig: Sendable, Hashable {
     public var storePath: String
     /// A shared PostgreSQL database instead of the SQLite file (`[store] postgresql`, docs/scale-out.md).
     public var postgres: PostgresLocation?
+    /// How long the leader lease lasts without renewal (ms): another daemon on the same PostgreSQL database takes
+    /// over within about this long of the leader's loss (`[store] lease`).
+    public var leaseLength: Int64 = 15_000
     /// The file holding the PostgreSQL user's password (`[store] password_file`); none with trust or peer
     /// authentication.
     public var postgresPasswordFile: String?
@@ -134,6 +137,7 @@ public struct DaemonConfig: Sendable, Hashable {
             config.postgres = location
         }
         config.postgresPasswordFile = try reader.optionalString("store", "password_file")
+        config.leaseLength = try reader.duration("store", "lease", default: 15_000, range: 1_000...600_000)
         if config.postgresPasswordFile != nil && config.postgres == nil {
             throw reader.invalid("store", "password_file", "is set without [store] postgresql")
         }

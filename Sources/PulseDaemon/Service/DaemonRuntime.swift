@@ -25,6 +25,8 @@ public struct DaemonRuntime: Sendable {
     public let listener: ListenerService
     /// The daemon's own metrics, and their HTTP endpoint when `[metrics] listen` is set.
     public let metrics: DaemonMetrics
+    /// Whether this daemon leads (always with SQLite; the lease's holder on PostgreSQL).
+    let leadership: Leadership
     let metricsService: MetricsService?
     let remoteWriteService: RemoteWriteService?
 
@@ -42,6 +44,7 @@ public struct DaemonRuntime: Sendable {
         self.logger = logger
         current = CurrentConfig(config)
         store = try await Self.openStore(config, logger: logger)
+        leadership = Leadership(leading: !(store is PostgresStore))
         queue = IngestQueue(limit: config.queueLimit)
         let registry = ConnectionRegistry()
         self.registry = registry
@@ -59,7 +62,8 @@ public struct DaemonRuntime: Sendable {
             }
         } else {
             remoteWriteService = nil
-            if try await Self.stopForwarding(store) {
+            // On PostgreSQL the leader does it when it takes the lease (daemons of one database may differ here).
+            if let store = store as? SQLiteStore, try store.stopForwarding() {
                 logger.notice("remote write is off: its state is cleared (a later [remote_write] starts afresh)")
             }
         }
@@ -87,23 +91,17 @@ public struct DaemonRuntime: Sendable {
         guard let location = try config.postgresLocation() else {
             return try SQLiteStore(path: config.storePath, settings: config.store)
         }
-        let store = try await PostgresStore(location: location, settings: config.store, logger: logger)
-        // One daemon per database until the leader lease lands (docs/scale-out.md): two would both keep bills,
-        // evaluate alerts and forward.
-        do { try await store.claimSoleDaemon() } catch {
-            store.shutdown()
-            throw error
-        }
-        logger.notice("store: PostgreSQL at \(location)")
+        let store = try await PostgresStore(
+            location: location, settings: config.store, idleTransactionTimeout: config.leaseLength, logger: logger)
+        logger.notice(
+            "store: PostgreSQL at \(location); the daemon holding the leader lease keeps bills, alerts, remote write, dashboards and snapshots"
+        )
         return store
     }
 
-    static func stopForwarding(_ store: any MetricStore) async throws -> Bool {
-        switch store {
-        case let store as SQLiteStore: try store.stopForwarding()
-        case let store as PostgresStore: try await store.stopForwarding()
-        default: false
-        }
+    /// `service` as it runs in this daemon: only while it leads (``LeaderOnly``), or always with SQLite.
+    func leaderOnly(_ service: any Service) -> any Service {
+        store is PostgresStore ? LeaderOnly(service, leadership: leadership) : service
     }
 
     /// The services in start order, with what their ending means for the group. Call once.
@@ -114,30 +112,52 @@ public struct DaemonRuntime: Sendable {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: ingest),
             .init(service: listener, successTerminationBehavior: .gracefullyShutdownGroup),
-            .init(service: RetentionService(store: store, policy: config.retention, logger: logger)),
-            .init(service: BillingService(store: store, config: config, logger: logger, metrics: metrics)),
-            .init(service: AlertService(store: store, current: current, logger: logger, metrics: metrics)),
+            .init(service: leaderOnly(RetentionService(store: store, policy: config.retention, logger: logger))),
+            .init(service: leaderOnly(BillingService(store: store, config: config, logger: logger, metrics: metrics))),
+            .init(service: leaderOnly(AlertService(store: store, current: current, logger: logger, metrics: metrics))),
             .init(
-                service: NotifierService(
-                    store: store, current: current, logger: logger, group: MultiThreadedEventLoopGroup.singleton)),
+                service: leaderOnly(
+                    NotifierService(
+                        store: store, current: current, logger: logger, group: MultiThreadedEventLoopGroup.singleton))),
             .init(
                 service: ReloadService(
                     configPath: configPath, current: current, tls: listener.tls, status: status, logger: logger)),
             .init(service: status, successTerminationBehavior: .ignore),
         ]
         if config.snapshots.enabled {
-            services.insert(.init(service: SnapshotService(store: store, config: config, logger: logger)), at: 2)
+            services.insert(
+                .init(service: leaderOnly(SnapshotService(store: store, config: config, logger: logger))), at: 2)
         }
         if config.dashboards.enabled {
             let queue = self.queue
             services.insert(
                 .init(
-                    service: DashboardService(
-                        store: store, config: config, logger: logger, metrics: metrics,
-                        ingestBacklog: { queue.backlogAge })), at: 2)
+                    service: leaderOnly(
+                        DashboardService(
+                            store: store, config: config, logger: logger, metrics: metrics,
+                            ingestBacklog: { queue.backlogAge }))), at: 2)
         }
         if let remoteWriteService {
-            services.insert(.init(service: remoteWriteService), at: 2)
+            services.insert(.init(service: leaderOnly(remoteWriteService)), at: 2)
+        }
+        if let store = store as? PostgresStore {
+            let (logger, forwarding) = (logger, config.remoteWrite.url != nil)
+            let lease = LeaseService(
+                store: store, leadership: leadership, length: config.leaseLength, name: config.name, logger: logger
+            ) {
+                // Remote write turned off in the leader's config: its state is cleared, as a SQLite daemon clears it
+                // at start (a later [remote_write] starts afresh).
+                guard !forwarding else { return }
+                do {
+                    if try await store.stopForwarding() {
+                        logger.notice(
+                            "remote write is off: its state is cleared (a later [remote_write] starts afresh)")
+                    }
+                } catch {
+                    logger.warning("remote write is off, but its state could not be cleared: \(error)")
+                }
+            }
+            services.insert(.init(service: lease), at: 2)
         }
         if let metricsService {
             services.insert(.init(service: metricsService), at: 2)

@@ -9,8 +9,6 @@ import PulseAnalytics
 enum PostgresSchema {
     /// The key of the advisory lock migrations take (any constant; "netpulse" in ASCII).
     static let migrationLock: Int64 = 0x6E65_7470_756C_7365
-    /// The key of the session lock one daemon holds on its database (``PostgresStore/claimSoleDaemon()``).
-    static let soleDaemonLock: Int64 = 0x6E65_7470_756C_7364
 
     static let migrations: [(id: String, sql: String)] = [
         (
@@ -251,6 +249,20 @@ enum PostgresSchema {
                 next_attempt bigint NOT NULL,
                 last_error text
             );
+            """
+        ),
+        (
+            // The leader lease (PostgresStore+Lease.swift): who leads, until when (the server's clock, in ms), and
+            // the fencing token, raised at every change of holder.
+            "v3-leader-lease",
+            """
+            CREATE TABLE leader_lease (
+                name text PRIMARY KEY,
+                holder text NOT NULL,
+                token bigint NOT NULL,
+                expires_at bigint NOT NULL
+            );
+            INSERT INTO leader_lease (name, holder, token, expires_at) VALUES ('leader', '', 0, 0)
             """
         ),
     ]

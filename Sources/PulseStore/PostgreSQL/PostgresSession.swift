@@ -62,12 +62,15 @@ final class PostgresSession: @unchecked Sendable {
     let location: PostgresLocation
     let logger: Logger
     private var connection: PostgresConnection?
-    /// Run on every new connection before it is used (the sole-daemon lock is taken again after a reconnect).
-    var onOpen: ((PostgresConnection) throws -> Void)?
+    /// Run on every new connection before it is used (session settings).
+    let onOpen: (@Sendable (PostgresConnection) throws -> Void)?
 
-    init(location: PostgresLocation, logger: Logger) {
+    init(
+        location: PostgresLocation, logger: Logger, onOpen: (@Sendable (PostgresConnection) throws -> Void)? = nil
+    ) {
         self.location = location
         self.logger = logger
+        self.onOpen = onOpen
     }
 
     /// The open connection, opened again if it was lost (the server restarted, the network failed).
@@ -138,20 +141,23 @@ final class PostgresSession: @unchecked Sendable {
 final class PostgresSessions: Sendable {
     let location: PostgresLocation
     let logger: Logger
+    let onOpen: (@Sendable (PostgresConnection) throws -> Void)?
     private let idle = Mutex<[PostgresSession]>([])
     /// Sessions kept open between calls (more are opened when calls overlap, and closed after).
     static let kept = 4
 
-    init(location: PostgresLocation, logger: Logger) {
+    init(location: PostgresLocation, logger: Logger, onOpen: (@Sendable (PostgresConnection) throws -> Void)?) {
         self.location = location
         self.logger = logger
+        self.onOpen = onOpen
     }
 
     /// Runs `body` with a session, in a transaction begun by `begin` (nil: none).
     func run<Value: Sendable>(
         _ begin: String? = nil, _ body: @escaping @Sendable (PostgresSession) throws -> Value
     ) async throws -> Value {
-        let session = idle.withLock { $0.popLast() } ?? PostgresSession(location: location, logger: logger)
+        let session =
+            idle.withLock { $0.popLast() } ?? PostgresSession(location: location, logger: logger, onOpen: onOpen)
         let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
             DispatchQueue.global().async {
                 continuation.resume(

@@ -34,7 +34,7 @@ extension PostgresStore {
 
     @discardableResult
     public func saveAlerts(_ update: AlertUpdate) async throws -> [AlertEvent] {
-        try await sessions.write { session in
+        try await leaderWrite { session in
             // Removals first: a changed rule's instance is removed and may start again in the same evaluation.
             for key in update.removed {
                 try session.query(
@@ -112,7 +112,7 @@ extension PostgresStore {
     }
 
     public func pruneAlertEvents(before: Int64) async throws -> Int {
-        try await sessions.write { session in
+        try await leaderWrite { session in
             try session.query("DELETE FROM alert_event WHERE at < \(before) RETURNING 1").count
         }
     }
@@ -179,7 +179,7 @@ extension PostgresStore {
     public func queueNotification(
         _ notification: PendingNotification?, group: NotificationGroup?, delete: [NotificationGroup]
     ) async throws {
-        try await sessions.write { session in
+        try await leaderWrite { session in
             if let notification {
                 try session.query(
                     """
@@ -232,11 +232,11 @@ extension PostgresStore {
     }
 
     public func finishNotification(id: Int64) async throws {
-        try await sessions.write { session in try session.query("DELETE FROM notification WHERE id = \(id)") }
+        try await leaderWrite { session in try session.query("DELETE FROM notification WHERE id = \(id)") }
     }
 
     public func retryNotification(id: Int64, attempts: Int, nextAttempt: Int64, error: String) async throws {
-        try await sessions.write { session in
+        try await leaderWrite { session in
             try session.query(
                 """
                 UPDATE notification SET attempts = \(Int64(attempts)), next_attempt = \(nextAttempt),

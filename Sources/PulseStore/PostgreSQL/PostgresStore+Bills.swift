@@ -16,7 +16,7 @@ extension PostgresStore {
     }
 
     public func markBillIntervals(before time: Int64) async throws {
-        try await sessions.write { session in try Self.raiseMark("bill_mark", to: time, session) }
+        try await leaderWrite { session in try Self.raiseMark("bill_mark", to: time, session) }
     }
 
     /// Moves a mark up to `time`, never down, holding the revision row until the transaction ends.
@@ -110,7 +110,7 @@ extension PostgresStore {
     }
 
     public func saveBills(_ update: BillUpdate) async throws {
-        try await sessions.write { session in
+        try await leaderWrite { session in
             try session.execute(Self.lockRevision)
             for stored in update.bills {
                 let bill = stored.bill
@@ -182,13 +182,14 @@ extension PostgresStore {
     // MARK: Remote write
 
     public func raiseForwardMark(to time: Int64) async throws {
-        try await sessions.write { session in try Self.raiseMark("forward_mark", to: time, session) }
+        try await leaderWrite { session in try Self.raiseMark("forward_mark", to: time, session) }
     }
 
-    /// Forgets remote write's state when it is turned off (see ``SQLiteStore/stopForwarding()``).
+    /// Forgets remote write's state when it is turned off (see ``SQLiteStore/stopForwarding()``); the leader's job
+    /// (fenced), as daemons of one database may differ in their `[remote_write]`.
     @discardableResult
     public func stopForwarding() async throws -> Bool {
-        try await sessions.write { session in
+        try await leaderWrite { session in
             try session.execute(Self.lockRevision)
             guard try PostgresSnapshotReader.meta(session)["forward_mark"] ?? 0 > 0 else { return false }
             try session.execute("DELETE FROM forward_change")
@@ -212,7 +213,7 @@ extension PostgresStore {
     }
 
     public func saveForward(_ update: ForwardUpdate) async throws {
-        try await sessions.write { session in
+        try await leaderWrite { session in
             try session.execute(Self.lockRevision)
             if !update.states.isEmpty {
                 var binds = PostgresBindings()

@@ -6,18 +6,20 @@ import PulseCore
 extension PostgresStore {
     // MARK: Retention
 
-    /// Deletes data past `policy` (see ``MetricStore/prune(_:now:slice:)``). Raw samples go a day's partition at a
+    /// Deletes data past `policy` (see ``MetricStore/prune(_:now:slice:)``); the leader's job (fenced). Raw samples go a day's partition at a
     /// time, dropped once its whole day is past the policy (so raw data is kept up to a day longer than asked): no
     /// dead rows for VACUUM, no index to walk. Rollups and anomalies are deleted in slices of `slice` rows.
     public func prune(_ policy: RetentionPolicy, now: Int64, slice: Int) async throws -> PruneReport {
         var report = PruneReport()
         // Gaps late data can no longer fill are spread into the rollups for good, a few per transaction, by the
         // writer (they change rollups, as ingest does).
+        let token = fence.load(ordering: .relaxed)
         while true {
             let settled = try await onWriter { side in
                 do {
                     return try side.session.transaction {
-                        try side.writer.settleGaps(
+                        try Self.checkFence(token, side.session)
+                        return try side.writer.settleGaps(
                             endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100),
                             in: PostgresIngestTransaction(session: side.session, partitions: side.partitions))
                     }
@@ -29,7 +31,7 @@ extension PostgresStore {
             report.settledGaps += settled
             if settled < max(1, slice / 100) { break }
         }
-        report.rawChunks = try await sessions.write { session in
+        report.rawChunks = try await leaderWrite { session in
             var dropped = 0
             for row in try session.query(
                 """
@@ -56,7 +58,7 @@ extension PostgresStore {
             guard let keep = policy.keeps(level) else { continue }
             let table = SQLiteSchema.rollupTable(level)
             while true {
-                let deleted = try await sessions.write { session in
+                let deleted = try await leaderWrite { session in
                     try session.query(
                         PostgresQuery(
                             unsafeSQL: """
@@ -72,7 +74,7 @@ extension PostgresStore {
         }
         // Anomalies are kept as long as the finest rollups that would show them.
         let anomalyCutoff = now - (settings.levels.sorted().first.flatMap { policy.keeps($0) } ?? policy.raw)
-        try await sessions.write { session in try session.query("DELETE FROM anomaly WHERE ts < \(anomalyCutoff)") }
+        try await leaderWrite { session in try session.query("DELETE FROM anomaly WHERE ts < \(anomalyCutoff)") }
         try await refreshSize()
         return report
     }

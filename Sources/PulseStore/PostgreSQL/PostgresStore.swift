@@ -18,6 +18,8 @@ public final class PostgresStore: MetricStore {
     public let settings: StoreSettings
     let sessions: PostgresSessions
     let measuredSize = Atomic<Int>(0)
+    /// The fencing token leader-only writes present (``holdLease(holder:ttl:)``); 0: none, so they are refused.
+    public let fence = Atomic<Int64>(0)
     let sizeMeasuredAt = Atomic<Int64>(0)
     private let queue = DispatchQueue(label: "netpulse-postgres-writer")
     private let side: WriterSide
@@ -37,15 +39,26 @@ public final class PostgresStore: MetricStore {
     /// Connects to the database at `location` and, for the owner (a daemon), creates the tables or brings them up to
     /// date; other access requires them to be up to date.
     /// - Throws: ``StoreError`` naming the database (never its password).
+    ///
+    /// - Parameter idleTransactionTimeout: the server ends a session whose transaction has been left idle this long
+    ///   (ms): a daemon frozen mid-transaction then cannot hold rows others wait for (the lease, the revision) for
+    ///   ever. A daemon sets it to its lease's length.
     public init(
         location: PostgresLocation, settings: StoreSettings = .standard, access: SQLiteStore.Access = .owner,
-        logger: Logger = Logger(label: "netpulse.store.postgres")
+        idleTransactionTimeout: Int64 = 15_000, logger: Logger = Logger(label: "netpulse.store.postgres")
     ) async throws {
         self.location = location
         self.settings = settings
-        sessions = PostgresSessions(location: location, logger: logger)
+        let setup: @Sendable (PostgresConnection) throws -> Void = { connection in
+            _ = try connection.query(
+                PostgresQuery(unsafeSQL: "SET idle_in_transaction_session_timeout = \(idleTransactionTimeout)"),
+                logger: logger
+            ).wait()
+        }
+        sessions = PostgresSessions(location: location, logger: logger, onOpen: setup)
         side = WriterSide(
-            writer: StoreWriter(settings: settings), session: PostgresSession(location: location, logger: logger))
+            writer: StoreWriter(settings: settings),
+            session: PostgresSession(location: location, logger: logger, onOpen: setup))
         do {
             try await onWriter { side in
                 try Self.prepare(side.session, levels: settings.levels, migrate: access == .owner)
@@ -102,27 +115,6 @@ public final class PostgresStore: MetricStore {
         let side = side
         return try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result(catching: { try body(side) })) }
-        }
-    }
-
-    /// Holds a session advisory lock on the writer's connection for as long as the store is open (taken again
-    /// after a reconnect), so a second daemon on the same database refuses to start. Several daemons need the
-    /// leader lease, which this version does not have: two would both keep bills, evaluate alerts and forward.
-    /// - Throws: ``StoreError/unusable(_:)`` when another daemon holds it.
-    public func claimSoleDaemon() async throws {
-        let location = location
-        try await onWriter { side in
-            side.session.onOpen = { connection in
-                let held = try connection.query(
-                    "SELECT pg_try_advisory_lock(\(PostgresSchema.soleDaemonLock))", logger: side.session.logger
-                ).wait().rows.first?.decode(Bool.self)
-                guard held == true else {
-                    throw StoreError.unusable(
-                        "another netpulsed already uses \(location); this version runs one daemon per database")
-                }
-            }
-            side.session.close()
-            _ = try side.session.open()
         }
     }
 

@@ -87,6 +87,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The store cannot write right now (its disk is full, an I/O error, a read-only file system): nothing of the
     /// transaction was kept, and the same write may succeed once the cause is gone.
     case cannotWrite(String)
+    /// A write only the leading daemon may make was refused: this daemon's lease is gone (another daemon took it,
+    /// or it expired while this one was frozen or cut off). Nothing of the transaction was kept.
+    case fenced(String)
 
     public var description: String {
         switch self {
@@ -94,6 +97,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .unusable(let why): why
         case .invalidBatch(let why): why
         case .cannotWrite(let why): why
+        case .fenced(let why): why
         }
     }
 }

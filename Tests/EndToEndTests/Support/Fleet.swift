@@ -1,6 +1,7 @@
 import Foundation
 import PulseCore
 import PulseStore
+import Testing
 
 /// A throwaway deployment: a CA and certificates made with the real `netpulse ca`, configs, and the real
 /// `netpulsed` and `netpulse-agent` processes, optionally inside a network namespace.
@@ -174,6 +175,40 @@ final class Fleet: @unchecked Sendable {
     func storedAgents() throws -> [AgentRecord] {
         let store = try store()
         return try blocking { try await store.agents() }
+    }
+
+    /// Stops `agent` (streaming `lo` every 100 ms; its open batch goes to its spool), lets a second run deliver
+    /// whatever is left, then checks what a user relies on after daemons were killed under it: every tick sampled
+    /// before the stop is stored (no gap a lost batch would leave), none twice, and the rollups' total is the counter
+    /// delta (every step counted once).
+    func stopAndCheckEveryTickStoredOnce(
+        _ agent: Daemonized, config: String, atLeast minimum: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        #expect(agent.stop() == 0, sourceLocation: sourceLocation)
+        let stoppedAt = Int64(Date().timeIntervalSince1970 * 1000)
+        let leftover = Set(spooledFiles("agent-1"))
+        let second = try startAgent("agent-1", config: config)
+        try eventually("second run connected") { second.output.contains("connected to netpulsed") }
+        try eventually("first run's batches delivered", timeout: 30) {
+            leftover.isDisjoint(with: spooledFiles("agent-1"))
+        }
+        #expect(second.stop() == 0, sourceLocation: sourceLocation)
+
+        let samples = try self.samples("agent-1", "lo").filter { $0.timestamp <= stoppedAt }
+        #expect(samples.count > minimum, sourceLocation: sourceLocation)
+        let gaps = zip(samples, samples.dropFirst()).map { $1.timestamp - $0.timestamp }
+        // A lost batch would leave a gap of four ticks or more; a late tick under load leaves at most two.
+        #expect(gaps.allSatisfy { $0 <= 350 }, "largest gap \(gaps.max() ?? 0) ms", sourceLocation: sourceLocation)
+        let all = try self.samples("agent-1", "lo")
+        #expect(Set(all.map(\.timestamp)).count == all.count, "a sample stored twice", sourceLocation: sourceLocation)
+        let store = try store()
+        let total = try blocking {
+            let series = try await store.series().first { $0.kind == .interface && $0.interface == "lo" }!
+            return try await store.sums(level: .oneMinute, series: [series.id], from: 0, to: .max)[series.id]!
+        }
+        #expect(
+            total.traffic[.rxBytes] == Int64(all.last!.counters[.rxBytes] - all.first!.counters[.rxBytes]),
+            sourceLocation: sourceLocation)
     }
 
     func spooledFiles(_ agent: String) -> [String] {
