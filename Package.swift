@@ -140,7 +140,7 @@ let package = Package(
             name: "netpulse-bench",
             dependencies: [
                 "PulseCore", "PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery",
-                "PulseReports",
+                "PulseReports", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -3,6 +3,8 @@
 #   scripts/bench.sh            everything (the agent's cost needs root for its network namespaces)
 #   scripts/bench.sh wire       only the wire size
 #   scripts/bench.sh ingest     only the daemon's ingest (real pace and saturated) and the store alone
+#   scripts/bench.sh postgres   saturated ingest into one PostgreSQL database from 1, 2 and 3 daemons, beside one
+#                               daemon on SQLite (BENCH_AGENTS, BENCH_PG_SECONDS); CPU per million values per process
 #   scripts/bench.sh connections 10,000 agent connections held (memory per connection), a reconnect storm of all of
 #                               them, and openssl s_server doing the same handshakes (BENCH_CONNECTIONS)
 #   scripts/bench.sh size       only the store's size per interface, beside an rrdtool RRD
@@ -46,6 +48,12 @@ if [ "$WHAT" = all ] || [ "$WHAT" = ingest ]; then
     $R/netpulse-bench ingest "$R/netpulsed" "${BENCH_AGENTS:-625}" "${BENCH_SECONDS:-30}"
     echo
     $R/netpulse-bench store "${BENCH_INTERFACES:-10000}" "${BENCH_STORE_SECONDS:-60}"
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = postgres ]; then
+    ensure_postgresql
+    $R/netpulse-bench postgres "$R/netpulsed" "${BENCH_AGENTS:-625}" "${BENCH_PG_SECONDS:-20}"
     echo
 fi
 

@@ -152,13 +152,25 @@ enum IngestBench {
         daemon: Daemon, names: [String], contexts: [NIOSSLContext], generation: Int, seconds: Int, warmUp: Double,
         mode: (Int) -> SimulatedAgent.Mode
     ) throws -> Offered {
+        try offered(
+            daemons: [daemon], names: names, contexts: contexts, generation: generation, seconds: seconds,
+            warmUp: warmUp, mode: mode)
+    }
+
+    /// As above, the agents spread over `daemons` (agent i to daemon i mod n); `also` measures the CPU of other
+    /// processes (a database server) over the same time.
+    static func offered(
+        daemons: [Daemon], names: [String], contexts: [NIOSSLContext], generation: Int, seconds: Int, warmUp: Double,
+        also: () -> Double = { 0 }, mode: (Int) -> SimulatedAgent.Mode
+    ) throws -> Offered {
         let tally = Tally()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         for index in names.indices {
             let agent = BenchAgent(index: index, name: names[index], generation: generation)
             let agentMode = mode(index)
-            try connect(group: group, port: daemon.port, context: contexts[index], agent: index) {
+            try connect(group: group, port: daemons[index % daemons.count].port, context: contexts[index], agent: index)
+            {
                 SimulatedAgent(agent: agent, mode: agentMode, tally: tally)
             }
         }
@@ -166,7 +178,8 @@ enum IngestBench {
         tally.go()
         Thread.sleep(forTimeInterval: warmUp)
         tally.startMeasuring()
-        let usageBefore = try ProcessUsage(pid: daemon.pid)
+        let usageBefore = try daemons.map { try ProcessUsage(pid: $0.pid) }
+        let alsoBefore = also()
         let start = Date()
         var exhausted = false
         while Date().timeIntervalSince(start) < Double(seconds) {
@@ -178,10 +191,12 @@ enum IngestBench {
         }
         let elapsed = Date().timeIntervalSince(start)
         let latencies = tally.stopMeasuring()
-        let usageAfter = try ProcessUsage(pid: daemon.pid)
+        let usageAfter = try daemons.map { try ProcessUsage(pid: $0.pid) }
+        let cpuSeconds = zip(usageBefore, usageAfter).map { $1.cpuSeconds - $0.cpuSeconds }
         return Offered(
             latencies: latencies, elapsed: elapsed, exhausted: exhausted,
-            cpu: (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / elapsed * 100, rss: usageAfter.peakRSS,
+            cpu: cpuSeconds.reduce(0, +) / elapsed * 100, rss: usageAfter.map(\.peakRSS).max() ?? 0,
+            cpuSeconds: cpuSeconds, alsoCPUSeconds: also() - alsoBefore,
             connected: tally.welcomed.load(ordering: .relaxed), acknowledged: tally.acked.load(ordering: .relaxed),
             errors: tally.errors.load(ordering: .relaxed))
     }
@@ -192,9 +207,12 @@ enum IngestBench {
         var elapsed: Double
         /// The measurement ended early: an agent ran out of prepared batches.
         var exhausted: Bool
-        /// The daemon's CPU, percent of one core, and its peak RSS.
+        /// The daemons' CPU, percent of one core, and the largest peak RSS.
         var cpu: Double
         var rss: Int
+        /// Each daemon's CPU seconds during the measurement, and those of the other processes measured.
+        var cpuSeconds: [Double] = []
+        var alsoCPUSeconds: Double = 0
         var connected: Int
         /// Batches acknowledged since the agents connected (warm-up included).
         var acknowledged: Int

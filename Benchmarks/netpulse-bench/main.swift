@@ -6,6 +6,7 @@ import PulseCore
 //   netpulse-bench ingest DAEMON_BINARY [AGENTS] [SECONDS]
 //   netpulse-bench connections DAEMON_BINARY [CONNECTIONS]  (memory per connection, a reconnect storm, s_server)
 //   netpulse-bench store [INTERFACES] [SECONDS]           (the store's ingest alone, in process)
+//   netpulse-bench postgres DAEMON_BINARY [AGENTS] [SECONDS]  (1, 2, 3 daemons on one PostgreSQL, beside SQLite)
 //   netpulse-bench fill DB INTERFACES HOURS              (a store for scripts/bench-size.py to weigh)
 //   netpulse-bench query-store DIR INTERFACES DAYS [FINE_DAYS]  (a store for the query benchmarks, bulk loaded)
 //   netpulse-bench render CONFIG [RUNS]                   (drawing the default dashboards from a store)
@@ -24,6 +25,15 @@ case "ingest" where arguments.count >= 3:
             pacedSeconds: Int(ProcessInfo.processInfo.environment["BENCH_PACED_SECONDS"] ?? "") ?? 60)
     } catch {
         print("ingest benchmark failed: \(error)")
+        exit(1)
+    }
+case "postgres" where arguments.count >= 3:
+    do {
+        try PostgresBench.run(
+            daemonBinary: arguments[2], agents: arguments.count > 3 ? Int(arguments[3]) ?? 625 : 625,
+            seconds: arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20)
+    } catch {
+        print("postgres benchmark failed: \(error)")
         exit(1)
     }
 case "ingest-render" where arguments.count >= 4:

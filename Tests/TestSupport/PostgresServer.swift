@@ -20,7 +20,10 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// Makes a cluster and starts it, trying a few ports until one is free.
-    public static func start() throws -> PostgresServer {
+    ///
+    /// - Parameter durable: PostgreSQL's defaults (every commit fsynced), as benchmarks need; tests turn fsync off
+    ///   (they kill daemons, never the server or the machine, and throw the cluster away).
+    public static func start(durable: Bool = false) throws -> PostgresServer {
         guard FileManager.default.isExecutableFile(atPath: binaries + "/initdb") else {
             throw Failure(description: "PostgreSQL 15 is not installed (scripts/test.sh installs postgresql-15)")
         }
@@ -38,10 +41,8 @@ public final class PostgresServer: @unchecked Sendable {
                     binaries + "/pg_ctl",
                     [
                         "-D", directory + "/data", "-l", directory + "/log", "-w", "-o",
-                        // No fsync: the tests kill daemons, never the server or the machine, and a test's cluster
-                        // is thrown away (benchmarks start theirs with the defaults).
                         "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=50"
-                            + " -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                            + (durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"),
                         "start",
                     ])
                 return PostgresServer(directory: directory, port: port)

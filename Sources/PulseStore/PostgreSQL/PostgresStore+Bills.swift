@@ -111,7 +111,8 @@ extension PostgresStore {
 
     public func saveBills(_ update: BillUpdate) async throws {
         try await leaderWrite { session in
-            try session.execute(Self.lockRevision)
+            // The revision row is taken last (in raiseMark), just before COMMIT: a pass writing thousands of bills
+            // must not hold every daemon's ingest off while it does.
             for stored in update.bills {
                 let bill = stored.bill
                 try session.query(
@@ -214,7 +215,7 @@ extension PostgresStore {
 
     public func saveForward(_ update: ForwardUpdate) async throws {
         try await leaderWrite { session in
-            try session.execute(Self.lockRevision)
+            // The revision row is taken last (in raiseMark), just before COMMIT, as in saveBills.
             if !update.states.isEmpty {
                 var binds = PostgresBindings()
                 binds.append(update.states.map(\.series))
