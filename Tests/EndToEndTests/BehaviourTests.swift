@@ -162,7 +162,11 @@ extension EndToEnd {
             let filler = state + "/filler"
             _ = try run(["dd", "if=/dev/zero", "of=\(filler)", "bs=64k"], allowFailure: true)
             try eventually("the agent says batches are lost", timeout: 30) {
-                agent.output.contains("batches are lost until it works again")
+                // Keep the disk full: the spool files of batches acknowledged meanwhile free room that the next
+                // batches could take (under load, the first attempts at a write could all find some).
+                _ = try run(
+                    ["dd", "if=/dev/zero", "of=\(filler)", "bs=4k", "oflag=append", "conv=notrunc"], allowFailure: true)
+                return agent.output.contains("batches are lost until it works again")
             }
             // The disk stays full for two seconds (about 20 batches), not a wait for an event.
             Thread.sleep(forTimeInterval: 2)

@@ -323,6 +323,27 @@ import Testing
         }
     }
 
+    /// `netpulse` opens the daemon's database to read: it creates nothing there, and an empty database is told
+    /// plainly.
+    @Test func aReaderOfAnEmptyDatabaseCreatesNothingAndIsToldWhatToDo() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let location = try PostgresLocation(url: server.createDatabase("empty"))
+        do {
+            _ = try await PostgresStore(location: location, access: .reader)
+            Issue.record("a reader opened an empty database")
+        } catch {
+            #expect("\(error)".contains("holds no Netpulse store yet"), "\(error)")
+        }
+        let tables = try server.psql("empty", "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+        #expect(tables.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        let owner = try await PostgresStore(location: location)
+        owner.shutdown()
+        let reader = try await PostgresStore(location: location, access: .reader)
+        #expect(try await reader.totals().batches == 0)
+        reader.shutdown()
+    }
+
     @Test func aBadURLOrAnUnreachableServerIsToldPlainly() async throws {
         #expect(throws: StoreError.self) { try PostgresLocation(url: "mysql://x@localhost/db") }
         #expect(throws: StoreError.self) { try PostgresLocation(url: "postgresql://localhost/db") }

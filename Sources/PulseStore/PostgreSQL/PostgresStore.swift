@@ -79,7 +79,16 @@ public final class PostgresStore: MetricStore {
 
     /// Applies the migrations not yet applied (the owner) or checks that none is missing (the others).
     static func prepare(_ session: PostgresSession, levels: [RollupLevel], migrate: Bool) throws {
-        try session.execute("CREATE TABLE IF NOT EXISTS netpulse_migration (id text PRIMARY KEY)")
+        if migrate {
+            try session.execute("CREATE TABLE IF NOT EXISTS netpulse_migration (id text PRIMARY KEY)")
+        } else {
+            // Tools that only read, or edit silences, never create anything in the database.
+            let exists = try session.query("SELECT to_regclass('netpulse_migration') IS NOT NULL")[0].decode(Bool.self)
+            guard exists else {
+                throw StoreError.unusable(
+                    "\(session.location) holds no Netpulse store yet; has netpulsed run with this config?")
+            }
+        }
         if migrate {
             try session.transaction {
                 try session.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))")
