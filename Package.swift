@@ -174,7 +174,11 @@ let package = Package(
             path: "Tests/OracleSupport"
         ),
         .testTarget(
-            name: "PulseStoreTests", dependencies: ["PulseStore", "PulseAnalytics", "PulseCore", "TestSupport"],
+            name: "PulseStoreTests",
+            dependencies: [
+                "PulseStore", "PulseAnalytics", "PulseCore", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PulseAnalytics
 import PulseCore
 import TestSupport
@@ -342,6 +343,28 @@ import Testing
         let reader = try await PostgresStore(location: location, access: .reader)
         #expect(try await reader.totals().batches == 0)
         reader.shutdown()
+    }
+
+    /// A write transaction left idle longer than its limit (a daemon frozen mid-commit) is ended by the server, so
+    /// the rows it locked are free again, and none of it is kept: its later statements fail rather than run on a new
+    /// connection outside it (before, the session reconnected silently and ran them one by one). The session
+    /// reconnects for the next transaction.
+    @Test func aWriteTransactionLeftIdleIsEndedByTheServer() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let session = PostgresSession(
+            location: try PostgresLocation(url: server.createDatabase("idle")), logger: Logger(label: "test"))
+        defer { session.close() }
+        #expect(throws: (any Error).self) {
+            try session.transaction {
+                try session.limitIdle(300)
+                try session.execute("CREATE TABLE held (id bigint)")
+                Thread.sleep(forTimeInterval: 0.8)
+                try session.execute("SELECT 1")
+            }
+        }
+        try session.execute("SELECT 1")
+        #expect(try server.psql("idle", "SELECT to_regclass('held') IS NULL").contains("t"))
     }
 
     @Test func aBadURLOrAnUnreachableServerIsToldPlainly() async throws {

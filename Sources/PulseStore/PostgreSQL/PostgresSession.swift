@@ -62,19 +62,23 @@ final class PostgresSession: @unchecked Sendable {
     let location: PostgresLocation
     let logger: Logger
     private var connection: PostgresConnection?
-    /// Run on every new connection before it is used (session settings).
-    let onOpen: (@Sendable (PostgresConnection) throws -> Void)?
+    /// The connection a transaction began on: a statement never goes to another (a reconnect in the middle would
+    /// run the rest of the transaction's statements on their own, committed one by one).
+    private var transactionConnection: PostgresConnection?
 
-    init(
-        location: PostgresLocation, logger: Logger, onOpen: (@Sendable (PostgresConnection) throws -> Void)? = nil
-    ) {
+    init(location: PostgresLocation, logger: Logger) {
         self.location = location
         self.logger = logger
-        self.onOpen = onOpen
     }
 
     /// The open connection, opened again if it was lost (the server restarted, the network failed).
     func open() throws -> PostgresConnection {
+        if let transactionConnection {
+            guard !transactionConnection.isClosed else {
+                throw StoreError.cannotWrite("\(location): the connection was lost in the middle of a transaction")
+            }
+            return transactionConnection
+        }
         if let connection, !connection.isClosed { return connection }
         do {
             let connection = try PostgresConnection.connect(
@@ -82,16 +86,10 @@ final class PostgresSession: @unchecked Sendable {
                 id: 1, logger: logger
             ).wait()
             self.connection = connection
+            return connection
         } catch {
             throw PostgresErrors.describe(error, location: location)
         }
-        do {
-            try onOpen?(connection!)
-        } catch {
-            close()
-            throw PostgresErrors.describe(error, location: location)
-        }
-        return connection!
     }
 
     @discardableResult
@@ -108,16 +106,25 @@ final class PostgresSession: @unchecked Sendable {
         try query(PostgresQuery(unsafeSQL: sql))
     }
 
+    /// In a write transaction: the server ends this session if the transaction sits idle `milliseconds` (a process
+    /// frozen mid-transaction must not hold the rows it locked for ever).
+    func limitIdle(_ milliseconds: Int64) throws {
+        try execute("SET LOCAL idle_in_transaction_session_timeout = \(milliseconds)")
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws (and the connection
     /// dropped when the rollback itself fails, so the next transaction starts on a clean one).
     func transaction<Result>(_ begin: String = "BEGIN", _ body: () throws -> Result) throws -> Result {
         try execute(begin)
+        transactionConnection = connection
         do {
             let result = try body()
             try execute("COMMIT")
+            transactionConnection = nil
             return result
         } catch {
             do { try execute("ROLLBACK") } catch { close() }
+            transactionConnection = nil
             throw error
         }
     }
@@ -125,6 +132,7 @@ final class PostgresSession: @unchecked Sendable {
     func close() {
         try? connection?.close().wait()
         connection = nil
+        transactionConnection = nil
     }
 
     /// A session dropped without ``close()`` (a store nobody shut down) closes its connection in the background,
@@ -141,15 +149,15 @@ final class PostgresSession: @unchecked Sendable {
 final class PostgresSessions: Sendable {
     let location: PostgresLocation
     let logger: Logger
-    let onOpen: (@Sendable (PostgresConnection) throws -> Void)?
+    let idleWriteTimeout: Int64
     private let idle = Mutex<[PostgresSession]>([])
     /// Sessions kept open between calls (more are opened when calls overlap, and closed after).
     static let kept = 4
 
-    init(location: PostgresLocation, logger: Logger, onOpen: (@Sendable (PostgresConnection) throws -> Void)?) {
+    init(location: PostgresLocation, logger: Logger, idleWriteTimeout: Int64) {
         self.location = location
         self.logger = logger
-        self.onOpen = onOpen
+        self.idleWriteTimeout = idleWriteTimeout
     }
 
     /// Runs `body` with a session, in a transaction begun by `begin` (nil: none).
@@ -157,7 +165,7 @@ final class PostgresSessions: Sendable {
         _ begin: String? = nil, _ body: @escaping @Sendable (PostgresSession) throws -> Value
     ) async throws -> Value {
         let session =
-            idle.withLock { $0.popLast() } ?? PostgresSession(location: location, logger: logger, onOpen: onOpen)
+            idle.withLock { $0.popLast() } ?? PostgresSession(location: location, logger: logger)
         let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
             DispatchQueue.global().async {
                 continuation.resume(
@@ -181,10 +189,14 @@ final class PostgresSessions: Sendable {
         try await run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
-    /// A write transaction.
+    /// A write transaction, ended by the server if it sits idle too long (``PostgresSession/limitIdle(_:)``).
     @discardableResult
     func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> Value) async throws -> Value {
-        try await run("BEGIN", body)
+        let timeout = idleWriteTimeout
+        return try await run("BEGIN") { session in
+            try session.limitIdle(timeout)
+            return try body(session)
+        }
     }
 
     func close() {

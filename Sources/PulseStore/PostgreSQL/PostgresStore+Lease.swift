@@ -12,7 +12,7 @@ import Synchronization
 /// Fencing: every leader-only write checks, in its own transaction, that the store's ``fence`` token is still the
 /// lease's and unexpired, holding the row (`FOR SHARE`) until it commits, so the lease cannot change hands under it.
 /// A leader frozen (SIGSTOP) or cut off past its expiry wakes up with a stale token, and its writes are refused
-/// (``StoreError/fenced(_:)``). Sessions end any transaction left idle longer than the lease
+/// (``StoreError/fenced(_:)``). The server ends any write transaction left idle longer than the lease
 /// (`idle_in_transaction_session_timeout`), so a frozen daemon cannot hold the row, or the revision row, for ever.
 extension PostgresStore {
     /// The server's clock in milliseconds.

@@ -14,10 +14,12 @@ extension PostgresStore {
         // Gaps late data can no longer fill are spread into the rollups for good, a few per transaction, by the
         // writer (they change rollups, as ingest does).
         let token = fence.load(ordering: .relaxed)
+        let idleTimeout = idleWriteTimeout
         while true {
             let settled = try await onWriter { side in
                 do {
                     return try side.session.transaction {
+                        try side.session.limitIdle(idleTimeout)
                         try Self.checkFence(token, side.session)
                         return try side.writer.settleGaps(
                             endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100),

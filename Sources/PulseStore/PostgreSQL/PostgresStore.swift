@@ -17,6 +17,8 @@ public final class PostgresStore: MetricStore {
     public let location: PostgresLocation
     public let settings: StoreSettings
     let sessions: PostgresSessions
+    /// How long a write transaction may sit idle before the server ends its session (see ``init``).
+    let idleWriteTimeout: Int64
     let measuredSize = Atomic<Int>(0)
     /// The fencing token leader-only writes present (``holdLease(holder:ttl:)``); 0: none, so they are refused.
     public let fence = Atomic<Int64>(0)
@@ -40,25 +42,20 @@ public final class PostgresStore: MetricStore {
     /// date; other access requires them to be up to date.
     /// - Throws: ``StoreError`` naming the database (never its password).
     ///
-    /// - Parameter idleTransactionTimeout: the server ends a session whose transaction has been left idle this long
-    ///   (ms): a daemon frozen mid-transaction then cannot hold rows others wait for (the lease, the revision) for
-    ///   ever. A daemon sets it to its lease's length.
+    /// - Parameter idleTransactionTimeout: the server ends a session whose write transaction has been left idle this
+    ///   long (ms): a daemon frozen mid-transaction then cannot hold rows others wait for (the lease, the revision)
+    ///   for ever. A daemon sets it to its lease's length. Read transactions hold no such rows and are not limited
+    ///   (a billing pass may compute for long between its reads).
     public init(
         location: PostgresLocation, settings: StoreSettings = .standard, access: SQLiteStore.Access = .owner,
         idleTransactionTimeout: Int64 = 15_000, logger: Logger = Logger(label: "netpulse.store.postgres")
     ) async throws {
         self.location = location
         self.settings = settings
-        let setup: @Sendable (PostgresConnection) throws -> Void = { connection in
-            _ = try connection.query(
-                PostgresQuery(unsafeSQL: "SET idle_in_transaction_session_timeout = \(idleTransactionTimeout)"),
-                logger: logger
-            ).wait()
-        }
-        sessions = PostgresSessions(location: location, logger: logger, onOpen: setup)
+        sessions = PostgresSessions(location: location, logger: logger, idleWriteTimeout: idleTransactionTimeout)
         side = WriterSide(
-            writer: StoreWriter(settings: settings),
-            session: PostgresSession(location: location, logger: logger, onOpen: setup))
+            writer: StoreWriter(settings: settings), session: PostgresSession(location: location, logger: logger))
+        idleWriteTimeout = idleTransactionTimeout
         do {
             try await onWriter { side in
                 try Self.prepare(side.session, levels: settings.levels, migrate: access == .owner)
@@ -136,10 +133,12 @@ public final class PostgresStore: MetricStore {
             sizeMeasuredAt.store(receivedAt, ordering: .relaxed)
             try? await refreshSize()
         }
+        let idleTimeout = idleWriteTimeout
         return try await onWriter { side in
             do {
                 return try side.session.transaction {
-                    try side.writer.ingest(
+                    try side.session.limitIdle(idleTimeout)
+                    return try side.writer.ingest(
                         batches, receivedAt: receivedAt,
                         in: PostgresIngestTransaction(session: side.session, partitions: side.partitions))
                 }
