@@ -63,7 +63,12 @@ extension EndToEnd {
             Thread.sleep(forTimeInterval: 1)
             second.signal(SIGCONT)
             try eventually("the thawed leader steps down", timeout: 10) { second.output.contains("no longer leads") }
-            let holder = try server.psql("fleet", "SELECT holder FROM leader_lease")
+            let location = try PostgresLocation(url: server.url(database: "fleet"))
+            let holder = try blocking {
+                let store = try await PostgresStore(location: location, access: .reader)
+                defer { store.shutdown() }
+                return try await store.lease().holder
+            }
             #expect(holder.contains("pid \(fleet.daemon!.pid) "), "\(holder)")
             print("takeover after SIGKILL: \(killTakeover) s, after SIGSTOP: \(freezeTakeover) s")
             Thread.sleep(forTimeInterval: 1.5)
