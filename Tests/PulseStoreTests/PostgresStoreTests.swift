@@ -214,6 +214,77 @@ import Testing
         }
     }
 
+    /// A daemon whose turn comes after another's reads back only what the other changed, and ingests on from it: the
+    /// first daemon stores a batch of two agents; the second the next batch of one of them, relabelled and with a
+    /// new link speed; the first, at its next turn, holds the second's state of that agent's interface, its new
+    /// ranges and link facts, has dropped that agent's labels (to read them again), and still holds the other
+    /// agent's rows. Its next commit then stores as one SQLite daemon given the batches in order.
+    @Test func aDaemonReadsBackOnlyWhatAnotherChanged() async throws {
+        try await Self.withTwoDaemons { first, second in
+            let web = BatchMaker()
+            var db = BatchMaker()
+            db.agent = AgentIdentity(name: "db-01", hostname: "db-01", version: "0.2.0")
+            db.stream = 7
+            var relabelled = web
+            relabelled.agent.labels = Labels([("site", "ams")])
+            let groups = [
+                [web.batch(1, start: day, rx: [100, 200, 300]), db.batch(1, start: day, rx: [5, 50, 500])],
+                [relabelled.batch(2, start: day + 3_000, rx: [450, 600], speed: 10_000)],
+                [
+                    relabelled.batch(3, start: day + 5_000, rx: [800, 1_100], speed: 10_000),
+                    db.batch(2, start: day + 3_000, rx: [900, 1_000]),
+                ],
+            ]
+            let receivedAt = day + 60_000
+            _ = try await first.ingest(groups[0], receivedAt: receivedAt)
+            _ = try await second.ingest(groups[1], receivedAt: receivedAt)
+            let interfaces = try await first.series().filter { $0.kind == .interface }
+            let webEth0 = try #require(interfaces.first { $0.agent == "web-01" }).id
+            let dbEth0 = try #require(interfaces.first { $0.agent == "db-01" }).id
+            struct Cached: Sendable, Equatable {
+                var states: [Int64: [UInt8]] = [:]
+                var speeds: [Int64: UInt32] = [:]
+                var ranges: [[UInt64]] = []
+                var agents: [String] = []
+            }
+            @Sendable func cached(_ side: PostgresStore.WriterSide) -> Cached {
+                var cached = Cached()
+                for (series, state) in side.writer.states {
+                    cached.states[series] = SampleCoding.encode(state.first) + SampleCoding.encode(state.last)
+                }
+                for (series, facts) in side.writer.facts { cached.speeds[series] = facts.speedMbps }
+                cached.ranges = side.writer.ranges.values.map { $0.flatMap { [$0.lowerBound, $0.upperBound] } }.sorted {
+                    $0.lexicographicallyPrecedes($1)
+                }
+                cached.agents = side.writer.agents.keys.sorted()
+                return cached
+            }
+            let before = try await first.onWriter(cached)
+            let secondHolds = try await second.onWriter(cached)
+            // The first daemon's next turn, up to where it would begin storing.
+            let turn = try await first.onWriter { side in
+                try side.session.transaction {
+                    _ = try side.writer.begin(
+                        in: PostgresIngestTransaction(session: side.session, partitions: side.partitions))
+                }
+                return cached(side)
+            }
+            #expect(before.states[webEth0] != secondHolds.states[webEth0])
+            #expect(turn.states[webEth0] == secondHolds.states[webEth0])
+            #expect(turn.states[dbEth0] == before.states[dbEth0] && turn.states[dbEth0] != nil)
+            #expect(turn.speeds[webEth0] == 10_000 && turn.speeds[dbEth0] == 1_000)
+            #expect(turn.ranges == [[1, 1], [1, 2]])
+            #expect(before.agents == ["db-01", "web-01"] && turn.agents == ["db-01"])
+
+            _ = try await first.ingest(groups[2], receivedAt: receivedAt)
+            let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+            for group in groups { _ = try await sqlite.ingest(group, receivedAt: receivedAt) }
+            let expected = try await Self.read(sqlite)
+            #expect(expected.memberships.count == 1 && expected.batches == 5)
+            #expect(try await Self.read(first) == expected)
+        }
+    }
+
     /// Runs `body` with two daemons' stores on one fresh database of a server of its own.
     static func withTwoDaemons(_ body: (PostgresStore, PostgresStore) async throws -> Void) async throws {
         let server = try PostgresServer.start()

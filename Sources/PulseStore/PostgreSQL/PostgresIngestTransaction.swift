@@ -12,12 +12,19 @@ import PulseCore
 /// continuity), which no other writer can change until it commits. Revisions so follow commit order, as readers
 /// that page by revision need. The many rows of a commit (buckets, states, change records) go in one statement per
 /// table, as arrays (`unnest`), not one round trip per row.
+///
+/// The rows writers cache (series states, sequence ranges, link facts, agents' labels) are stamped with the revision
+/// of the commit that changes them, so a writer whose turn comes after others' reads back only what they changed
+/// (``changes(after:)``): one query per table, however large the fleet.
 final class PostgresIngestTransaction: IngestTransaction {
     let session: PostgresSession
     /// Raw partitions known to exist (see ``PostgresSchema/rawPartition(holding:)``); the store's, kept across
     /// transactions and dropped when one fails.
     let partitions: RawPartitions
     private var metaValues: [String: Int64] = [:]
+    /// The revision this transaction's changes are stamped with: the one after the revision it holds. A commit that
+    /// stamps rows always moves the revision there (see ``StoreWriter/ingest(_:receivedAt:in:)``).
+    private var stamp: Int64 = 0
 
     init(session: PostgresSession, partitions: RawPartitions) {
         self.session = session
@@ -34,7 +41,44 @@ final class PostgresIngestTransaction: IngestTransaction {
             let (key, value) = try row.decode((String, Int64).self)
             metaValues[key] = value
         }
-        return try revision.first.map { try $0.decode(Int64.self) } ?? 0
+        let current = try revision.first.map { try $0.decode(Int64.self) } ?? 0
+        stamp = current + 1
+        return current
+    }
+
+    func changes(after revision: Int64) throws -> StoreWriter.SharedChanges? {
+        var changes = StoreWriter.SharedChanges()
+        for row in try session.query("SELECT series_id, first, last FROM series_state WHERE revision > \(revision)") {
+            let (series, first, last) = try row.decode((Int64, ByteBuffer, ByteBuffer).self)
+            changes.states[series] = StoreWriter.SeriesState(
+                first: try SampleCoding.decode(Array(first.readableBytesView)),
+                last: try SampleCoding.decode(Array(last.readableBytesView)))
+        }
+        for row in try session.query(
+            """
+            SELECT id, speed_mbps, operstate, carrier, mtu, link_kind, relation FROM series
+            WHERE revision > \(revision)
+            """)
+        {
+            let (series, a, b, c, d, e, f) = try row.decode((Int64, Int64, Int64, Int64, Int64, Int64, Int64).self)
+            changes.facts[series] = StoreWriter.linkState([a, b, c, d, e, f])
+        }
+        // A change to a stream's ranges stamps at least one of its ranges (a merge deletes one and stamps the other),
+        // so every range of those streams is read.
+        for row in try session.query(
+            """
+            SELECT stream_id, first, last FROM stream_range WHERE stream_id IN
+                (SELECT stream_id FROM stream_range WHERE revision > \(revision))
+            ORDER BY stream_id, first
+            """)
+        {
+            let (stream, first, last) = try row.decode((Int64, Int64, Int64).self)
+            changes.ranges[stream, default: []].append(UInt64(bitPattern: first)...UInt64(bitPattern: last))
+        }
+        for row in try session.query("SELECT id FROM agent WHERE revision > \(revision)") {
+            changes.agents.insert(try row.decode(Int64.self))
+        }
+        return changes
     }
 
     func meta(_ key: String) throws -> Int64 {
@@ -98,7 +142,9 @@ final class PostgresIngestTransaction: IngestTransaction {
     }
 
     func setLabels(agent: Int64, _ labels: Labels) throws {
-        try session.query("UPDATE agent SET labels = \(LabelText.encode(labels)) WHERE id = \(agent)")
+        // Memberships change only with labels: the stamp covers both.
+        try session.query(
+            "UPDATE agent SET labels = \(LabelText.encode(labels)), revision = \(stamp) WHERE id = \(agent)")
     }
 
     // MARK: Deduplication
@@ -122,8 +168,9 @@ final class PostgresIngestTransaction: IngestTransaction {
     func insertRange(stream: Int64, _ range: ClosedRange<UInt64>) throws {
         try session.query(
             """
-            INSERT INTO stream_range (stream_id, first, last)
-            VALUES (\(stream), \(Int64(bitPattern: range.lowerBound)), \(Int64(bitPattern: range.upperBound)))
+            INSERT INTO stream_range (stream_id, first, last, revision)
+            VALUES (\(stream), \(Int64(bitPattern: range.lowerBound)), \(Int64(bitPattern: range.upperBound)),
+                \(stamp))
             """)
     }
 
@@ -131,7 +178,7 @@ final class PostgresIngestTransaction: IngestTransaction {
         try session.query(
             """
             UPDATE stream_range SET first = \(Int64(bitPattern: range.lowerBound)),
-                last = \(Int64(bitPattern: range.upperBound))
+                last = \(Int64(bitPattern: range.upperBound)), revision = \(stamp)
             WHERE stream_id = \(stream) AND first = \(Int64(bitPattern: first))
             """)
     }
@@ -180,7 +227,7 @@ final class PostgresIngestTransaction: IngestTransaction {
         try session.query(
             """
             UPDATE series SET speed_mbps = \(v[0]), operstate = \(v[1]), carrier = \(v[2]), mtu = \(v[3]),
-                link_kind = \(v[4]), relation = \(v[5]) WHERE id = \(series)
+                link_kind = \(v[4]), relation = \(v[5]), revision = \(stamp) WHERE id = \(series)
             """)
         try session.query(
             """
@@ -230,12 +277,14 @@ final class PostgresIngestTransaction: IngestTransaction {
         binds.append(states.map(\.series))
         binds.append(states.map { ByteBuffer(bytes: SampleCoding.encode($0.state.first)) })
         binds.append(states.map { ByteBuffer(bytes: SampleCoding.encode($0.state.last)) })
+        binds.append(stamp)
         try session.query(
             PostgresQuery(
                 unsafeSQL: """
-                    INSERT INTO series_state (series_id, first, last)
-                    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[])
-                    ON CONFLICT (series_id) DO UPDATE SET first = excluded.first, last = excluded.last
+                    INSERT INTO series_state (series_id, first, last, revision)
+                    SELECT *, $4::bigint FROM unnest($1::bigint[], $2::bytea[], $3::bytea[])
+                    ON CONFLICT (series_id) DO UPDATE SET first = excluded.first, last = excluded.last,
+                        revision = excluded.revision
                     """, binds: binds))
     }
 

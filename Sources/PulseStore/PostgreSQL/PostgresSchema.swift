@@ -265,6 +265,21 @@ enum PostgresSchema {
             INSERT INTO leader_lease (name, holder, token, expires_at) VALUES ('leader', '', 0, 0)
             """
         ),
+        (
+            // The rows ingest writers cache, stamped with the revision of the commit that last changed them, so a
+            // writer taking turns with others reads back only what they changed (PostgresIngestTransaction.swift).
+            "v4-revision-stamps",
+            """
+            ALTER TABLE series_state ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+            CREATE INDEX series_state_by_revision ON series_state (revision);
+            ALTER TABLE stream_range ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+            CREATE INDEX stream_range_by_revision ON stream_range (revision);
+            ALTER TABLE series ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+            CREATE INDEX series_by_revision ON series (revision);
+            ALTER TABLE agent ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+            CREATE INDEX agent_by_revision ON agent (revision)
+            """
+        ),
     ]
 
     static func createRollupTable(_ level: RollupLevel) -> String {

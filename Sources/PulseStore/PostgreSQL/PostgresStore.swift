@@ -24,7 +24,7 @@ public final class PostgresStore: MetricStore {
     public let fence = Atomic<Int64>(0)
     let sizeMeasuredAt = Atomic<Int64>(0)
     private let queue = DispatchQueue(label: "netpulse-postgres-writer")
-    private let side: WriterSide
+    let side: WriterSide
 
     /// The writer's state, touched only on `queue`.
     final class WriterSide: @unchecked Sendable {

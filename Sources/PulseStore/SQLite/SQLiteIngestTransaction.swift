@@ -11,6 +11,10 @@ struct SQLiteIngestTransaction: IngestTransaction {
 
     func lockRevision() throws -> Int64 { try meta("revision") }
 
+    /// A SQLite store has one writer (its daemon's), so the revision never moves under it; should it, everything
+    /// cached is read again.
+    func changes(after revision: Int64) throws -> StoreWriter.SharedChanges? { nil }
+
     func meta(_ key: String) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) ?? 0
     }

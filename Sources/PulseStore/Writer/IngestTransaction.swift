@@ -13,6 +13,11 @@ protocol IngestTransaction {
     /// (readers page through changes by revision). A revision other than the one this writer last committed means
     /// another writer committed in between, and its caches of mutable rows are dropped.
     func lockRevision() throws -> Int64
+    /// What other writers changed after `revision` (this writer's last commit) in the rows writers cache, or nil when
+    /// the store cannot tell, and every cached row another writer may change is dropped instead. A store with
+    /// several writers stamps those rows with the revision of the commit that changed them and reads them back here,
+    /// one query per table, so a writer that takes turns with others refreshes only what they changed.
+    func changes(after revision: Int64) throws -> StoreWriter.SharedChanges?
     func meta(_ key: String) throws -> Int64
     /// Sets the revision and adds to the totals of stored batches and values.
     func advanceTotals(revision: Int64, batches: Int64, values: Int64) throws

@@ -4,8 +4,9 @@ import PulseCore
 /// The ingest side of every store: deduplication, counted steps in counter order, spreading into every rollup level
 /// and scope, late data, raw chunks, link facts, memberships. Works inside one write transaction at a time, through
 /// the store's ``IngestTransaction``; its caches mirror rows the transaction may roll back, so they are dropped after
-/// a failure, and the caches of rows another writer may change (states, ranges, agents, facts) are dropped when
-/// another writer committed since this one last did (``IngestTransaction/lockRevision()``).
+/// a failure, and the caches of rows another writer may change (states, ranges, agents, facts) are brought up to
+/// date when another writer committed since this one last did (``IngestTransaction/lockRevision()``,
+/// ``IngestTransaction/changes(after:)``).
 struct StoreWriter {
     let settings: StoreSettings
 
@@ -111,6 +112,27 @@ struct StoreWriter {
         facts.removeAll()
     }
 
+    /// The rows other writers changed since this one last committed (``IngestTransaction/changes(after:)``): the
+    /// new first and last samples of series, link facts, and every sequence range of the streams whose ranges
+    /// changed; agents whose labels or memberships changed are only named, and read again when next needed.
+    struct SharedChanges {
+        var states: [Int64: SeriesState] = [:]
+        var facts: [Int64: LinkState] = [:]
+        var ranges: [Int64: [ClosedRange<UInt64>]] = [:]
+        var agents = Set<Int64>()
+    }
+
+    /// Brings the caches up to date with what other writers committed. Rows of series and streams this writer has
+    /// not cached yet are kept too: an agent that fails over to this daemon finds them warm.
+    mutating func apply(_ changes: SharedChanges) {
+        states.merge(changes.states) { $1 }
+        facts.merge(changes.facts) { $1 }
+        ranges.merge(changes.ranges) { $1 }
+        if !changes.agents.isEmpty {
+            agents = agents.filter { !changes.agents.contains($0.value.id) }
+        }
+    }
+
     // MARK: The commit
 
     mutating func ingest(
@@ -121,10 +143,14 @@ struct StoreWriter {
         outcomes.reserveCapacity(batches.count)
         var stored: Int64 = 0
         var values: Int64 = 0
+        // A relabelling counts as a change even when every batch was a duplicate: other writers learn of it from
+        // the revision moving (``begin(in:)``).
+        var relabelled = false
         for batch in batches {
             var agent = try agentRow(batch.agent, at: now, in: db)
             if agent.identity.labels != batch.agent.labels {
                 try relabel(&agent, to: batch.agent.labels, at: now, in: db)
+                relabelled = true
             }
             agents[batch.agent.name] = agent
             guard try recordFirstDelivery(agent: agent.id, batch: batch, in: db) else {
@@ -136,7 +162,7 @@ struct StoreWriter {
             stored += 1
             values += Int64(batch.valueCount)
         }
-        if stored > 0 || !deltas.isEmpty || !changedSpans.isEmpty {
+        if stored > 0 || relabelled || !deltas.isEmpty || !changedSpans.isEmpty {
             try writeStates(in: db)
             try writeDeltas(revision: revision, in: db)
             for anomaly in anomalies { try db.insertAnomaly(anomaly, revision: revision) }
@@ -156,7 +182,11 @@ struct StoreWriter {
         anomalies.removeAll()
         let current = try db.lockRevision()
         if current != revision {
-            forgetSharedRows()
+            if let last = revision, let changes = try db.changes(after: last) {
+                apply(changes)
+            } else {
+                forgetSharedRows()
+            }
             revision = current
         }
         billMark = max(try db.meta("bill_cursor"), try db.meta("bill_mark"))
@@ -603,9 +633,10 @@ struct StoreWriter {
     mutating func settleGaps(
         endedBefore cutoff: Int64, policy: RetentionPolicy, now: Int64, limit: Int, in db: some IngestTransaction
     ) throws -> Int {
+        // The revision first: another daemon's ingest may split or fill these gaps until this one holds it.
+        let revision = try begin(in: db)
         let gaps = try db.virtualGaps(endedBefore: cutoff, limit: limit)
         guard !gaps.isEmpty else { return 0 }
-        let revision = try begin(in: db)
         for (owner, gap, step) in gaps {
             for (levelIndex, level) in settings.levels.enumerated() {
                 let oldest = policy.keeps(level).map { now - $0 } ?? .min
