@@ -53,7 +53,9 @@ fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = postgres ]; then
     ensure_postgresql
-    $R/netpulse-bench postgres "$R/netpulsed" "${BENCH_AGENTS:-625}" "${BENCH_PG_SECONDS:-20}"
+    ensure_prometheus
+    $R/netpulse-bench postgres "$R/netpulsed" "$PROMETHEUS_TOOLS/usr/bin/prometheus" "${BENCH_AGENTS:-625}" \
+        "${BENCH_PG_SECONDS:-20}"
     echo
 fi
 

@@ -5,11 +5,12 @@ import PulseStore
 import TestSupport
 
 /// Saturated ingest into one PostgreSQL database (a cluster of its own, PostgreSQL's default durability: every
-/// commit fsynced) from 1, 2 and 3 daemons, beside one daemon on SQLite, in one run: values per second, ack latency,
-/// and CPU-seconds per million values for each process. On 2 cores more daemons show contention, not scaling: the
-/// cost per value is what a capacity plan is built from.
+/// commit fsynced) from 1, 2 and 3 daemons, beside one daemon on SQLite and the same fleet's samples pushed into
+/// Prometheus' remote-write receiver (``PrometheusReceiverBench``), in one run: values per second, ack latency, and
+/// CPU-seconds per million values for each process. On 2 cores more daemons show contention, not scaling: the cost
+/// per value is what a capacity plan is built from.
 enum PostgresBench {
-    static func run(daemonBinary: String, agents agentCount: Int, seconds: Int) throws {
+    static func run(daemonBinary: String, prometheus: String, agents agentCount: Int, seconds: Int) throws {
         let directory = NSTemporaryDirectory() + "netpulse-bench-pg-\(getpid())"
         try? FileManager.default.removeItem(atPath: directory)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -83,6 +84,36 @@ enum PostgresBench {
                     + (run.exhausted ? " (an agent ran out of batches)" : "")
                     + (run.errors + paced.errors > 0 ? " errors \(run.errors + paced.errors)" : ""))
         }
+        server.stop()
+
+        let receiver = try PrometheusReceiverBench.run(prometheus: prometheus, names: names, seconds: seconds)
+        let millions = Double(receiver.samples) / 1e6
+        print(
+            "\nPrometheus \(prometheusVersion(prometheus)) remote-write receiver, the same fleet's samples (one request per agent batch, 8 senders):"
+        )
+        print(
+            "  \(Units.fixed(Double(receiver.samples) / receiver.seconds, decimals: 0)) samples/s saturated; "
+                + "\(Units.fixed(receiver.cpuSeconds / max(millions, 1e-9), decimals: 2)) CPU-s per million samples (Prometheus); "
+                + "request latency p50 / p99 / max \(IngestBench.latencyText(receiver.latencies)); "
+                + "\(receiver.seriesHeld) receive-bytes series held of \(agentCount * IngestBench.interfaces)"
+                + (receiver.refusedRequests > 0
+                    ? "; \(receiver.refusedRequests) requests refused, the first: \(receiver.firstRefusal ?? "")" : "")
+                + (receiver.exhausted ? " (a sender ran out of requests)" : ""))
+        if receiver.samples == 0, let reason = receiver.firstRefusal { print("  failed: \(reason)") }
+    }
+
+    /// The receiver's version, as `prometheus --version` prints it on its first line.
+    static func prometheusVersion(_ binary: String) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--version"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        guard (try? process.run()) != nil else { return "?" }
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return output.split(separator: " ").dropFirst(2).first.map(String.init) ?? "?"
     }
 
     /// CPU seconds of every `postgres` process on the machine (the benchmark's cluster is the only one running):

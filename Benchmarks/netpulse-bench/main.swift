@@ -6,7 +6,9 @@ import PulseCore
 //   netpulse-bench ingest DAEMON_BINARY [AGENTS] [SECONDS]
 //   netpulse-bench connections DAEMON_BINARY [CONNECTIONS]  (memory per connection, a reconnect storm, s_server)
 //   netpulse-bench store [INTERFACES] [SECONDS]           (the store's ingest alone, in process)
-//   netpulse-bench postgres DAEMON_BINARY [AGENTS] [SECONDS]  (1, 2, 3 daemons on one PostgreSQL, beside SQLite)
+//   netpulse-bench postgres DAEMON_BINARY PROMETHEUS_BINARY [AGENTS] [SECONDS]
+//                                                        (1, 2, 3 daemons on one PostgreSQL, beside SQLite and
+//                                                        Prometheus' remote-write receiver)
 //   netpulse-bench fill DB INTERFACES HOURS              (a store for scripts/bench-size.py to weigh)
 //   netpulse-bench query-store DIR INTERFACES DAYS [FINE_DAYS]  (a store for the query benchmarks, bulk loaded)
 //   netpulse-bench render CONFIG [RUNS]                   (drawing the default dashboards from a store)
@@ -27,11 +29,12 @@ case "ingest" where arguments.count >= 3:
         print("ingest benchmark failed: \(error)")
         exit(1)
     }
-case "postgres" where arguments.count >= 3:
+case "postgres" where arguments.count >= 4:
     do {
         try PostgresBench.run(
-            daemonBinary: arguments[2], agents: arguments.count > 3 ? Int(arguments[3]) ?? 625 : 625,
-            seconds: arguments.count > 4 ? Int(arguments[4]) ?? 20 : 20)
+            daemonBinary: arguments[2], prometheus: arguments[3],
+            agents: arguments.count > 4 ? Int(arguments[4]) ?? 625 : 625,
+            seconds: arguments.count > 5 ? Int(arguments[5]) ?? 20 : 20)
     } catch {
         print("postgres benchmark failed: \(error)")
         exit(1)

@@ -451,6 +451,65 @@ import Testing
             let text = "\(error)"
             #expect(text.contains("127.0.0.1:1") && !text.contains("secret"), "\(text)")
         }
+        // libpq's TLS parameters, and nothing else.
+        let base = "postgresql://netpulse@db:5432/fleet"
+        let verified = try PostgresLocation(url: base + "?sslmode=verify-full&sslrootcert=/etc/netpulse/pg-ca.pem")
+        #expect(verified.tls == PostgresTLS(mode: .verifyFull, rootCertificate: "/etc/netpulse/pg-ca.pem"))
+        #expect(verified.description == base + "?sslmode=verify-full")
+        #expect(try PostgresLocation(url: base).tls.mode == .prefer)
+        for (bad, says) in [
+            ("?sslmode=allow", "sslmode=allow is not one of disable, prefer, require, verify-ca, verify-full"),
+            ("?ssl=true", "unknown parameter ssl"), ("?sslcert=/c.pem", "sslcert and sslkey go together"),
+        ] {
+            let error = #expect(throws: StoreError.self) { try PostgresLocation(url: base + bad) }
+            #expect("\(error.map { "\($0)" } ?? "")".contains(says), "\(bad)")
+        }
+        let unreadable = try PostgresLocation(url: base + "?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem")
+        let error = await #expect(throws: StoreError.self) { _ = try await PostgresStore(location: unreadable) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("cannot read /nonexistent/ca.pem (sslrootcert"))
+    }
+
+    /// Libpq's TLS parameters against a server that takes TLS connections only: with `verify-full` and the server's
+    /// CA, every connection of the store is encrypted (the server says so in pg_stat_ssl) and ingest works; without
+    /// TLS, with a CA that did not sign the server's certificate, or with `verify-full` to a name the certificate
+    /// does not hold, the store refuses to start and says why; `verify-ca` does not check the name.
+    @Test func theConnectionIsEncryptedAndTheServerChecked() async throws {
+        let server = try PostgresServer.start(tls: true)
+        defer { server.stop() }
+        // The certificate names localhost, and no IP address.
+        let url = try server.createDatabase("tls").replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let ca = server.certificateAuthority
+        let store = try await PostgresStore(location: PostgresLocation(url: url + "?sslmode=verify-full&sslrootcert=\(ca)"))
+        #expect(try await store.ingest([BatchMaker().batch(1, start: day, rx: [1, 2, 3])], receivedAt: day) == [.stored])
+        #expect(try await store.totals().batches == 1)
+        let connections = try server.psql(
+            "tls",
+            """
+            SELECT count(*) FILTER (WHERE s.ssl) || ' of ' || count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a
+                USING (pid) WHERE a.datname = 'tls' AND a.pid <> pg_backend_pid()
+            """
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        store.shutdown()
+        #expect(connections == "2 of 2")
+
+        func refusal(_ url: String) async -> String {
+            do {
+                let store = try await PostgresStore(location: PostgresLocation(url: url), access: .reader)
+                store.shutdown()
+                return "opened"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(await refusal(url + "?sslmode=disable").contains("no encryption"))
+        let other = temporaryDirectory() + "/other-ca"
+        try PostgresServer.makeCertificateAuthority(in: other)
+        let untrusted = await refusal(url + "?sslmode=verify-ca&sslrootcert=\(other)/ca.pem")
+        #expect(untrusted.contains("CERTIFICATE_VERIFY_FAILED"), "\(untrusted)")
+        let byAddress = url.replacingOccurrences(of: "localhost", with: "127.0.0.1")
+        #expect(await refusal(byAddress + "?sslmode=verify-ca&sslrootcert=\(ca)") == "opened")
+        let misnamed = await refusal(byAddress + "?sslmode=verify-full&sslrootcert=\(ca)")
+        #expect(misnamed.contains("failedToValidateHostname"), "\(misnamed)")
     }
 }
 

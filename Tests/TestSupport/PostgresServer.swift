@@ -23,7 +23,9 @@ public final class PostgresServer: @unchecked Sendable {
     ///
     /// - Parameter durable: PostgreSQL's defaults (every commit fsynced), as benchmarks need; tests turn fsync off
     ///   (they kill daemons, never the server or the machine, and throw the cluster away).
-    public static func start(durable: Bool = false) throws -> PostgresServer {
+    /// - Parameter tls: the server takes TLS connections only (`hostssl` in pg_hba.conf), with a certificate for the
+    ///   name `localhost` (and no IP address) signed by a CA of its own (``certificateAuthority``), made with openssl.
+    public static func start(durable: Bool = false, tls: Bool = false) throws -> PostgresServer {
         guard FileManager.default.isExecutableFile(atPath: binaries + "/initdb") else {
             throw Failure(description: "PostgreSQL 15 is not installed (scripts/test.sh installs postgresql-15)")
         }
@@ -33,6 +35,16 @@ public final class PostgresServer: @unchecked Sendable {
         _ = try asServerUser(
             binaries + "/initdb",
             ["-D", directory + "/data", "-A", "trust", "-U", "netpulse", "-E", "UTF8", "--no-sync"])
+        var options = ""
+        if tls {
+            let files = directory + "/tls"
+            try makeCertificateAuthority(in: files)
+            try issueServerCertificate(authority: files, name: "localhost")
+            if getuid() == 0 { _ = try run("/bin/chown", ["-R", "postgres:postgres", files]) }
+            try "local all all trust\nhostssl all all 127.0.0.1/32 trust\n".write(
+                toFile: directory + "/data/pg_hba.conf", atomically: false, encoding: .utf8)
+            options = " -c ssl=on -c ssl_cert_file=\(files)/server.pem -c ssl_key_file=\(files)/server-key.pem"
+        }
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = Int.random(in: 20_000...60_000)
@@ -42,7 +54,8 @@ public final class PostgresServer: @unchecked Sendable {
                     [
                         "-D", directory + "/data", "-l", directory + "/log", "-w", "-o",
                         "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=50"
-                            + (durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"),
+                            + (durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+                            + options,
                         "start",
                     ])
                 return PostgresServer(directory: directory, port: port)
@@ -51,6 +64,41 @@ public final class PostgresServer: @unchecked Sendable {
             }
         }
         throw lastError ?? Failure(description: "PostgreSQL did not start")
+    }
+
+    /// The CA that signed a TLS server's certificate (``start(durable:tls:)``).
+    public var certificateAuthority: String { directory + "/tls/ca.pem" }
+
+    /// A certificate authority of its own in `directory`: `ca.pem` and `ca-key.pem` (P-256, valid two days).
+    public static func makeCertificateAuthority(in directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        _ = try run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                directory + "/ca-key.pem", "-out", directory + "/ca.pem", "-days", "2", "-subj", "/CN=netpulse test CA",
+            ])
+    }
+
+    /// `server.pem` and `server-key.pem` in `authority` (a directory of ``makeCertificateAuthority(in:)``), for a
+    /// server of the DNS name `name`; the key readable by its owner only, as PostgreSQL requires.
+    static func issueServerCertificate(authority: String, name: String) throws {
+        _ = try run(
+            "/usr/bin/openssl",
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                authority + "/server-key.pem", "-out", authority + "/server.csr", "-subj", "/CN=\(name)",
+            ])
+        try "subjectAltName=DNS:\(name)\nextendedKeyUsage=serverAuth\n".write(
+            toFile: authority + "/server.ext", atomically: false, encoding: .utf8)
+        _ = try run(
+            "/usr/bin/openssl",
+            [
+                "x509", "-req", "-in", authority + "/server.csr", "-CA", authority + "/ca.pem", "-CAkey",
+                authority + "/ca-key.pem", "-CAcreateserial", "-days", "2", "-extfile", authority + "/server.ext",
+                "-out", authority + "/server.pem",
+            ])
+        chmod(authority + "/server-key.pem", 0o600)
     }
 
     /// Creates a database and returns its URL.

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 import Synchronization
 
@@ -14,16 +15,22 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public var user: String
     public var database: String
     public var password: String?
+    public var tls: PostgresTLS
 
-    public init(host: String, port: Int = 5432, user: String, database: String, password: String? = nil) {
+    public init(
+        host: String, port: Int = 5432, user: String, database: String, password: String? = nil,
+        tls: PostgresTLS = PostgresTLS()
+    ) {
         self.host = host
         self.port = port
         self.user = user
         self.database = database
         self.password = password
+        self.tls = tls
     }
 
-    /// Reads `postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (also `postgres://`).
+    /// Reads `postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…]` (also
+    /// `postgres://`); the parameters are libpq's (see ``PostgresTLS``).
     /// - Throws: a message saying which part is wrong.
     public init(url text: String) throws {
         guard let url = URLComponents(string: text), let scheme = url.scheme,
@@ -41,18 +48,113 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         guard !database.isEmpty, !database.contains("/") else {
             throw StoreError.unusable("\(text) names no database (postgresql://USER@HOST:PORT/DATABASE)")
         }
+        var tls = PostgresTLS()
+        for item in url.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "sslmode":
+                guard let mode = PostgresTLS.Mode(rawValue: value) else {
+                    throw StoreError.unusable(
+                        "\(text): sslmode=\(value) is not one of \(PostgresTLS.Mode.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
+                }
+                tls.mode = mode
+            case "sslrootcert": tls.rootCertificate = value
+            case "sslcert": tls.certificate = value
+            case "sslkey": tls.key = value
+            default:
+                throw StoreError.unusable(
+                    "\(text): unknown parameter \(item.name) (netpulse takes sslmode, sslrootcert, sslcert and sslkey)")
+            }
+        }
+        guard (tls.certificate == nil) == (tls.key == nil) else {
+            throw StoreError.unusable("\(text): sslcert and sslkey go together (a client certificate and its key)")
+        }
         self.init(
-            host: host, port: url.port ?? 5432, user: user, database: database, password: url.password)
+            host: host, port: url.port ?? 5432, user: user, database: database, password: url.password, tls: tls)
     }
 
     /// The URL without its password, for logs and errors.
-    public var description: String { "postgresql://\(user)@\(host):\(port)/\(database)" }
+    public var description: String {
+        "postgresql://\(user)@\(host):\(port)/\(database)"
+            + (tls.mode == PostgresTLS().mode ? "" : "?sslmode=\(tls.mode.rawValue)")
+    }
 
-    var connectionConfiguration: PostgresConnection.Configuration {
+    func connectionConfiguration(tls context: NIOSSLContext?) -> PostgresConnection.Configuration {
+        let mode: PostgresConnection.Configuration.TLS =
+            switch (tls.mode, context) {
+            case (.disable, _), (_, nil): .disable
+            case (.prefer, let context?): .prefer(context)
+            case (_, let context?): .require(context)
+            }
         var configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: user, password: password, database: database, tls: .disable)
+            host: host, port: port, username: user, password: password, database: database, tls: mode)
         configuration.options.connectTimeout = .seconds(10)
         return configuration
+    }
+}
+
+/// How the connection to PostgreSQL is encrypted, as libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` say
+/// (the URL parameters a PostgreSQL operator already writes):
+///
+/// - `disable`: never encrypted.
+/// - `prefer` (the default, as libpq's): encrypted when the server offers it, without checking its certificate;
+///   guards against eavesdropping, not against an impostor.
+/// - `require`: encrypted or no connection, the certificate not checked, unless `sslrootcert` is given, when it is
+///   checked as `verify-ca` does (libpq's rule).
+/// - `verify-ca`: encrypted, the server's certificate signed by `sslrootcert` (or a root the system trusts).
+/// - `verify-full`: as `verify-ca`, and the certificate names the host of the URL (its DNS name or IP address).
+///
+/// `sslcert` and `sslkey` give a client certificate, for servers that authenticate clients by certificate
+/// (`hostssl … cert` in pg_hba.conf). Debian's OpenSSL 3 underneath, TLS 1.2 at least.
+public struct PostgresTLS: Sendable, Hashable {
+    public enum Mode: String, Sendable, Hashable, CaseIterable {
+        case disable, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
+    public var mode: Mode
+    public var rootCertificate: String?
+    public var certificate: String?
+    public var key: String?
+
+    public init(mode: Mode = .prefer, rootCertificate: String? = nil, certificate: String? = nil, key: String? = nil) {
+        self.mode = mode
+        self.rootCertificate = rootCertificate
+        self.certificate = certificate
+        self.key = key
+    }
+
+    /// The client context for the mode (nil for `disable`).
+    /// - Throws: ``StoreError/unusable(_:)`` naming a file that cannot be read or used.
+    func context() throws -> NIOSSLContext? {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        switch mode {
+        case .disable: return nil
+        case .prefer: configuration.certificateVerification = .none
+        case .require: configuration.certificateVerification = rootCertificate == nil ? .none : .noHostnameVerification
+        case .verifyCA: configuration.certificateVerification = .noHostnameVerification
+        case .verifyFull: configuration.certificateVerification = .fullVerification
+        }
+        for (parameter, path) in [("sslrootcert", rootCertificate), ("sslcert", certificate), ("sslkey", key)] {
+            guard let path else { continue }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw StoreError.unusable("cannot read \(path) (\(parameter) of [store] postgresql)")
+            }
+        }
+        do {
+            if let rootCertificate { configuration.trustRoots = .file(rootCertificate) }
+            if let certificate, let key {
+                configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+                configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            }
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            let files = [rootCertificate, certificate, key].compactMap { $0 }.joined(separator: ", ")
+            throw StoreError.unusable("cannot use the TLS files of [store] postgresql (\(files)): \(error)")
+        }
     }
 }
 
@@ -65,6 +167,8 @@ final class PostgresSession: @unchecked Sendable {
     /// The connection a transaction began on: a statement never goes to another (a reconnect in the middle would
     /// run the rest of the transaction's statements on their own, committed one by one).
     private var transactionConnection: PostgresConnection?
+    /// The TLS context, made at the first connection (nil inside: none, `sslmode=disable`).
+    private var tlsContext: NIOSSLContext??
 
     init(location: PostgresLocation, logger: Logger) {
         self.location = location
@@ -80,10 +184,11 @@ final class PostgresSession: @unchecked Sendable {
             return transactionConnection
         }
         if let connection, !connection.isClosed { return connection }
+        if tlsContext == nil { tlsContext = .some(try location.tls.context()) }
         do {
             let connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: location.connectionConfiguration,
-                id: 1, logger: logger
+                on: MultiThreadedEventLoopGroup.singleton.any(),
+                configuration: location.connectionConfiguration(tls: tlsContext ?? nil), id: 1, logger: logger
             ).wait()
             self.connection = connection
             return connection
@@ -226,7 +331,13 @@ enum PostgresErrors {
             }
             return PostgresServerError(description: "\(location): \(message) (SQLSTATE \(code))")
         }
-        return StoreError.cannotWrite("\(location): cannot reach the server: \(error.code)")
+        if error.code == .sslUnsupported {
+            return StoreError.cannotWrite(
+                "\(location): the server does not offer TLS, which sslmode=\(location.tls.mode.rawValue) requires")
+        }
+        // A failed TLS handshake (an untrusted or misnamed certificate) says why in the underlying error.
+        let reason = error.underlying.map { "\(error.code): \($0)" } ?? "\(error.code)"
+        return StoreError.cannotWrite("\(location): cannot reach the server: \(reason)")
     }
 }
 
