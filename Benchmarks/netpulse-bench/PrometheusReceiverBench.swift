@@ -121,7 +121,8 @@ enum PrometheusReceiverBench {
         DispatchQueue.concurrentPerform(iterations: names.count) { index in
             var agent = BenchAgent(index: index, name: names[index])
             let requests = (0..<batches).map { number in
-                let batch = agent.nextWireBatch(firstTick: firstTick + Int64(number * IngestBench.ticksPerBatch) * 1_000)
+                let batch = agent.nextWireBatch(
+                    firstTick: firstTick + Int64(number * IngestBench.ticksPerBatch) * 1_000)
                 var series = [RemoteSeries]()
                 for section in batch.sections {
                     for counter in Counter.allCases {

@@ -479,8 +479,10 @@ import Testing
         // The certificate names localhost, and no IP address.
         let url = try server.createDatabase("tls").replacingOccurrences(of: "127.0.0.1", with: "localhost")
         let ca = server.certificateAuthority
-        let store = try await PostgresStore(location: PostgresLocation(url: url + "?sslmode=verify-full&sslrootcert=\(ca)"))
-        #expect(try await store.ingest([BatchMaker().batch(1, start: day, rx: [1, 2, 3])], receivedAt: day) == [.stored])
+        let store = try await PostgresStore(
+            location: PostgresLocation(url: url + "?sslmode=verify-full&sslrootcert=\(ca)"))
+        #expect(
+            try await store.ingest([BatchMaker().batch(1, start: day, rx: [1, 2, 3])], receivedAt: day) == [.stored])
         #expect(try await store.totals().batches == 1)
         let connections = try server.psql(
             "tls",
