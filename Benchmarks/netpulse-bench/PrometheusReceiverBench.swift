@@ -109,7 +109,7 @@ enum PrometheusReceiverBench {
         result.cpuSeconds = cpuAfter - cpuBefore
         // What Prometheus holds: one receive-bytes series per interface of the fleet.
         result.seriesHeld = try blocking {
-            try await RemoteWriteBench.query(port: port, "count(netpulse_bench_rx_bytes_total)")
+            try await RemoteWriteBench.query(port: port, "count(last_over_time(netpulse_bench_rx_bytes_total[1h]))")
         }
         return result
     }

@@ -57,6 +57,7 @@ extension EndToEnd {
             }
             Thread.sleep(forTimeInterval: 1)
             try fleet.stopAndCheckEveryTickStoredOnce(agent, config: config, atLeast: 30)
+            try fleet.checkWindowFiguresMatchSQLite(agent: "agent-1", interface: "lo", interval: 100)
             #expect(fleet.daemon!.output.contains("listening on"))
             if server != nil {
                 // `netpulse` reads the daemon's database through the daemon's config.

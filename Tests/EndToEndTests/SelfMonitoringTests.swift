@@ -57,6 +57,8 @@ extension EndToEnd {
             let check = try Prometheus.check(exposition, in: fleet.directory)
             #expect(check.status == 0, "promtool check metrics:\n\(check.output)\n\(exposition)")
             #expect(exposition.contains(#"netpulse_build_info{version=""#))
+            // With SQLite the one daemon always leads.
+            #expect(gauge("netpulse_leader", in: exposition) == 1, "\(exposition)")
             let missing = try run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", endpoint + "x"])
             #expect(missing == "404")
             let posted = try run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", endpoint])

@@ -42,6 +42,7 @@ public final class DaemonMetrics: Sendable {
     private let paced: Gauge
     private let storeBytes: Gauge
     private let storeWriting: Gauge
+    private let leading: Gauge
     private let alertsPending: Gauge
     private let alertsFiring: Gauge
     private let notificationsQueued: Gauge
@@ -116,6 +117,11 @@ public final class DaemonMetrics: Sendable {
             descriptor: Self.named("netpulse_store_size_bytes", "Size of the store on disk."))
         storeWriting = registry.makeGauge(
             descriptor: Self.named("netpulse_store_writable", "0 while the store cannot write (a full disk), else 1."))
+        leading = registry.makeGauge(
+            descriptor: Self.named(
+                "netpulse_leader",
+                "1 while this daemon leads (keeps bills, alerts, remote write, dashboards, snapshots, retention), else 0."
+            ))
         alertsPending = registry.makeGauge(
             descriptor: Self.named("netpulse_alerts", "Alert instances by state."), labels: [("state", "pending")])
         alertsFiring = registry.makeGauge(
@@ -164,6 +170,7 @@ public final class DaemonMetrics: Sendable {
         var queue: IngestQueue
         var ingest: IngestService
         var store: any MetricStore
+        var leadership: Leadership
     }
 
     /// The exposition: the live figures read now, then every metric in Prometheus' text format.
@@ -177,6 +184,7 @@ public final class DaemonMetrics: Sendable {
         paced.set(Int64(sources.registry.currentPace.map { $0 == .normal ? 0 : 1 } ?? 0))
         storeBytes.set(Int64(sources.store.sizeOnDisk))
         storeWriting.set(Int64(sources.ingest.writeFailure.withLock { $0 } == nil ? 1 : 0))
+        leading.set(Int64(sources.leadership.isLeader ? 1 : 0))
         batchesStored.catchUp(sources.ingest.batchesStored.load(ordering: .relaxed))
         valuesStored.catchUp(sources.ingest.valuesStored.load(ordering: .relaxed))
         duplicates.catchUp(sources.ingest.duplicates.load(ordering: .relaxed))

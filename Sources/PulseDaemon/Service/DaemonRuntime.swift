@@ -70,7 +70,8 @@ public struct DaemonRuntime: Sendable {
         if let address = config.metricsListen {
             metricsService = try MetricsService(
                 address: address, metrics: metrics,
-                sources: DaemonMetrics.Sources(registry: registry, queue: queue, ingest: ingest, store: store),
+                sources: DaemonMetrics.Sources(
+                    registry: registry, queue: queue, ingest: ingest, store: store, leadership: leadership),
                 logger: logger)
         } else {
             metricsService = nil

@@ -138,3 +138,10 @@ func freePort() throws -> Int {
     }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// The value of an unlabelled metric in a Prometheus text exposition (nil when it is absent).
+func gauge(_ name: String, in exposition: String) -> Double? {
+    exposition.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+        Double($0.dropFirst(name.count + 1))
+    }
+}
