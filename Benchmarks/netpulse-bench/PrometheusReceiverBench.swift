@@ -28,20 +28,9 @@ enum PrometheusReceiverBench {
 
     static func run(prometheus binary: String, names: [String], seconds: Int, senders: Int = 8) throws -> Result {
         let directory = NSTemporaryDirectory() + "netpulse-bench-prometheus-\(getpid())"
-        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let port = try Daemon.freePort()
-        try "global:\n  scrape_interval: 1m\nscrape_configs: []\n".write(
-            toFile: directory + "/prometheus.yml", atomically: true, encoding: .utf8)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: binary)
-        server.arguments = [
-            "--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
-            "--web.listen-address=127.0.0.1:\(port)", "--web.enable-remote-write-receiver",
-        ]
-        server.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        server.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try server.run()
+        let server = try RemoteWriteBench.startPrometheus(binary, directory: directory, port: port)
         defer {
             server.terminate()
             server.waitUntilExit()

@@ -16,17 +16,7 @@ enum RemoteWriteBench {
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let port = 19_000 + Int(getpid() % 1_000)
-        try "global:\n  scrape_interval: 1m\nscrape_configs: []\n".write(
-            toFile: directory + "/prometheus.yml", atomically: true, encoding: .utf8)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: prometheus)
-        server.arguments = [
-            "--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
-            "--web.listen-address=127.0.0.1:\(port)", "--web.enable-remote-write-receiver",
-        ]
-        server.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        server.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try server.run()
+        let server = try startPrometheus(prometheus, directory: directory, port: port)
         defer {
             server.terminate()
             server.waitUntilExit()
@@ -64,6 +54,23 @@ enum RemoteWriteBench {
         print(
             "  \(what.padding(toLength: 30, withPad: " ", startingAt: 0)) \(report.sent) samples in \(report.requests) requests, \(report.refused) refused: \(Units.fixed(Double(report.sent) / max(total, 1e-9), decimals: 0)) samples/s (read \(Units.fixed(seconds(report.reading), decimals: 2)) s, send \(Units.fixed(seconds(report.sending), decimals: 2)) s, save \(Units.fixed(seconds(report.saving), decimals: 2)) s)"
         )
+    }
+
+    /// Prometheus with its remote-write receiver on loopback, its data in `directory/data`, scraping nothing.
+    static func startPrometheus(_ binary: String, directory: String, port: Int) throws -> Process {
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        try "global:\n  scrape_interval: 1m\nscrape_configs: []\n".write(
+            toFile: directory + "/prometheus.yml", atomically: true, encoding: .utf8)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: binary)
+        server.arguments = [
+            "--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
+            "--web.listen-address=127.0.0.1:\(port)", "--web.enable-remote-write-receiver",
+        ]
+        server.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        server.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try server.run()
+        return server
     }
 
     static func waitUntilReady(port: Int) async throws {

@@ -218,7 +218,8 @@ import Testing
     /// first daemon stores a batch of two agents; the second the next batch of one of them, relabelled and with a
     /// new link speed; the first, at its next turn, holds the second's state of that agent's interface, its new
     /// ranges and link facts, has dropped that agent's labels (to read them again), and still holds the other
-    /// agent's rows. Its next commit then stores as one SQLite daemon given the batches in order.
+    /// agent's rows. After a commit that stamped nothing (an older daemon's), it reads everything again. Its next
+    /// commit then stores as one SQLite daemon given the batches in order.
     @Test func aDaemonReadsBackOnlyWhatAnotherChanged() async throws {
         try await Self.withTwoDaemons { first, second in
             let web = BatchMaker()
@@ -265,7 +266,7 @@ import Testing
             let turn = try await first.onWriter { side in
                 try side.session.transaction {
                     _ = try side.writer.begin(
-                        in: PostgresIngestTransaction(session: side.session, partitions: side.partitions))
+                        in: PostgresIngestTransaction(session: side.session, memory: side.memory))
                 }
                 return cached(side)
             }
@@ -275,6 +276,22 @@ import Testing
             #expect(turn.speeds[webEth0] == 10_000 && turn.speeds[dbEth0] == 1_000)
             #expect(turn.ranges == [[1, 1], [1, 2]])
             #expect(before.agents == ["db-01", "web-01"] && turn.agents == ["db-01"])
+
+            // A commit of a daemon that stamps nothing (an older netpulsed during a rolling upgrade): the next turn
+            // cannot tell what it changed, and reads everything again.
+            try await second.onWriter { side in
+                try side.session.transaction {
+                    try side.session.execute("UPDATE meta SET value = value + 1 WHERE key = 'revision'")
+                }
+            }
+            let afterUnstamped = try await first.onWriter { side in
+                try side.session.transaction {
+                    _ = try side.writer.begin(
+                        in: PostgresIngestTransaction(session: side.session, memory: side.memory))
+                }
+                return cached(side)
+            }
+            #expect(afterUnstamped.states.isEmpty && afterUnstamped.agents.isEmpty && afterUnstamped.ranges.isEmpty)
 
             _ = try await first.ingest(groups[2], receivedAt: receivedAt)
             let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")

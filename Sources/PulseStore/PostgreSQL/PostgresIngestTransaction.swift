@@ -18,21 +18,31 @@ import PulseCore
 /// (``changes(after:)``): one query per table, however large the fleet.
 final class PostgresIngestTransaction: IngestTransaction {
     let session: PostgresSession
-    /// Raw partitions known to exist (see ``PostgresSchema/rawPartition(holding:)``); the store's, kept across
-    /// transactions and dropped when one fails.
-    let partitions: RawPartitions
+    /// What the store's writer knows across its transactions (dropped when one fails).
+    let memory: WriterMemory
     private var metaValues: [String: Int64] = [:]
     /// The revision this transaction's changes are stamped with: the one after the revision it holds. A commit that
     /// stamps rows always moves the revision there (see ``StoreWriter/ingest(_:receivedAt:in:)``).
     private var stamp: Int64 = 0
 
-    init(session: PostgresSession, partitions: RawPartitions) {
+    init(session: PostgresSession, memory: WriterMemory) {
         self.session = session
-        self.partitions = partitions
+        self.memory = memory
     }
 
-    final class RawPartitions: @unchecked Sendable {
-        var names = Set<String>()
+    /// Touched only on the store's writer thread.
+    final class WriterMemory: @unchecked Sendable {
+        /// Raw partitions known to exist (see ``PostgresSchema/rawPartition(holding:)``).
+        var partitions = Set<String>()
+        /// The commits of writers that stamp no rows (`netpulsed` from before revision stamps, still running during a
+        /// rolling upgrade): `meta.revision` − `meta.stamped`, which every stamping commit raises both of. While it
+        /// stays as this writer last saw it, every commit since was stamped and ``changes(after:)`` can be trusted.
+        var unstamped: Int64?
+
+        func forget() {
+            partitions.removeAll()
+            unstamped = nil
+        }
     }
 
     func lockRevision() throws -> Int64 {
@@ -43,10 +53,17 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
         let current = try revision.first.map { try $0.decode(Int64.self) } ?? 0
         stamp = current + 1
+        if memory.unstamped == nil { memory.unstamped = current - (metaValues["stamped"] ?? 0) }
         return current
     }
 
     func changes(after revision: Int64) throws -> StoreWriter.SharedChanges? {
+        // A writer that stamps nothing committed since this one last looked: its changes cannot be told apart.
+        let unstamped = (metaValues["revision"] ?? 0) - (metaValues["stamped"] ?? 0)
+        guard unstamped == memory.unstamped else {
+            memory.unstamped = unstamped
+            return nil
+        }
         var changes = StoreWriter.SharedChanges()
         for row in try session.query("SELECT series_id, first, last FROM series_state WHERE revision > \(revision)") {
             let (series, first, last) = try row.decode((Int64, ByteBuffer, ByteBuffer).self)
@@ -90,8 +107,9 @@ final class PostgresIngestTransaction: IngestTransaction {
     func advanceTotals(revision: Int64, batches: Int64, values: Int64) throws {
         try session.query(
             """
-            UPDATE meta SET value = CASE key WHEN 'revision' THEN \(revision) WHEN 'batches' THEN value + \(batches)
-                ELSE value + \(values) END WHERE key IN ('revision', 'batches', 'values')
+            UPDATE meta SET value = CASE key WHEN 'revision' THEN \(revision) WHEN 'stamped' THEN value + 1
+                WHEN 'batches' THEN value + \(batches) ELSE value + \(values) END
+            WHERE key IN ('revision', 'stamped', 'batches', 'values')
             """)
     }
 
@@ -244,14 +262,14 @@ final class PostgresIngestTransaction: IngestTransaction {
         to: Int64
     ) throws {
         let partition = PostgresSchema.rawPartition(holding: to)
-        if !partitions.names.contains(partition.name) {
+        if !memory.partitions.contains(partition.name) {
             // Ingest transactions take turns (lockRevision), so two daemons never race to make one partition.
             try session.execute(
                 """
                 CREATE TABLE IF NOT EXISTS \(partition.name) PARTITION OF raw
                 FOR VALUES FROM (\(partition.from)) TO (\(partition.to))
                 """)
-            partitions.names.insert(partition.name)
+            memory.partitions.insert(partition.name)
         }
         try session.query(
             """

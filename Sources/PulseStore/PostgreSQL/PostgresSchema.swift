@@ -277,7 +277,8 @@ enum PostgresSchema {
             ALTER TABLE series ADD COLUMN revision bigint NOT NULL DEFAULT 0;
             CREATE INDEX series_by_revision ON series (revision);
             ALTER TABLE agent ADD COLUMN revision bigint NOT NULL DEFAULT 0;
-            CREATE INDEX agent_by_revision ON agent (revision)
+            CREATE INDEX agent_by_revision ON agent (revision);
+            INSERT INTO meta (key, value) SELECT 'stamped', value FROM meta WHERE key = 'revision'
             """
         ),
     ]

@@ -23,10 +23,11 @@ extension PostgresStore {
                         try Self.checkFence(token, side.session)
                         return try side.writer.settleGaps(
                             endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100),
-                            in: PostgresIngestTransaction(session: side.session, partitions: side.partitions))
+                            in: PostgresIngestTransaction(session: side.session, memory: side.memory))
                     }
                 } catch {
                     side.writer.reset()
+                    side.memory.forget()
                     throw error
                 }
             }
@@ -83,7 +84,7 @@ extension PostgresStore {
 
     /// The writer forgets which raw partitions exist (some were dropped).
     func dropPartitionCache() async {
-        _ = try? await onWriter { side in side.partitions.names.removeAll() }
+        _ = try? await onWriter { side in side.memory.partitions.removeAll() }
     }
 
     /// Measures the database's size on disk (``sizeOnDisk``).

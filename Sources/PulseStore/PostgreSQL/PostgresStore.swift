@@ -30,7 +30,7 @@ public final class PostgresStore: MetricStore {
     final class WriterSide: @unchecked Sendable {
         var writer: StoreWriter
         let session: PostgresSession
-        let partitions = PostgresIngestTransaction.RawPartitions()
+        let memory = PostgresIngestTransaction.WriterMemory()
 
         init(writer: StoreWriter, session: PostgresSession) {
             self.writer = writer
@@ -140,12 +140,12 @@ public final class PostgresStore: MetricStore {
                     try side.session.limitIdle(idleTimeout)
                     return try side.writer.ingest(
                         batches, receivedAt: receivedAt,
-                        in: PostgresIngestTransaction(session: side.session, partitions: side.partitions))
+                        in: PostgresIngestTransaction(session: side.session, memory: side.memory))
                 }
             } catch {
                 // Rolled back: what the caches learnt in it may not exist.
                 side.writer.reset()
-                side.partitions.names.removeAll()
+                side.memory.forget()
                 throw error
             }
         }
