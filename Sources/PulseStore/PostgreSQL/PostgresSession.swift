@@ -103,7 +103,9 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
 /// - `require`: encrypted or no connection, the certificate not checked, unless `sslrootcert` is given, when it is
 ///   checked as `verify-ca` does (libpq's rule).
 /// - `verify-ca`: encrypted, the server's certificate signed by `sslrootcert` (or a root the system trusts).
-/// - `verify-full`: as `verify-ca`, and the certificate names the host of the URL (its DNS name or IP address).
+/// - `verify-full`: as `verify-ca`, and the certificate names the host of the URL (its DNS name or IP address), or
+///   the IP address connected to (swift-nio-ssl's rule: a certificate for the server's address passes for any name
+///   that resolves to it).
 ///
 /// `sslcert` and `sslkey` give a client certificate, for servers that authenticate clients by certificate
 /// (`hostssl … cert` in pg_hba.conf). Debian's OpenSSL 3 underneath, TLS 1.2 at least.
