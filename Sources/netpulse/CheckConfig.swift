@@ -40,6 +40,8 @@ struct CheckConfig: ParsableCommand {
                 let config = try DaemonConfig.parse(document)
                 tls = config.tls
                 _ = try TLSSetup.server(tls)
+                // The files of TLS to PostgreSQL too (the server itself is not contacted).
+                try config.postgres?.tls.validate()
             } else {
                 let config = try AgentConfig.parse(document)
                 tls = config.tls

@@ -379,6 +379,23 @@ extension EndToEnd {
             check.process.waitUntilExit()
             #expect(check.process.terminationStatus == 2)
             #expect(check.output.contains("/nonexistent/ca.pem: cannot read the CA certificate"))
+
+            // So are those of TLS to PostgreSQL.
+            try fleet.editDaemonConfig {
+                $0 + """
+
+                    [store]
+                    postgresql = "postgresql://netpulse@db.internal/fleet?sslmode=verify-full&sslrootcert=/nonexistent/pg-ca.pem"
+
+                    """
+            }
+            let daemonCheck = try Daemonized(
+                [Build.cli, "check-config", fleet.directory + "/netpulsed.toml"], log: fleet.directory + "/check-d.log")
+            daemonCheck.process.waitUntilExit()
+            #expect(daemonCheck.process.terminationStatus == 2)
+            #expect(
+                daemonCheck.output.contains("cannot read /nonexistent/pg-ca.pem (sslrootcert of [store] postgresql)"),
+                "\(daemonCheck.output)")
         }
     }
 }

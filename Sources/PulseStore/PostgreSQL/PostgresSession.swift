@@ -128,6 +128,10 @@ public struct PostgresTLS: Sendable, Hashable {
         self.key = key
     }
 
+    /// Reads and loads the files named, as a connection would (for `netpulse check-config`).
+    /// - Throws: ``StoreError/unusable(_:)`` naming a file that cannot be read or used.
+    public func validate() throws { _ = try context() }
+
     /// The client context for the mode (nil for `disable`).
     /// - Throws: ``StoreError/unusable(_:)`` naming a file that cannot be read or used.
     func context() throws -> NIOSSLContext? {
