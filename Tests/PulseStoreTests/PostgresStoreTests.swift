@@ -299,7 +299,45 @@ import Testing
             let expected = try await Self.read(sqlite)
             #expect(expected.memberships.count == 1 && expected.batches == 5)
             #expect(try await Self.read(first) == expected)
+
+            // The database went back (a failover to a replica that lacks the last commits, a restore): a revision
+            // already seen comes again, and the next turn reads everything again.
+            #expect(!(try await first.onWriter(cached)).states.isEmpty)
+            try await second.onWriter { side in
+                try side.session.transaction {
+                    try side.session.execute("UPDATE meta SET value = value - 1 WHERE key IN ('revision', 'stamped')")
+                }
+            }
+            let afterGoingBack = try await first.onWriter { side in
+                try side.session.transaction {
+                    _ = try side.writer.begin(
+                        in: PostgresIngestTransaction(session: side.session, memory: side.memory))
+                }
+                return cached(side)
+            }
+            #expect(afterGoingBack.states.isEmpty && afterGoingBack.agents.isEmpty)
         }
+    }
+
+    /// A writer whose connection was lost reads everything again on the new one, which may reach another server
+    /// (a restart, a failover): here its connections are ended by the server, and a batch delivered again is found
+    /// stored, with none of the series' rows still cached from before.
+    @Test func aWriterTrustsNothingCachedAcrossANewConnection() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let store = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("reconnect")))
+        defer { store.shutdown() }
+        let batch = BatchMaker().batch(1, start: day, rx: [100, 200, 300])
+        #expect(try await store.ingest([batch], receivedAt: day + 60_000) == [.stored])
+        #expect(try await store.onWriter { !$0.writer.states.isEmpty })
+        _ = try server.psql(
+            "postgres",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'reconnect'")
+        // The session sees its connection closed, and opens another at the next transaction.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await store.ingest([batch], receivedAt: day + 61_000) == [.duplicate])
+        #expect(try await store.onWriter { $0.writer.states.isEmpty && $0.session.connections == 2 })
+        #expect(try await store.totals().batches == 1)
     }
 
     /// Runs `body` with two daemons' stores on one fresh database of a server of its own.

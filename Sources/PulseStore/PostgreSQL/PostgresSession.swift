@@ -173,8 +173,9 @@ final class PostgresSession: @unchecked Sendable {
     /// The connection a transaction began on: a statement never goes to another (a reconnect in the middle would
     /// run the rest of the transaction's statements on their own, committed one by one).
     private var transactionConnection: PostgresConnection?
-    /// The TLS context, made at the first connection (nil inside: none, `sslmode=disable`).
-    private var tlsContext: NIOSSLContext??
+    /// How many connections this session has opened: a new one may reach another server than the last (a
+    /// restart, a failover to a replica), which the store's writer must not trust its caches across.
+    private(set) var connections = 0
 
     init(location: PostgresLocation, logger: Logger) {
         self.location = location
@@ -190,13 +191,15 @@ final class PostgresSession: @unchecked Sendable {
             return transactionConnection
         }
         if let connection, !connection.isClosed { return connection }
-        if tlsContext == nil { tlsContext = .some(try location.tls.context()) }
+        // The TLS files are read at each connection, so certificates renewed in place apply from the next one.
+        let tls = try location.tls.context()
         do {
             let connection = try PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(),
-                configuration: location.connectionConfiguration(tls: tlsContext ?? nil), id: 1, logger: logger
+                configuration: location.connectionConfiguration(tls: tls), id: 1, logger: logger
             ).wait()
             self.connection = connection
+            connections += 1
             return connection
         } catch {
             throw PostgresErrors.describe(error, location: location)

@@ -23,7 +23,7 @@ extension PostgresStore {
                         try Self.checkFence(token, side.session)
                         return try side.writer.settleGaps(
                             endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100),
-                            in: PostgresIngestTransaction(session: side.session, memory: side.memory))
+                            in: side.ingestTransaction())
                     }
                 } catch {
                     side.writer.reset()

@@ -31,10 +31,24 @@ public final class PostgresStore: MetricStore {
         var writer: StoreWriter
         let session: PostgresSession
         let memory = PostgresIngestTransaction.WriterMemory()
+        /// The session's connection the caches were filled on (``PostgresSession/connections``).
+        var connection = 0
 
         init(writer: StoreWriter, session: PostgresSession) {
             self.writer = writer
             self.session = session
+        }
+
+        /// The writer's rows in the transaction just begun. On a new connection everything cached is read again: it
+        /// may reach a server that lacks this writer's last commits (a restart, a failover to an asynchronous
+        /// replica, a restore), where revisions already seen come again.
+        func ingestTransaction() -> PostgresIngestTransaction {
+            if session.connections != connection {
+                connection = session.connections
+                writer.reset()
+                memory.forget()
+            }
+            return PostgresIngestTransaction(session: session, memory: memory)
         }
     }
 
@@ -138,9 +152,7 @@ public final class PostgresStore: MetricStore {
             do {
                 return try side.session.transaction {
                     try side.session.limitIdle(idleTimeout)
-                    return try side.writer.ingest(
-                        batches, receivedAt: receivedAt,
-                        in: PostgresIngestTransaction(session: side.session, memory: side.memory))
+                    return try side.writer.ingest(batches, receivedAt: receivedAt, in: side.ingestTransaction())
                 }
             } catch {
                 // Rolled back: what the caches learnt in it may not exist.

@@ -122,12 +122,12 @@ struct StoreWriter {
         var agents = Set<Int64>()
     }
 
-    /// Brings the caches up to date with what other writers committed. Rows of series and streams this writer has
-    /// not cached yet are kept too: an agent that fails over to this daemon finds them warm.
+    /// Brings the caches up to date with what other writers committed. Only rows this writer holds are taken: the
+    /// others are read when first needed, so each daemon holds the rows of its own agents, not the whole fleet's.
     mutating func apply(_ changes: SharedChanges) {
-        states.merge(changes.states) { $1 }
-        facts.merge(changes.facts) { $1 }
-        ranges.merge(changes.ranges) { $1 }
+        for (series, state) in changes.states where states[series] != nil { states[series] = state }
+        for (series, state) in changes.facts where facts[series] != nil { facts[series] = state }
+        for (stream, list) in changes.ranges where ranges[stream] != nil { ranges[stream] = list }
         if !changes.agents.isEmpty {
             agents = agents.filter { !changes.agents.contains($0.value.id) }
         }
@@ -182,7 +182,8 @@ struct StoreWriter {
         anomalies.removeAll()
         let current = try db.lockRevision()
         if current != revision {
-            if let last = revision, let changes = try db.changes(after: last) {
+            // A revision lower than the last one seen means the database went back (see PostgresStore.WriterSide).
+            if let last = revision, current > last, let changes = try db.changes(after: last) {
                 apply(changes)
             } else {
                 forgetSharedRows()
