@@ -260,16 +260,19 @@ import Testing
                 cached.agents = side.writer.agents.keys.sorted()
                 return cached
             }
+            /// The first daemon's next turn, up to where it would begin storing: what it then holds.
+            func nextTurn() async throws -> Cached {
+                try await first.onWriter { side in
+                    try side.session.transaction {
+                        _ = try side.writer.begin(
+                            in: PostgresIngestTransaction(session: side.session, memory: side.memory))
+                    }
+                    return cached(side)
+                }
+            }
             let before = try await first.onWriter(cached)
             let secondHolds = try await second.onWriter(cached)
-            // The first daemon's next turn, up to where it would begin storing.
-            let turn = try await first.onWriter { side in
-                try side.session.transaction {
-                    _ = try side.writer.begin(
-                        in: PostgresIngestTransaction(session: side.session, memory: side.memory))
-                }
-                return cached(side)
-            }
+            let turn = try await nextTurn()
             #expect(before.states[webEth0] != secondHolds.states[webEth0])
             #expect(turn.states[webEth0] == secondHolds.states[webEth0])
             #expect(turn.states[dbEth0] == before.states[dbEth0] && turn.states[dbEth0] != nil)
@@ -279,18 +282,8 @@ import Testing
 
             // A commit of a daemon that stamps nothing (an older netpulsed during a rolling upgrade): the next turn
             // cannot tell what it changed, and reads everything again.
-            try await second.onWriter { side in
-                try side.session.transaction {
-                    try side.session.execute("UPDATE meta SET value = value + 1 WHERE key = 'revision'")
-                }
-            }
-            let afterUnstamped = try await first.onWriter { side in
-                try side.session.transaction {
-                    _ = try side.writer.begin(
-                        in: PostgresIngestTransaction(session: side.session, memory: side.memory))
-                }
-                return cached(side)
-            }
+            try await second.record(.unstamped)
+            let afterUnstamped = try await nextTurn()
             #expect(afterUnstamped.states.isEmpty && afterUnstamped.agents.isEmpty && afterUnstamped.ranges.isEmpty)
 
             _ = try await first.ingest(groups[2], receivedAt: receivedAt)
@@ -303,18 +296,8 @@ import Testing
             // The database went back (a failover to a replica that lacks the last commits, a restore): a revision
             // already seen comes again, and the next turn reads everything again.
             #expect(!(try await first.onWriter(cached)).states.isEmpty)
-            try await second.onWriter { side in
-                try side.session.transaction {
-                    try side.session.execute("UPDATE meta SET value = value - 1 WHERE key IN ('revision', 'stamped')")
-                }
-            }
-            let afterGoingBack = try await first.onWriter { side in
-                try side.session.transaction {
-                    _ = try side.writer.begin(
-                        in: PostgresIngestTransaction(session: side.session, memory: side.memory))
-                }
-                return cached(side)
-            }
+            try await second.record(.rewound)
+            let afterGoingBack = try await nextTurn()
             #expect(afterGoingBack.states.isEmpty && afterGoingBack.agents.isEmpty)
         }
     }
