@@ -46,7 +46,8 @@ enum PostgresBench {
             }
             let run = try IngestBench.offered(
                 daemons: daemons, names: names, contexts: contexts, generation: 0, seconds: seconds, warmUp: 3,
-                also: url == nil ? { 0 } : postgresCPUSeconds
+                also: url == nil ? { 0 } : postgresCPUSeconds,
+                stored: url == nil ? IngestBench.storedBatches("\(directory)/run\(index)-0/netpulse.db") : { nil }
             ) { .prepared(frames[$0]) }
             // The daemons commit what is still queued from the saturated run before the real pace is measured.
             let store: any MetricStore =
@@ -67,7 +68,8 @@ enum PostgresBench {
                 daemons: daemons, names: names, contexts: contexts, generation: 1, seconds: 15, warmUp: 12
             ) { index in .paced(offset: Int64(index) * 10_000 / Int64(agentCount)) }
             for daemon in daemons { daemon.stop() }
-            let millions = Double(run.latencies.count * IngestBench.valuesPerBatch) / 1e6
+            // SQLite's journal acknowledges ahead of the store by up to a queue: its rate is the store's.
+            let millions = run.sustained * run.elapsed * Double(IngestBench.valuesPerBatch) / 1e6
             let perDaemon = run.cpuSeconds.map { Units.fixed($0 / millions, decimals: 2) }.joined(separator: ", ")
             let database = url == nil ? "" : "; \(Units.fixed(run.alsoCPUSeconds / millions, decimals: 2))"
             let stored = Int(try blocking { try await store.totals().values })
@@ -77,7 +79,7 @@ enum PostgresBench {
             }
             print(
                 column(kind, 12) + " " + column("\(count)", 8) + " "
-                    + column(Units.fixed(run.rate * Double(IngestBench.valuesPerBatch), decimals: 0), 19) + " "
+                    + column(Units.fixed(run.sustained * Double(IngestBench.valuesPerBatch), decimals: 0), 19) + " "
                     + column(perDaemon + database, 51) + " " + column(IngestBench.latencyText(paced.latencies), 30)
                     + " "
                     + "\(stored) / \(acknowledged)\(stored >= acknowledged ? "" : " ← MISSING")"

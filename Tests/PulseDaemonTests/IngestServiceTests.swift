@@ -67,3 +67,85 @@ import Testing
         #expect(service.batchesStored.load(ordering: .relaxed) == 6)
     }
 }
+
+/// The ingest service with its journal (``IngestJournal``): batches acknowledged once journaled, applied to the
+/// store after, exactly once across a crash.
+@Suite struct JournaledIngestTests {
+    func directory() -> String {
+        var template = Array("/tmp/netpulse-test-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    }
+
+    func batch(agent: String, order: UInt64) -> IngestBatch {
+        IngestServiceTests().batch(agent: agent, order: order)
+    }
+
+    func waitUntil(_ condition: () throws -> Bool) async throws {
+        for _ in 0..<400 where try !condition() { try await Task.sleep(for: .milliseconds(25)) }
+    }
+
+    /// A batch the store refuses after it was journaled and acknowledged cannot be refused to its agent any more: it
+    /// is set aside in the journal (where an operator finds it), counted, and the batches after it are applied.
+    @Test func aJournaledBatchTheStoreRefusesIsSetAsideAndTheRestApplied() async throws {
+        let directory = directory()
+        let store = try SQLiteStore(path: "\(directory)/netpulse.db")
+        let journal = try IngestJournal(path: "\(directory)/ingest-journal.db", after: try store.journalApplied())
+        let queue = IngestQueue(limit: 64)
+        let service = IngestService(
+            store: store, journal: journal, queue: queue, logger: Logger(label: "test"), commitDelay: 300)
+        let results = Mutex<[String: Result<IngestOutcome, any Error>]>([:])
+        let names = (1...7).map { "host-\($0)" }
+        for name in names {
+            let order = name == "host-5" ? UInt64(Int64.max) + 1 : 1_000
+            #expect(queue.offer(batch(agent: name, order: order)) { result in results.withLock { $0[name] = result } })
+        }
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        try await waitUntil { service.batchesStored.load(ordering: .relaxed) == 6 }
+        for name in names {
+            guard case .success(.stored) = results.withLock({ $0[name] }) else {
+                Issue.record("\(name) was not acknowledged: \(String(describing: results.withLock { $0[name] }))")
+                continue
+            }
+        }
+        #expect(service.batchesStored.load(ordering: .relaxed) == 6)
+        #expect(service.rejectedByStore.load(ordering: .relaxed) == 1)
+        try await waitUntil { try journal.counts().entries == 0 }
+        #expect(try journal.counts() == (entries: 0, setAside: 1))
+        #expect(try await store.totals().batches == 6)
+        #expect(try store.journalApplied() == 7)
+    }
+
+    /// What a daemon journaled (and so acknowledged) and did not apply before it was killed is applied when it
+    /// starts again, and only that: entries the store had applied, whose removal from the journal the kill
+    /// prevented, are not applied twice.
+    @Test func whatAKilledDaemonJournaledIsAppliedAtTheNextStartAndOnlyThat() async throws {
+        let directory = directory()
+        let path = "\(directory)/netpulse.db"
+        do {
+            let store = try SQLiteStore(path: path)
+            let journal = try IngestJournal(path: "\(directory)/ingest-journal.db", after: 0)
+            var batches = (1...5).map { batch(agent: "host-\($0)", order: 1_000) }
+            for index in batches.indices { batches[index].receivedAt = WallClock.milliseconds() }
+            let ids = try await journal.append(batches)
+            #expect(ids == [1, 2, 3, 4, 5])
+            // Applied up to the second, then killed before the journal lost them.
+            _ = try await store.ingest(Array(batches[..<2]), receivedAt: 0, journalThrough: ids[1])
+        }
+        let store = try SQLiteStore(path: path)
+        let journal = try IngestJournal(path: "\(directory)/ingest-journal.db", after: try store.journalApplied())
+        let service = IngestService(
+            store: store, journal: journal, queue: IngestQueue(limit: 64), logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        try await waitUntil { service.batchesStored.load(ordering: .relaxed) == 3 }
+        #expect(service.batchesStored.load(ordering: .relaxed) == 3)
+        #expect(service.duplicates.load(ordering: .relaxed) == 0)
+        #expect(try await store.totals().batches == 5)
+        #expect(try store.journalApplied() == 5)
+        #expect(try journal.counts() == (entries: 0, setAside: 0))
+        // A journal removed by hand starts its ids after what the store applied, never again from 1.
+        let fresh = try IngestJournal(path: "\(directory)/other-journal.db", after: try store.journalApplied())
+        #expect(try await fresh.append([batch(agent: "host-9", order: 1)]) == [6])
+    }
+}

@@ -39,6 +39,7 @@ public final class DaemonMetrics: Sendable {
     private let handshakesPending: Gauge
     private let queueBatches: Gauge
     private let queueOldest: Gauge
+    private let applyBacklog: Gauge
     private let paced: Gauge
     private let storeBytes: Gauge
     private let storeWriting: Gauge
@@ -111,6 +112,10 @@ public final class DaemonMetrics: Sendable {
         queueOldest = registry.makeGauge(
             descriptor: Self.named(
                 "netpulse_ingest_queue_oldest_seconds", "How long the oldest queued batch has waited."))
+        applyBacklog = registry.makeGauge(
+            descriptor: Self.named(
+                "netpulse_ingest_apply_backlog_batches",
+                "Batches acknowledged from the ingest journal and not yet applied to the store (SQLite)."))
         paced = registry.makeGauge(
             descriptor: Self.named("netpulse_agents_paced", "1 while agents are asked to slow down (PACE), else 0."))
         storeBytes = registry.makeGauge(
@@ -178,6 +183,7 @@ public final class DaemonMetrics: Sendable {
         agentsConnected.set(Int64(sources.registry.agentCount))
         handshakesPending.set(Int64(sources.registry.handshakeCount))
         queueBatches.set(Int64(sources.queue.pending))
+        applyBacklog.set(Int64(sources.ingest.backlog.count))
         queueOldest.set(
             Double(sources.queue.backlogAge.components.seconds) + Double(
                 sources.queue.backlogAge.components.attoseconds) / 1e18)

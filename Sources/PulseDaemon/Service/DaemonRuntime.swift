@@ -50,8 +50,17 @@ public struct DaemonRuntime: Sendable {
         self.registry = registry
         let metrics = DaemonMetrics()
         self.metrics = metrics
+        // The journal acknowledges batches before the store's larger commits apply them (IngestJournal). On
+        // PostgreSQL each daemon acknowledges only what the shared database holds, so that another daemon can take
+        // over without this one's disk.
+        let journal = try (store as? SQLiteStore).map { store in
+            try IngestJournal(
+                path: FileIO.parentDirectory(config.storePath) + "/ingest-journal.db",
+                synchronous: config.store.synchronous,
+                after: try store.journalApplied())
+        }
         ingest = IngestService(
-            store: store, queue: queue, logger: logger, commitDelay: config.commitDelay,
+            store: store, journal: journal, queue: queue, logger: logger, commitDelay: config.commitDelay,
             paceThreshold: config.paceThreshold, metrics: metrics, onPace: { registry.broadcast($0) })
         if let url = config.remoteWrite.url {
             do {

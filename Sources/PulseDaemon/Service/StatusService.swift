@@ -28,6 +28,10 @@ final class StatusService: Service, Sendable {
         if handshakes > 0 { parts.append("\(handshakes) handshake(s) pending") }
         if let valuesPerSecond { parts.append("\(Units.formatCount(valuesPerSecond)) values/s") }
         if let failure = ingest.writeFailure.withLock({ $0 }) { parts.append("not storing: \(failure)") }
+        let behind = ingest.backlog.count
+        if behind >= 1_000 { parts.append("\(behind) acknowledged batch(es) still to apply") }
+        let setAside = ingest.rejectedByStore.load(ordering: .relaxed)
+        if setAside > 0 { parts.append("\(setAside) acknowledged batch(es) refused by the store, set aside") }
         if let pace = registry.currentPace, pace != .normal { parts.append("agents asked to slow down") }
         let rejected = registry.rejectedBatches.load(ordering: .relaxed)
         if rejected > 0 { parts.append("\(rejected) batch(es) rejected") }

@@ -32,6 +32,9 @@ public struct IngestBatch: Sendable {
     public var lastTimestamp: Int64
     public var valueCount: Int
     public var sections: [Section]
+    /// When the daemon received it, when that was not the time of its commit: a batch applied from the journal
+    /// (``IngestJournal``) after its acknowledgement is checked against the daemon's clock as it was on arrival.
+    public var receivedAt: Int64?
 
     /// Prepares a decoded batch whose sections are described by `descriptors` (same order).
     public init(agent: AgentIdentity, batch: WireBatch, descriptors: [InterfaceDescriptor]) {

@@ -4,14 +4,32 @@ import PulseCore
 
 extension SQLiteStore {
     public func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome] {
-        guard !batches.isEmpty else { return [] }
+        try await ingest(batches, receivedAt: receivedAt, journalThrough: nil)
+    }
+
+    /// Stores `batches` as ``ingest(_:receivedAt:)`` does and, in the same transaction, records that the daemon's
+    /// journal (``IngestJournal``) is applied up to entry `journalThrough`: after a crash, exactly the entries after
+    /// ``journalApplied()`` are still to apply.
+    public func ingest(
+        _ batches: [IngestBatch], receivedAt: Int64, journalThrough: Int64?
+    ) async throws -> [IngestOutcome] {
+        guard !batches.isEmpty || journalThrough != nil else { return [] }
         return try await pool.writeWithoutTransaction { db in
             try self.writer.withLock { writer in
                 do {
                     var outcomes = [IngestOutcome]()
                     try db.inTransaction(.immediate) {
-                        outcomes = try writer.ingest(
-                            batches, receivedAt: receivedAt, in: SQLiteIngestTransaction(db: db))
+                        if !batches.isEmpty {
+                            outcomes = try writer.ingest(
+                                batches, receivedAt: receivedAt, in: SQLiteIngestTransaction(db: db))
+                        }
+                        if let journalThrough {
+                            try db.execute(
+                                sql: """
+                                    INSERT INTO meta (key, value) VALUES ('journal_applied', ?)
+                                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                                    """, arguments: [journalThrough])
+                        }
                         return .commit
                     }
                     return outcomes
@@ -22,6 +40,11 @@ extension SQLiteStore {
                 }
             }
         }
+    }
+
+    /// The last journal entry the store has applied (0 before any).
+    public func journalApplied() throws -> Int64 {
+        try pool.read { db in try Self.meta("journal_applied", db) }
     }
 
     /// ``StoreError/cannotWrite(_:)`` for errors of the disk rather than of the data: a full disk, an I/O error, a

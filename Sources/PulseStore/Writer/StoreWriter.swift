@@ -147,6 +147,7 @@ struct StoreWriter {
         // the revision moving (``begin(in:)``).
         var relabelled = false
         for batch in batches {
+            let now = batch.receivedAt ?? now
             var agent = try agentRow(batch.agent, at: now, in: db)
             if agent.identity.labels != batch.agent.labels {
                 try relabel(&agent, to: batch.agent.labels, at: now, in: db)

@@ -1,0 +1,90 @@
+import PulseStore
+import Synchronization
+
+/// Journaled batches waiting to be applied to the store, handed from the ingest service's journal commits to its
+/// applier (``IngestService``), in journal order. The batches stay in memory so the applier never reads back what
+/// was just written; the journal is read only after a crash.
+final class ApplyBacklog: Sendable {
+    typealias Entry = (id: Int64, batch: IngestBatch)
+
+    private struct State {
+        var entries: [Entry] = []
+        var closed = false
+        var taker: CheckedContinuation<Void, Never>?
+        var roomWaiters: [(limit: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Batches waiting.
+    var count: Int { state.withLock { $0.entries.count } }
+
+    func push(_ entries: [Entry]) {
+        let taker = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.entries += entries
+            defer { state.taker = nil }
+            return state.taker
+        }
+        taker?.resume()
+    }
+
+    /// Up to `limit` entries, oldest first, waiting for some; nil once closed and empty. One taker at a time.
+    func take(limit: Int) async -> [Entry]? {
+        while true {
+            enum Next { case entries([Entry], [CheckedContinuation<Void, Never>]), finished, wait }
+            let next = state.withLock { state -> Next in
+                if !state.entries.isEmpty {
+                    let taken = Array(state.entries.prefix(limit))
+                    state.entries.removeFirst(taken.count)
+                    let count = state.entries.count
+                    let ready = state.roomWaiters.filter { count < $0.limit }.map(\.continuation)
+                    state.roomWaiters.removeAll { count < $0.limit }
+                    return .entries(taken, ready)
+                }
+                return state.closed ? .finished : .wait
+            }
+            switch next {
+            case .entries(let entries, let ready):
+                for waiter in ready { waiter.resume() }
+                return entries
+            case .finished:
+                return nil
+            case .wait:
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let ready = state.withLock { state -> Bool in
+                        if !state.entries.isEmpty || state.closed { return true }
+                        state.taker = continuation
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            }
+        }
+    }
+
+    /// Returns once fewer than `limit` entries wait (or the backlog is closed).
+    func waitForRoom(below limit: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.entries.count < limit || state.closed { return true }
+                state.roomWaiters.append((limit, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// No more entries will come; the taker gets what is left, then nil.
+    func close() {
+        let (taker, waiters) = state.withLock { state in
+            state.closed = true
+            defer {
+                state.taker = nil
+                state.roomWaiters.removeAll()
+            }
+            return (state.taker, state.roomWaiters.map(\.continuation))
+        }
+        taker?.resume()
+        for waiter in waiters { waiter.resume() }
+    }
+}

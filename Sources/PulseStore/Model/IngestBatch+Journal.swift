@@ -1,0 +1,112 @@
+import PulseAnalytics
+import PulseCore
+
+/// The form an ``IngestBatch`` takes in the daemon's journal (``IngestJournal``): everything the store's writer
+/// reads from it, with each section's samples as the chunk it already holds (its timestamps and counters are decoded
+/// from the chunk again when the batch is read back). Versioned by its first byte.
+extension IngestBatch {
+    static let journalVersion: UInt8 = 1
+
+    /// The batch as journal bytes.
+    public var journalBytes: [UInt8] {
+        var writer = WireWriter(reservingCapacity: 64 + sections.reduce(0) { $0 + 48 + $1.chunk.count })
+        writer.writeByte(Self.journalVersion)
+        writer.writeString(agent.name)
+        writer.writeString(agent.hostname)
+        writer.writeString(agent.version)
+        writer.writeVarint(UInt64(agent.labels.pairs.count))
+        for pair in agent.labels.pairs {
+            writer.writeString(pair.key)
+            writer.writeString(pair.value)
+        }
+        for value in [stream, sequence, order, droppedBefore] { writer.writeVarint(value) }
+        for value in [interval, heartbeat, lastTimestamp, receivedAt ?? -1] {
+            writer.writeUInt64(UInt64(bitPattern: value))
+        }
+        writer.writeVarint(UInt64(valueCount))
+        writer.writeVarint(UInt64(sections.count))
+        for section in sections {
+            let descriptor = section.descriptor
+            writer.writeVarint(UInt64(descriptor.id))
+            writer.writeLengthPrefixed(descriptor.name.bytes)
+            writer.writeUInt64(descriptor.epoch.bootID.high)
+            writer.writeUInt64(descriptor.epoch.bootID.low)
+            writer.writeVarint(UInt64(descriptor.epoch.ifindex))
+            writer.writeByte(descriptor.epoch.width.rawValue)
+            writer.writeVarint(UInt64(section.ticks.count))
+            for tick in section.ticks { writer.writeVarint(UInt64(UInt32(bitPattern: tick))) }
+            writer.writeVarint(UInt64(section.links.count))
+            for link in section.links {
+                writer.writeVarint(UInt64(UInt32(bitPattern: link.tick)))
+                for column in LinkColumns.values(link.state) { writer.writeUInt64(UInt64(bitPattern: column)) }
+            }
+            writer.writeLengthPrefixed(section.chunk)
+        }
+        return writer.bytes
+    }
+
+    /// A batch from its journal bytes; a damaged entry gives an error, not a trap.
+    public init(journalBytes bytes: [UInt8]) throws {
+        var reader = WireReader(bytes)
+        let format = try reader.readByte()
+        guard format == Self.journalVersion else {
+            throw StoreError.damaged("a journal entry of version \(format); this netpulsed reads version 1")
+        }
+        let limits = WireLimits.standard
+        let name = try reader.readString(max: 1_024, "agent name")
+        let hostname = try reader.readString(max: 1_024, "hostname")
+        let version = try reader.readString(max: 1_024, "version")
+        var pairs = [(key: String, value: String)]()
+        for _ in 0..<(try reader.readVarint(max: UInt64(Labels.maximumCount), "labels")) {
+            pairs.append((try reader.readString(max: 64, "label key"), try reader.readString(max: 255, "label value")))
+        }
+        agent = AgentIdentity(name: name, hostname: hostname, version: version, labels: Labels(pairs))
+        stream = try reader.readVarint()
+        sequence = try reader.readVarint()
+        order = try reader.readVarint()
+        droppedBefore = try reader.readVarint()
+        interval = Int64(bitPattern: try reader.readUInt64())
+        heartbeat = Int64(bitPattern: try reader.readUInt64())
+        lastTimestamp = Int64(bitPattern: try reader.readUInt64())
+        let received = Int64(bitPattern: try reader.readUInt64())
+        receivedAt = received >= 0 ? received : nil
+        valueCount = Int(try reader.readVarint(max: UInt64(Int32.max), "value count"))
+        var sections = [Section]()
+        for _ in 0..<(try reader.readVarint(max: UInt64(limits.maximumSectionsPerBatch), "sections")) {
+            let id = UInt32(try reader.readVarint(max: UInt64(UInt32.max), "descriptor id"))
+            let name = InterfaceName(
+                bytes: Array(try reader.readLengthPrefixed(max: InterfaceName.maximumLength, "interface name")))
+            let bootID = BootID(high: try reader.readUInt64(), low: try reader.readUInt64())
+            let ifindex = UInt32(try reader.readVarint(max: UInt64(UInt32.max), "ifindex"))
+            guard let width = CounterWidth(rawValue: try reader.readByte()) else {
+                throw StoreError.damaged("a journal entry with an unknown counter width")
+            }
+            var ticks = [Int32]()
+            for _ in 0..<(try reader.readVarint(max: UInt64(limits.maximumTicksPerBatch), "ticks")) {
+                ticks.append(Int32(bitPattern: UInt32(try reader.readVarint(max: UInt64(UInt32.max), "tick"))))
+            }
+            var links = [(tick: Int32, state: LinkState)]()
+            for _ in 0..<(try reader.readVarint(max: UInt64(limits.maximumTicksPerBatch), "link states")) {
+                let tick = Int32(bitPattern: UInt32(try reader.readVarint(max: UInt64(UInt32.max), "tick")))
+                var columns = [Int64]()
+                for _ in 0..<6 { columns.append(Int64(bitPattern: try reader.readUInt64())) }
+                links.append((tick, StoreWriter.linkState(columns)))
+            }
+            let chunk = Array(try reader.readLengthPrefixed(max: bytes.count, "chunk"))
+            let (timestamps, values) = try SeriesChunk.decode(chunk)
+            guard timestamps.count == ticks.count else {
+                throw StoreError.damaged(
+                    "a journal entry whose chunk holds \(timestamps.count) samples for \(ticks.count) ticks")
+            }
+            sections.append(
+                Section(
+                    descriptor: InterfaceDescriptor(
+                        id: id, name: name, epoch: CounterEpoch(bootID: bootID, ifindex: ifindex, width: width)),
+                    ticks: ticks, timestamps: timestamps,
+                    traffic: (0..<ticks.count).map { Traffic(rolledUpFrom: values, offset: $0 * Counter.count) },
+                    links: links, chunk: chunk))
+        }
+        guard reader.isAtEnd else { throw StoreError.damaged("trailing bytes in a journal entry") }
+        self.sections = sections
+    }
+}
