@@ -191,6 +191,7 @@ let package = Package(
             dependencies: [
                 "PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // What several test targets share: the SVG checker (xmllint and rsvg-convert, Tests/Tools/check_outputs.py).

@@ -1,6 +1,7 @@
 import Logging
 import PulseCore
 import PulseStore
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -114,6 +115,44 @@ import Testing
         #expect(try journal.counts() == (entries: 0, setAside: 1))
         #expect(try await store.totals().batches == 6)
         #expect(try store.journalApplied() == 7)
+    }
+
+    /// A graceful stop applies everything journaled before the service ends: the store then holds every
+    /// acknowledged batch and the journal nothing (a backup of a stopped daemon's store is whole).
+    @Test func aGracefulStopAppliesTheWholeJournal() async throws {
+        let directory = directory()
+        let store = try SQLiteStore(path: "\(directory)/netpulse.db")
+        let journal = try IngestJournal(path: "\(directory)/netpulse-ingest-journal.db", after: 0)
+        let queue = IngestQueue(limit: 4_096)
+        let service = IngestService(store: store, journal: journal, queue: queue, logger: Logger(label: "test"))
+        let acknowledged = Atomic<Int>(0)
+        let count = 3_000
+        func offer(_ range: Range<Int>) {
+            for index in range {
+                #expect(
+                    queue.offer(batch(agent: "host-\(index)", order: 1_000)) { result in
+                        if case .success = result { acknowledged.add(1, ordering: .relaxed) }
+                    })
+            }
+        }
+        offer(0..<1_500)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [.init(service: service)], logger: Logger(label: "test"))
+        )
+        let running = Task { try await group.run() }
+        // A second wave once the first is acknowledged: journaled while the store applies the first, it waits to be
+        // applied when the stop comes.
+        try await waitUntil { acknowledged.load(ordering: .relaxed) == 1_500 }
+        offer(1_500..<count)
+        try await waitUntil { acknowledged.load(ordering: .relaxed) == count }
+        let appliedAtStop = service.batchesStored.load(ordering: .relaxed)
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(acknowledged.load(ordering: .relaxed) == count)
+        #expect(service.batchesStored.load(ordering: .relaxed) == Int64(count), "applied \(appliedAtStop) at the stop")
+        #expect(try await store.totals().batches == Int64(count))
+        #expect(try journal.entries(after: try store.journalApplied(), limit: 10).entries.isEmpty)
+        #expect(try store.journalApplied() == Int64(count))
     }
 
     /// What a daemon journaled (and so acknowledged) and did not apply before it was killed is applied when it

@@ -79,6 +79,27 @@ import Testing
         #expect(throws: (any Error).self) { try IngestBatch(journalBytes: bytes + [0]) }
     }
 
+    /// Ids only go up: reopening continues after the highest id the journal or the store's cursor has seen.
+    @Test func idsAreNeverTakenTwice() async throws {
+        let directory = temporaryDirectory()
+        let path = "\(directory)/netpulse-ingest-journal.db"
+        do {
+            let journal = try IngestJournal(path: path, after: 0)
+            #expect(try await journal.append([hostileBatch(), hostileBatch(), hostileBatch()]) == [1, 2, 3])
+            try await journal.remove(through: 3)
+        }
+        do {
+            let journal = try IngestJournal(path: path, after: 10)
+            #expect(try await journal.append([hostileBatch()]) == [11])
+        }
+        let journal = try IngestJournal(path: path, after: 2)
+        #expect(try await journal.append([hostileBatch()]) == [12])
+        #expect(
+            IngestJournal.path(forStore: "/var/lib/netpulsed/netpulse.db")
+                == "/var/lib/netpulsed/netpulse-ingest-journal.db")
+        #expect(IngestJournal.path(forStore: "/data/b.sqlite") == "/data/b.sqlite-ingest-journal.db")
+    }
+
     /// Entries come back in order, with the damaged ones named apart.
     @Test func theJournalKeepsOrderAndNamesDamagedEntries() async throws {
         let directory = temporaryDirectory()

@@ -74,6 +74,16 @@ final class ApplyBacklog: Sendable {
         }
     }
 
+    /// Wakes every ``waitForRoom(below:)`` (a timer, so a loop waiting for room still beats for the watchdog); they
+    /// check again.
+    func wakeRoomWaiters() {
+        let waiters = state.withLock { state in
+            defer { state.roomWaiters.removeAll() }
+            return state.roomWaiters.map(\.continuation)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
     /// No more entries will come; the taker gets what is left, then nil.
     func close() {
         let (taker, waiters) = state.withLock { state in

@@ -36,6 +36,14 @@ public final class IngestService: Service, Sendable {
     public let rejectedByStore = Atomic<Int64>(0)
     /// Why the store cannot write, while it cannot.
     public let writeFailure = Mutex<String?>(nil)
+    /// The applier's liveness (with a journal): beats before each store commit, idle while nothing waits; a commit
+    /// that hangs (a stuck disk) stops the watchdog's pings as the ingest loop's did before the journal.
+    public let applyHeartbeat = LoopHeartbeat("apply")
+    /// Why the applier stopped, when it could not go on (a damaged store): the service then fails, so the daemon
+    /// exits and its next start applies what the journal holds.
+    let applyFailure = Mutex<String?>(nil)
+    /// Set by the applier when it asked agents to slow down (a full disk), so the ingest loop lifts it later.
+    let applierPaced = Atomic<Bool>(false)
 
     public init(
         store: any MetricStore, journal: IngestJournal? = nil, queue: IngestQueue, logger: Logger,
@@ -58,10 +66,12 @@ public final class IngestService: Service, Sendable {
     public func run() async throws {
         let queue = self.queue
         // Wakes an idle loop every two seconds so it beats for the watchdog.
+        let backlog = self.backlog
         let ticker = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(2))
                 queue.wake()
+                backlog.wakeRoomWaiters()
             }
         }
         defer { ticker.cancel() }
@@ -71,6 +81,7 @@ public final class IngestService: Service, Sendable {
             try await recover(journal, into: store)
             applier = Task { await applyLoop(journal, into: store) }
         }
+        let started = applier
         await withGracefulShutdownHandler {
             // Cancelled when another service fails (an address in use): the queue closes as on a stop and the loop
             // ends instead of waiting for batches for ever. Commits fail once cancelled, so what it holds is not
@@ -84,10 +95,17 @@ public final class IngestService: Service, Sendable {
             queue.close()
         }
         // Everything journaled is applied before the store closes (unless cancelled: then the next start applies it).
-        if Task.isCancelled { applier?.cancel() }
         backlog.close()
-        await applier?.value
+        await withTaskCancellationHandler {
+            await started?.value
+        } onCancel: {
+            started?.cancel()
+        }
         heartbeat.finish()
+        applyHeartbeat.finish()
+        if let failure = applyFailure.withLock({ $0 }) {
+            throw StoreError.unusable("the journal cannot be applied to the store: \(failure)")
+        }
         // The listener closes the queue first (so connections are acknowledged before they are closed); this
         // service still ends only when the group shuts it down, as a service group expects.
         try? await gracefulShutdown()
@@ -98,11 +116,16 @@ public final class IngestService: Service, Sendable {
         var calmCycles = 0
         var refusals = 0  // the queue's refusals as of the last commit
         var fullLogged = false
+        var calmSince: ContinuousClock.Instant?
         while true {
             // A commit may take a slow disk 20 s; one that hangs (a stuck disk) stops the beats.
             heartbeat.beat(within: 20_000)
             // The applier is a whole queue behind: the journal waits for it, so the queue fills (TCP backpressure).
-            if journal != nil { await backlog.waitForRoom(below: queue.limit) }
+            // The ticker wakes the wait every 2 s so this loop beats; the applier's own heartbeat tells a stuck store.
+            while journal != nil && backlog.count >= queue.limit && applyFailure.withLock({ $0 }) == nil {
+                heartbeat.beat(within: 20_000)
+                await backlog.waitForRoom(below: queue.limit)
+            }
             let items: [IngestQueue.Item]
             if commitDelay > 0 {
                 // Gather for the delay before taking anything, so a commit never holds more than the queue's limit.
@@ -130,23 +153,35 @@ public final class IngestService: Service, Sendable {
             }
             refusals = queueRefusals
             // Backpressure: ask agents to batch less often when one commit gathers `paceThreshold` batches (or the
-            // whole queue: the writer is behind); lift it after ten commits in a row under half of that
-            // (hysteresis, no flapping).
+            // whole queue: the writer is behind), or as many journaled batches wait to be applied; lift it after ten
+            // commits in a row under half of that (hysteresis, no flapping), or with a journal, whose commits come
+            // every few milliseconds while its backlog falls and rises by a store commit at a time, after 5 s under
+            // half of it.
             let threshold = min(paceThreshold, queue.limit)
             let behind = journal == nil ? items.count : max(items.count, backlog.count)
+            if applierPaced.exchange(false, ordering: .relaxed) {
+                pressured = true
+                calmCycles = 0
+                calmSince = nil
+            }
             if behind >= threshold && !pressured {
                 pressured = true
                 calmCycles = 0
+                calmSince = nil
                 logger.warning(
                     "ingest is behind (\(items.count) batches in one commit, \(backlog.count) to apply): asking agents to slow down"
                 )
                 onPace(Pace(sampleFactor: 1, batchFactor: 4))
             } else if pressured && behind >= threshold / 2 {
                 calmCycles = 0
+                calmSince = nil
             } else if pressured {
                 calmCycles += 1
-                if calmCycles >= 10 {
+                let since = calmSince ?? .now
+                calmSince = since
+                if journal == nil ? calmCycles >= 10 : ContinuousClock.now - since >= .seconds(5) {
                     pressured = false
+                    calmSince = nil
                     fullLogged = false
                     logger.notice("ingest caught up: agents may return to normal pace")
                     onPace(.normal)
@@ -278,11 +313,26 @@ public final class IngestService: Service, Sendable {
     /// Applies the backlog until it is closed and empty; stops early only when cancelled (the journal keeps the
     /// rest for the next start).
     private func applyLoop(_ journal: IngestJournal, into store: SQLiteStore) async {
-        while let entries = await backlog.take(limit: Self.applyLimit) {
+        while true {
+            applyHeartbeat.finish()  // idle: waiting for batches is not a stall
+            guard let entries = await backlog.take(limit: Self.applyLimit) else { return }
             do {
                 try await apply(entries, journal: journal, into: store)
             } catch {
-                logger.error("cannot apply the journal to the store: \(error); the journal keeps the batches")
+                if Task.isCancelled { return }
+                if queue.isClosed, case StoreError.cannotWrite(let reason) = error {
+                    // Stopping while the store cannot write: what is left stays journaled for the next start.
+                    logger.warning(
+                        "stopping with \(entries.count + backlog.count) acknowledged batch(es) still journaled (\(reason)); the next start applies them"
+                    )
+                    return
+                }
+                // The daemon stops taking batches and exits; the journal keeps everything acknowledged.
+                logger.critical(
+                    "cannot apply the journal to the store: \(error); stopping (the journal keeps the batches)")
+                applyFailure.withLock { $0 = "\(error)" }
+                queue.close()
+                backlog.wakeRoomWaiters()
                 return
             }
         }
@@ -296,38 +346,58 @@ public final class IngestService: Service, Sendable {
         async throws
     {
         guard let last = entries.last?.id else { return }
-        var delay = Duration.milliseconds(250)
-        var failingSince: ContinuousClock.Instant?
-        while true {
-            do {
+        do {
+            try await whileTheStoreCannotWrite(holding: entries.count) {
                 let batches = entries.map(\.batch)
                 let outcomes = try await store.ingest(
                     batches, receivedAt: WallClock.milliseconds(), journalThrough: last)
                 count(batches, outcomes)
+            }
+        } catch
+            where entries.count > 1 && !Self.storeWide(error) && !(error is CancellationError)
+            && !Self.isCannotWrite(error)
+        {
+            let half = entries.count / 2
+            try await apply(Array(entries[..<half]), journal: journal, into: store)
+            try await apply(Array(entries[half...]), journal: journal, into: store)
+            return
+        } catch StoreError.invalidBatch(let why) {
+            // Only a batch that breaks one of the store's rules is set aside; any other failure stops the daemon,
+            // the journal keeping everything (a damaged store must not move good batches aside one by one).
+            let batch = entries[0].batch
+            logger.error(
+                "the store refuses batch \(batch.sequence) of agent \(batch.agent.name) (stream \(batch.stream)), already acknowledged: \(why); set aside in \(journal.path) (table set_aside)"
+            )
+            rejectedByStore.add(1, ordering: .relaxed)
+            try await whileTheStoreCannotWrite(holding: 1) {
+                try await journal.setAside(last, reason: why)
+                _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: last)
+            }
+        }
+        // Removing applied entries may fail (a full disk): they are skipped by the cursor and removed later.
+        try? await journal.remove(through: last)
+    }
+
+    /// Runs `write` until it does not fail for want of disk: while the store cannot write it waits with backoff
+    /// (beating the applier's heartbeat, saying so once, asking agents to slow down), until the daemon stops.
+    private func whileTheStoreCannotWrite(holding count: Int, _ write: () async throws -> Void) async throws {
+        var delay = Duration.milliseconds(250)
+        var failingSince: ContinuousClock.Instant?
+        while true {
+            applyHeartbeat.beat(within: 20_000)
+            do {
+                try await write()
                 break
-            } catch StoreError.cannotWrite(let reason) where !Task.isCancelled {
+            } catch StoreError.cannotWrite(let reason) where !Task.isCancelled && !queue.isClosed {
                 if failingSince == nil {
                     failingSince = .now
-                    logger.error("\(reason): applying \(entries.count) journaled batch(es) again once it can")
+                    logger.error("\(reason): applying \(count) journaled batch(es) again once it can")
                     writeFailure.withLock { $0 = reason }
+                    applierPaced.store(true, ordering: .relaxed)
                     onPace(Pace(sampleFactor: 1, batchFactor: 4))
                 }
                 try await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
-            } catch  where entries.count > 1 && !Self.storeWide(error) && !Task.isCancelled {
-                let half = entries.count / 2
-                try await apply(Array(entries[..<half]), journal: journal, into: store)
-                try await apply(Array(entries[half...]), journal: journal, into: store)
-                return
-            } catch  where !Self.storeWide(error) && !Task.isCancelled {
-                let batch = entries[0].batch
-                logger.error(
-                    "the store refuses batch \(batch.sequence) of agent \(batch.agent.name) (stream \(batch.stream)), already acknowledged: \(error); set aside in \(journal.path) (table set_aside)"
-                )
-                rejectedByStore.add(1, ordering: .relaxed)
-                try await journal.setAside(last, reason: "\(error)")
-                _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: last)
-                return
             }
         }
         if let failingSince {
@@ -336,7 +406,10 @@ public final class IngestService: Service, Sendable {
                 "the store writes again after \(Units.fixed(Double((ContinuousClock.now - failingSince).components.seconds), decimals: 0)) s"
             )
         }
-        // Removing applied entries may fail (a full disk): they are skipped by the cursor and removed later.
-        try? await journal.remove(through: last)
+    }
+
+    static func isCannotWrite(_ error: any Error) -> Bool {
+        if case StoreError.cannotWrite = error { return true }
+        return false
     }
 }

@@ -55,7 +55,7 @@ public struct DaemonRuntime: Sendable {
         // over without this one's disk.
         let journal = try (store as? SQLiteStore).map { store in
             try IngestJournal(
-                path: FileIO.parentDirectory(config.storePath) + "/ingest-journal.db",
+                path: IngestJournal.path(forStore: config.storePath),
                 synchronous: config.store.synchronous,
                 after: try store.journalApplied())
         }
@@ -117,7 +117,8 @@ public struct DaemonRuntime: Sendable {
     /// The services in start order, with what their ending means for the group. Call once.
     public func makeServices() -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let status = StatusService(
-            loops: [ingest.heartbeat] + listener.loopHeartbeats, registry: registry, ingest: ingest, store: store,
+            loops: [ingest.heartbeat, ingest.applyHeartbeat] + listener.loopHeartbeats, registry: registry,
+            ingest: ingest, store: store,
             logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: ingest),

@@ -19,6 +19,14 @@ public final class IngestJournal: Sendable {
     public let path: String
     let queue: DatabaseQueue
 
+    /// The journal of the store at `storePath`: beside it, named after it (`netpulse.db` has
+    /// `netpulse-ingest-journal.db`), so two stores in one directory never share one.
+    public static func path(forStore storePath: String) -> String {
+        let name = String(storePath.split(separator: "/", omittingEmptySubsequences: false).last ?? "")
+        let stem = name.hasSuffix(".db") ? String(name.dropLast(3)) : name
+        return FileIO.parentDirectory(storePath) + "/" + stem + "-ingest-journal.db"
+    }
+
     /// Opens (or creates) the journal at `path`, its ids continuing after `applied` (the store's cursor), so an id
     /// is never taken twice even when the file was removed.
     public init(path: String, synchronous: StoreSettings.Synchronous = .full, after applied: Int64) throws {
@@ -95,18 +103,27 @@ public final class IngestJournal: Sendable {
 
     /// Removes the entries up to `id` (the store has applied them).
     public func remove(through id: Int64) async throws {
-        try await queue.write { db in try db.execute(sql: "DELETE FROM entry WHERE id <= ?", arguments: [id]) }
+        try await writing { db in try db.execute(sql: "DELETE FROM entry WHERE id <= ?", arguments: [id]) }
     }
 
     /// Moves an entry the store refused for good to `set_aside`, with the reason, for an operator to look at.
     public func setAside(_ id: Int64, reason: String) async throws {
-        try await queue.write { db in
+        try await writing { db in
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO set_aside (id, received_at, batch, reason)
                     SELECT id, received_at, batch, ? FROM entry WHERE id = ?
                     """, arguments: [reason, id])
             try db.execute(sql: "DELETE FROM entry WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// A write transaction whose disk errors are ``StoreError/cannotWrite(_:)``.
+    private func writing(_ body: @escaping @Sendable (Database) throws -> Void) async throws {
+        do {
+            try await queue.write(body)
+        } catch {
+            throw SQLiteStore.transient(error, path: path) ?? error
         }
     }
 
