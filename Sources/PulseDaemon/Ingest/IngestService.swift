@@ -310,8 +310,9 @@ public final class IngestService: Service, Sendable {
         }
     }
 
-    /// Applies the backlog until it is closed and empty; stops early only when cancelled (the journal keeps the
-    /// rest for the next start).
+    /// Applies the backlog until it is closed and empty. Stops early when cancelled, when the daemon stops while the
+    /// store cannot write, or when the store fails in a way no batch explains (then the daemon stops too): the
+    /// journal keeps the rest for the next start.
     private func applyLoop(_ journal: IngestJournal, into store: SQLiteStore) async {
         while true {
             applyHeartbeat.finish()  // idle: waiting for batches is not a stall
@@ -340,8 +341,8 @@ public final class IngestService: Service, Sendable {
 
     /// Applies `entries` in one store commit that also records the journal's cursor, then removes them from the
     /// journal. While the store cannot write (a full disk) it retries with backoff; a group the store refuses is
-    /// applied again in halves, down to the batch it refuses alone, which is set aside in the journal
-    /// (`set_aside`), logged and counted, and skipped.
+    /// applied again in halves, down to the batch it refuses alone: set aside in the journal (`set_aside`), logged,
+    /// counted and skipped when it breaks one of the store's rules, else the error is thrown.
     private func apply(_ entries: [ApplyBacklog.Entry], journal: IngestJournal, into store: SQLiteStore)
         async throws
     {
