@@ -11,9 +11,10 @@ import Synchronization
 /// With a journal (the SQLite store: ``IngestJournal``), the group commit writes the batches to the journal and
 /// acknowledges them, and an applier beside it applies the journal to the store in groups of its own, as large as
 /// its backlog: a store commit costs about the same for 1,000 batches as for 8,000, so acknowledgements no longer wait
-/// for it. Reads see a batch once it is applied. At most `queue.limit` journaled batches wait to be applied; beyond
-/// that the journal commits wait, the queue fills and connections stop reading (TCP backpressure), and agents are
-/// asked to slow down before that.
+/// for it. Reads see a batch once it is applied. Once `queue.limit` journaled batches wait to be applied, the
+/// journal's commits wait (so at most about three queues' worth are journaled and unapplied: the waiting ones, one
+/// more commit, and the store commit under way), the queue fills and connections stop reading (TCP backpressure);
+/// agents are asked to slow down before that.
 public final class IngestService: Service, Sendable {
     let store: any MetricStore
     let journal: IngestJournal?
