@@ -50,14 +50,7 @@ public enum WireCodec {
             writer.writeByte(FrameType.describe.rawValue)
             writer.writeUInt64(describe.stream)
             writer.writeVarint(UInt64(describe.interfaces.count))
-            for interface in describe.interfaces {
-                writer.writeVarint(UInt64(interface.id))
-                writer.writeLengthPrefixed(interface.name.bytes)
-                writer.writeUInt64(interface.epoch.bootID.high)
-                writer.writeUInt64(interface.epoch.bootID.low)
-                writer.writeVarint(UInt64(interface.epoch.ifindex))
-                writer.writeByte(interface.epoch.width.rawValue)
-            }
+            for interface in describe.interfaces { writeDescriptor(interface, into: &writer) }
         case .batch(let batch):
             writer.writeByte(FrameType.batch.rawValue)
             writeBatch(batch, references: &references, into: &writer)
@@ -109,6 +102,31 @@ public enum WireCodec {
             bytes += encoded
         }
         return bytes
+    }
+
+    /// One interface descriptor as `DESCRIBE` carries it (and the daemon's ingest journal keeps it): id, name, boot
+    /// id, ifindex, counter width.
+    public static func writeDescriptor(_ interface: InterfaceDescriptor, into writer: inout WireWriter) {
+        writer.writeVarint(UInt64(interface.id))
+        writer.writeLengthPrefixed(interface.name.bytes)
+        writer.writeUInt64(interface.epoch.bootID.high)
+        writer.writeUInt64(interface.epoch.bootID.low)
+        writer.writeVarint(UInt64(interface.epoch.ifindex))
+        writer.writeByte(interface.epoch.width.rawValue)
+    }
+
+    /// The descriptor ``writeDescriptor(_:into:)`` wrote, checked.
+    public static func readDescriptor(from reader: inout WireReader) throws(WireError) -> InterfaceDescriptor {
+        let id = try reader.readVarint(max: UInt64(UInt32.max), "interface id")
+        let name = try reader.readLengthPrefixed(max: InterfaceName.maximumLength, "interface name")
+        guard !name.isEmpty else { throw .malformed("empty interface name") }
+        let boot = BootID(high: try reader.readUInt64(), low: try reader.readUInt64())
+        let ifindex = try reader.readVarint(max: UInt64(UInt32.max), "ifindex")
+        let widthByte = try reader.readByte()
+        guard let width = CounterWidth(rawValue: widthByte) else { throw .malformed("counter width \(widthByte)") }
+        return InterfaceDescriptor(
+            id: UInt32(id), name: InterfaceName(bytes: Array(name)),
+            epoch: CounterEpoch(bootID: boot, ifindex: UInt32(ifindex), width: width))
     }
 
     static func writeBatch(_ batch: WireBatch, references: inout ReferenceTable?, into writer: inout WireWriter) {
@@ -228,21 +246,7 @@ public enum WireCodec {
                 max: UInt64(limits.maximumInterfacesPerDescribe), "interfaces in DESCRIBE")
             var interfaces = [InterfaceDescriptor]()
             interfaces.reserveCapacity(Int(count))
-            for _ in 0..<count {
-                let id = try reader.readVarint(max: UInt64(UInt32.max), "interface id")
-                let name = try reader.readLengthPrefixed(max: InterfaceName.maximumLength, "interface name")
-                guard !name.isEmpty else { throw .malformed("empty interface name") }
-                let boot = BootID(high: try reader.readUInt64(), low: try reader.readUInt64())
-                let ifindex = try reader.readVarint(max: UInt64(UInt32.max), "ifindex")
-                let widthByte = try reader.readByte()
-                guard let width = CounterWidth(rawValue: widthByte) else {
-                    throw .malformed("counter width \(widthByte)")
-                }
-                interfaces.append(
-                    InterfaceDescriptor(
-                        id: UInt32(id), name: InterfaceName(bytes: Array(name)),
-                        epoch: CounterEpoch(bootID: boot, ifindex: UInt32(ifindex), width: width)))
-            }
+            for _ in 0..<count { interfaces.append(try readDescriptor(from: &reader)) }
             message = .describe(Describe(stream: stream, interfaces: interfaces))
         case .batch:
             message = .batch(try readBatch(from: &reader, limits: limits, references: &references, version: version))

@@ -26,13 +26,7 @@ extension IngestBatch {
         writer.writeVarint(UInt64(valueCount))
         writer.writeVarint(UInt64(sections.count))
         for section in sections {
-            let descriptor = section.descriptor
-            writer.writeVarint(UInt64(descriptor.id))
-            writer.writeLengthPrefixed(descriptor.name.bytes)
-            writer.writeUInt64(descriptor.epoch.bootID.high)
-            writer.writeUInt64(descriptor.epoch.bootID.low)
-            writer.writeVarint(UInt64(descriptor.epoch.ifindex))
-            writer.writeByte(descriptor.epoch.width.rawValue)
+            WireCodec.writeDescriptor(section.descriptor, into: &writer)
             writer.writeVarint(UInt64(section.ticks.count))
             for tick in section.ticks { writer.writeVarint(UInt64(UInt32(bitPattern: tick))) }
             writer.writeVarint(UInt64(section.links.count))
@@ -73,14 +67,7 @@ extension IngestBatch {
         valueCount = Int(try reader.readVarint(max: UInt64(Int32.max), "value count"))
         var sections = [Section]()
         for _ in 0..<(try reader.readVarint(max: UInt64(limits.maximumSectionsPerBatch), "sections")) {
-            let id = UInt32(try reader.readVarint(max: UInt64(UInt32.max), "descriptor id"))
-            let name = InterfaceName(
-                bytes: Array(try reader.readLengthPrefixed(max: InterfaceName.maximumLength, "interface name")))
-            let bootID = BootID(high: try reader.readUInt64(), low: try reader.readUInt64())
-            let ifindex = UInt32(try reader.readVarint(max: UInt64(UInt32.max), "ifindex"))
-            guard let width = CounterWidth(rawValue: try reader.readByte()) else {
-                throw StoreError.damaged("a journal entry with an unknown counter width")
-            }
+            let descriptor = try WireCodec.readDescriptor(from: &reader)
             var ticks = [Int32]()
             for _ in 0..<(try reader.readVarint(max: UInt64(limits.maximumTicksPerBatch), "ticks")) {
                 ticks.append(Int32(bitPattern: UInt32(try reader.readVarint(max: UInt64(UInt32.max), "tick"))))
@@ -100,9 +87,7 @@ extension IngestBatch {
             }
             sections.append(
                 Section(
-                    descriptor: InterfaceDescriptor(
-                        id: id, name: name, epoch: CounterEpoch(bootID: bootID, ifindex: ifindex, width: width)),
-                    ticks: ticks, timestamps: timestamps,
+                    descriptor: descriptor, ticks: ticks, timestamps: timestamps,
                     traffic: (0..<ticks.count).map { Traffic(rolledUpFrom: values, offset: $0 * Counter.count) },
                     links: links, chunk: chunk))
         }

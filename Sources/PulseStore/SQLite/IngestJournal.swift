@@ -65,19 +65,15 @@ public final class IngestJournal: Sendable {
     /// Appends `batches` (each with its `receivedAt`) in one durable transaction; returns their ids, increasing.
     /// - Throws: ``StoreError/cannotWrite(_:)`` when the disk refuses (full, failing), the database's error otherwise.
     public func append(_ batches: [IngestBatch]) async throws -> [Int64] {
-        do {
-            return try await queue.write { db in
-                let statement = try db.cachedStatement(sql: "INSERT INTO entry (received_at, batch) VALUES (?, ?)")
-                var ids = [Int64]()
-                ids.reserveCapacity(batches.count)
-                for batch in batches {
-                    try statement.execute(arguments: [batch.receivedAt ?? 0, Data(batch.journalBytes)])
-                    ids.append(db.lastInsertedRowID)
-                }
-                return ids
+        try await writing { db in
+            let statement = try db.cachedStatement(sql: "INSERT INTO entry (received_at, batch) VALUES (?, ?)")
+            var ids = [Int64]()
+            ids.reserveCapacity(batches.count)
+            for batch in batches {
+                try statement.execute(arguments: [batch.receivedAt ?? 0, Data(batch.journalBytes)])
+                ids.append(db.lastInsertedRowID)
             }
-        } catch {
-            throw SQLiteStore.transient(error, path: path) ?? error
+            return ids
         }
     }
 
@@ -119,9 +115,10 @@ public final class IngestJournal: Sendable {
     }
 
     /// A write transaction whose disk errors are ``StoreError/cannotWrite(_:)``.
-    private func writing(_ body: @escaping @Sendable (Database) throws -> Void) async throws {
+    private func writing<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value
+    {
         do {
-            try await queue.write(body)
+            return try await queue.write(body)
         } catch {
             throw SQLiteStore.transient(error, path: path) ?? error
         }
