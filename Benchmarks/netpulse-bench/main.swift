@@ -102,7 +102,10 @@ case "render" where arguments.count >= 3:
     }
 case "alerts" where arguments.count >= 3:
     do {
-        try blocking { try await AlertReportBench.alerts(config: arguments[2], runs: 5) }
+        try blocking {
+            try await AlertReportBench.alerts(
+                config: arguments[2], runs: Int(ProcessInfo.processInfo.environment["BENCH_ALERT_ROUNDS"] ?? "") ?? 5)
+        }
     } catch {
         print("alert benchmark failed: \(error)")
         exit(1)

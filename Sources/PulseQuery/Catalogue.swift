@@ -10,6 +10,11 @@ public struct Catalogue: Sendable {
     public let memberships: [Membership]
     public let rules: ScopeRules
     private let byID: [Int64: SeriesRecord]
+    /// The series of each kind, in catalogue order.
+    public let interfaces: [SeriesRecord]
+    public let hosts: [SeriesRecord]
+    public let groups: [SeriesRecord]
+    public let fleet: SeriesRecord?
 
     public init(series: [SeriesRecord], agents: [AgentRecord], memberships: [Membership], rules: ScopeRules) {
         self.series = series
@@ -17,6 +22,10 @@ public struct Catalogue: Sendable {
         self.memberships = memberships
         self.rules = rules
         byID = Dictionary(series.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        interfaces = series.filter { $0.kind == .interface }
+        hosts = series.filter { $0.kind == .host }
+        groups = series.filter { $0.kind == .group }
+        fleet = series.first { $0.kind == .fleet }
     }
 
     /// Reads the catalogue of `store`.
@@ -27,11 +36,6 @@ public struct Catalogue: Sendable {
     }
 
     public subscript(id: Int64) -> SeriesRecord? { byID[id] }
-
-    public var interfaces: [SeriesRecord] { series.filter { $0.kind == .interface } }
-    public var hosts: [SeriesRecord] { series.filter { $0.kind == .host } }
-    public var groups: [SeriesRecord] { series.filter { $0.kind == .group } }
-    public var fleet: SeriesRecord? { series.first { $0.kind == .fleet } }
 
     public func host(_ agent: String) -> SeriesRecord? { series.first { $0.kind == .host && $0.agent == agent } }
     public func group(_ key: GroupKey) -> SeriesRecord? { series.first { $0.kind == .group && $0.group == key } }

@@ -78,4 +78,22 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
 
     /// Bytes the store takes on disk.
     var sizeOnDisk: Int { get }
+
+    // MARK: Held in memory
+
+    /// Asks the store to keep every series' buckets of its finest level from `from` on in memory, fed by its own
+    /// commits, so ``RollupReader/sums(level:series:from:to:fields:)`` over them reads no rows (the alert service
+    /// asks, every round); nil keeps none. A store that cannot (PostgreSQL, written by several daemons) ignores it.
+    func keepRecentBuckets(from: Int64?) async throws
+
+    /// A number that changes whenever the series, their link facts, the agents' names and labels or the memberships
+    /// may have changed (not last-seen times), so a catalogue read at one generation holds while it stays the same;
+    /// nil when the store cannot tell, and the catalogue must be read each time.
+    func catalogueGeneration() -> Int64?
+}
+
+extension MetricStore {
+    public func keepRecentBuckets(from: Int64?) async throws {}
+
+    public func catalogueGeneration() -> Int64? { nil }
 }

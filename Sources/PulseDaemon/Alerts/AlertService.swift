@@ -6,6 +6,7 @@ import PulseQuery
 import PulseReports
 import PulseStore
 import ServiceLifecycle
+import Synchronization
 
 /// Evaluates the alert rules every `evaluation_interval` (`docs/alerts.md`). On every transition it writes the
 /// history and a structured journal entry (`ALERT=`, `ALERT_STATUS=` …); on firing and on resolving it first writes
@@ -21,6 +22,9 @@ final class AlertService: Service, Sendable {
     let logger: Logger
     let metrics: DaemonMetrics?
     let startedAt: Int64
+    /// The catalogue of the last round and the store's generation it was read at: a round reads it again only when
+    /// the store says it changed (a new series, new link facts, relabelled agents), not 20 ms of rows every round.
+    private let catalogue = Mutex<(generation: Int64, catalogue: Catalogue)?>(nil)
 
     init(store: any MetricStore, current: CurrentConfig, logger: Logger, metrics: DaemonMetrics? = nil) {
         self.store = store
@@ -69,8 +73,9 @@ final class AlertService: Service, Sendable {
     @discardableResult
     func evaluate(at now: Int64, config: DaemonConfig) async throws -> [AlertEvent] {
         let settings = config.alerts
-        let engine = try await config.windowEngine(over: store)
+        let engine = config.windowEngine(over: store, catalogue: try await catalogue(config))
         let evaluator = AlertEvaluator(engine: engine)
+        try await store.keepRecentBuckets(from: Self.recentFrom(settings.rules, evaluator: evaluator, now: now))
         var round = try await evaluator.evaluate(
             settings.rules, instances: try await store.alertInstances(), now: now,
             holdAbsent: now - startedAt < settings.startupGrace)
@@ -90,6 +95,29 @@ final class AlertService: Service, Sendable {
             journal(event, rule: transition.rule, engine: engine)
         }
         return stored
+    }
+
+    /// The catalogue as the store holds it now: the last round's while the store's generation stays the same.
+    private func catalogue(_ config: DaemonConfig) async throws -> Catalogue {
+        let generation = store.catalogueGeneration()
+        if let generation, let last = catalogue.withLock({ $0 }), last.generation == generation,
+            last.catalogue.rules == config.store.rules
+        {
+            return last.catalogue
+        }
+        let fresh = try await Catalogue.load(from: store, rules: config.store.rules)
+        catalogue.withLock { $0 = generation.map { ($0, fresh) } }
+        return fresh
+    }
+
+    /// The earliest bucket the rules' windows read at `now`, for the store to hold in memory
+    /// (``MetricStore/keepRecentBuckets(from:)``); windows longer than the store holds are read from the rows, and
+    /// billing rules read bills. Nil when no rule reads buckets.
+    static func recentFrom(_ rules: [AlertRule], evaluator: AlertEvaluator, now: Int64) -> Int64? {
+        let level = evaluator.engine.finest
+        let oldest = level.bucketStart(now) - Int64(SQLiteStore.recentBucketLimit - 1) * level.width
+        return rules.filter { $0.condition.metric != .billingP95 }.map { evaluator.window(of: $0, at: now).from }
+            .filter { $0 >= oldest }.min()
     }
 
     /// Writes the chart and the event JSON; returns the chart's path.
@@ -164,13 +192,18 @@ final class AlertService: Service, Sendable {
     }
 }
 
-/// One evaluation of `config`'s rules over `store` at `now`, exactly as the daemon's alert service makes it
-/// (charts and event files written, transitions stored): for benchmarks and tools.
-public enum AlertEvaluation {
+/// Evaluations of a config's rules over a store, exactly as the daemon's alert service makes them (charts and event
+/// files written, transitions stored, what it keeps between rounds kept): for benchmarks and tools.
+public final class AlertEvaluation: Sendable {
+    private let service: AlertService
+
+    public init(store: any MetricStore, config: DaemonConfig) {
+        service = AlertService(store: store, current: CurrentConfig(config), logger: Logger(label: "netpulse.alerts"))
+    }
+
+    /// One round at `now` with `config`'s rules; returns the transitions it stored.
     @discardableResult
-    public static func once(store: any MetricStore, config: DaemonConfig, now: Int64) async throws -> [AlertEvent] {
-        let service = AlertService(
-            store: store, current: CurrentConfig(config), logger: Logger(label: "netpulse.alerts"))
-        return try await service.evaluate(at: now, config: config)
+    public func round(at now: Int64, config: DaemonConfig) async throws -> [AlertEvent] {
+        try await service.evaluate(at: now, config: config)
     }
 }

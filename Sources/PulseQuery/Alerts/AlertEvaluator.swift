@@ -218,17 +218,22 @@ public struct AlertEvaluator: Sendable {
             }
             return values
         }
-        var members = [Int64: [SeriesRecord]]()
-        for target in targets { members[target.id] = self.members(of: target, during: window) }
-        let ids = Set(members.values.flatMap { $0.map(\.id) })
+        // An interface is its own only member: a rule over 10,000 of them builds no lists of members.
+        let members: [[Int64]]? =
+            targets.allSatisfy { $0.kind == .interface }
+            ? nil : targets.map { self.members(of: $0, during: window).map(\.id) }
+        let ids = members.map { Array(Set($0.joined())) } ?? targets.map(\.id)
         let sums =
             ids.isEmpty
             ? [:]
             : try await engine.store.sums(
-                level: engine.finest, series: Array(ids), from: window.from, to: window.to, fields: .all)
-        for target in targets {
-            let list = (members[target.id] ?? []).map { sums[$0.id] ?? .empty }
-            if let value = rule.condition.metric.value(of: list) { values[target.id] = value }
+                level: engine.finest, series: ids, from: window.from, to: window.to, fields: .all)
+        let metric = rule.condition.metric
+        for (index, target) in targets.enumerated() {
+            let value =
+                members.map { metric.value(of: $0[index].map { sums[$0] ?? .empty }) }
+                ?? metric.value(of: [sums[target.id] ?? .empty])
+            if let value { values[target.id] = value }
         }
         return values
     }

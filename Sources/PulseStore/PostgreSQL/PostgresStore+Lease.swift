@@ -74,6 +74,7 @@ extension PostgresStore {
     }
 
     /// A leader-only write transaction: fenced by ``fence``.
+    @discardableResult
     func leaderWrite<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> Value) async throws
         -> Value
     {

@@ -32,6 +32,8 @@ extension SQLiteStore {
                         }
                         return .commit
                     }
+                    // (A commit of the journal's position alone changed no bucket and made no revision.)
+                    if !batches.isEmpty { self.committed(writer) }
                     return outcomes
                 } catch {
                     // The transaction rolled back: what the caches learnt in it may not exist.

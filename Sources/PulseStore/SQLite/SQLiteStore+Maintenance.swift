@@ -21,6 +21,7 @@ extension SQLiteStore {
                                 limit: max(1, slice / 100), in: SQLiteIngestTransaction(db: db))
                             return .commit
                         }
+                        self.committed(writer)
                         return count
                     } catch {
                         writer.reset()
@@ -49,6 +50,8 @@ extension SQLiteStore {
             guard let keep = policy.keeps(level) else { continue }
             let table = SQLiteSchema.rollupTable(level)
             let cutoff = now - keep
+            // Held recent buckets go first, so none outlives its row.
+            if level == settings.levels.min() { recent.advance(to: cutoff) }
             for part in stride(from: 0, to: ids.count, by: max(1, slice / 20)) {
                 let chosen = Array(ids[part..<min(part + max(1, slice / 20), ids.count)])
                 report.buckets += try await pool.write { db in

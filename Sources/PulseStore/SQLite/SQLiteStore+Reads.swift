@@ -129,6 +129,9 @@ extension SQLiteStore {
     public func sums(
         level: RollupLevel, series: [Int64]?, from: Int64, to: Int64, fields: BucketFields = .all
     ) async throws -> [Int64: BucketValues] {
+        if let series, let held = try await heldSums(level: level, series: series, from: from, to: to, fields: fields) {
+            return held
+        }
         let fields = fields.isEmpty ? .revision : fields  // a column to select
         var all = series ?? []
         if series == nil { all = try await pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM series") } }
@@ -152,6 +155,69 @@ extension SQLiteStore {
                 result[id, default: .empty].merge(values)
             }
             return result
+        }
+    }
+
+    /// ``sums(level:series:from:to:fields:)`` from the recent buckets, when they hold `[from, to)`: their sums, and
+    /// virtual gaps spread in from a read at the same revision (a commit between the two and it is tried again; nil
+    /// after three, and the rows are read instead).
+    func heldSums(
+        level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields
+    ) async throws -> [Int64: BucketValues]? {
+        for _ in 0..<3 {
+            guard let (held, revision) = recent.sums(level: level, series: series, from: from, to: to, fields: fields)
+            else { return nil }
+            let read = try await pool.read { db -> [Int64: BucketValues]? in
+                guard try Self.meta("revision", db) == revision else { return nil }
+                var result = held
+                try Self.spreadVirtualGaps(level: level, series: Set(series), from: from, to: to, in: db) {
+                    id, _, values, _ in result[id, default: .empty].merge(values)
+                }
+                return result
+            }
+            if let read { return read }
+        }
+        return nil
+    }
+
+    /// Keeps every series' buckets of the finest level from `from` on in memory (``RecentBuckets``): read from the
+    /// file the first time, or when `from` is earlier than what is held, inside the writer's lock (one read of
+    /// every series, about 0.2 s for 10,000 interfaces, during which nothing commits); then fed by each commit.
+    /// A later `from` only lets go of older buckets. Nil lets go of all. Readers of another process hold none.
+    public func keepRecentBuckets(from: Int64?) async throws {
+        guard let from, isOwner, let level = settings.levels.min() else {
+            recent.forget()
+            return
+        }
+        if recent.covers(level: level, from: from) {
+            recent.advance(to: from)
+            return
+        }
+        try await pool.writeWithoutTransaction { db in
+            try self.writer.withLock { _ in
+                try db.inTransaction(.deferred) {
+                    let revision = try Self.meta("revision", db)
+                    let table = try self.table(for: level, in: db)
+                    let ids = try Int64.fetchAll(db, sql: "SELECT id FROM series ORDER BY id")
+                    var held = [Int64: [RecentBuckets.Entry]]()
+                    for slice in Self.slices(ids) {
+                        let statement = try db.makeStatement(
+                            sql: """
+                                SELECT series_id, start, \(Self.selectList(RecentBuckets.valueFields)) FROM \(table)
+                                WHERE series_id IN (\(Self.placeholders(slice.count))) AND start >= ?
+                                ORDER BY series_id, start
+                                """)
+                        try statement.setArguments(StatementArguments(slice + [from]))
+                        try db.forEachRow(of: statement) { row in
+                            let values = Self.bucketValues(row, from: 2, fields: RecentBuckets.valueFields).values
+                            held[sqlite3_column_int64(row, 0), default: []].append(
+                                RecentBuckets.Entry(start: sqlite3_column_int64(row, 1), values: values))
+                        }
+                    }
+                    self.recent.install(level: level, from: from, revision: revision, series: held)
+                    return .commit
+                }
+            }
         }
     }
 

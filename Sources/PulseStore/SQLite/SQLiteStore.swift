@@ -15,6 +15,15 @@ public final class SQLiteStore: MetricStore {
     /// The writer's caches: ids, each series' first and last sample, memberships. Only touched inside write
     /// transactions, which GRDB runs one at a time; rebuilt from the database after a failed commit.
     let writer: Mutex<StoreWriter>
+    /// The newest buckets of the finest level, once the alert service asks for them (``keepRecentBuckets(from:)``).
+    let recent = RecentBuckets()
+    /// The most buckets of a series ``keepRecentBuckets(from:)`` should be asked to hold: a bound on memory (10,000
+    /// interfaces and their scopes × 64 × 192 bytes is about 130 MB). Longer windows are read from the file.
+    public static let recentBucketLimit = 64
+    /// Counts commits that changed what a catalogue holds (``catalogueGeneration()``).
+    let catalogueCommits = Atomic<Int64>(0)
+    /// Whether this process is the store's one writer of rollups and catalogue (the daemon).
+    let isOwner: Bool
 
     /// Who opens the store, and so what the open may do to the file.
     public enum Access: Sendable {
@@ -43,6 +52,7 @@ public final class SQLiteStore: MetricStore {
     public init(path: String, settings: StoreSettings = .standard, access: Access) throws {
         self.path = path
         self.settings = settings
+        isOwner = access == .owner
         let readOnly = access == .reader
         var configuration = Configuration()
         configuration.readonly = readOnly
@@ -107,6 +117,24 @@ public final class SQLiteStore: MetricStore {
         return names.compactMap { name in
             Int64(name.dropFirst("rollup_".count).dropLast()).map { RollupLevel(width: $0 * 1_000) }
         }.sorted()
+    }
+
+    /// After a commit by `writer`: its bucket changes reach the recent buckets, and a change to the catalogue moves
+    /// its generation. Called inside the writer's lock, right after the commit. A commit that wrote nothing (every
+    /// batch a duplicate) has no revision of its own.
+    func committed(_ writer: borrowing StoreWriter) {
+        guard writer.revision == writer.pendingRevision else { return }
+        if let finest = settings.levels.indices.min(by: { settings.levels[$0] < settings.levels[$1] }) {
+            recent.apply(writer.deltas, levelIndex: finest, revision: writer.pendingRevision)
+        }
+        if writer.catalogueChanged { catalogueCommits.add(1, ordering: .releasing) }
+    }
+
+    /// A number that changes whenever a commit may have changed the series, their link facts, the agents' names and
+    /// labels or the memberships (not last-seen times), so a catalogue read at one generation holds at the next if
+    /// the number is the same. Only the daemon's own store can tell (it makes every such change); nil elsewhere.
+    public func catalogueGeneration() -> Int64? {
+        isOwner ? catalogueCommits.load(ordering: .acquiring) : nil
     }
 
     /// The levels a reader can use: the store's own.

@@ -88,6 +88,9 @@ struct StoreWriter {
     var run: Run?
     var anomalies: [Anomaly] = []
     var pendingRevision: Int64 = 0
+    /// Whether the commit may change what a catalogue holds (series, link facts, agents' names and labels,
+    /// memberships; not last-seen times): see ``SQLiteStore/catalogueGeneration()``.
+    var catalogueChanged = false
 
     struct StreamKey: Hashable {
         var agent: Int64
@@ -181,6 +184,7 @@ struct StoreWriter {
         changedStates.removeAll(keepingCapacity: true)
         run = nil
         anomalies.removeAll()
+        catalogueChanged = false
         let current = try db.lockRevision()
         if current != revision {
             // A revision lower than the last one seen means the database went back (see PostgresStore.WriterSide).
@@ -208,6 +212,9 @@ struct StoreWriter {
             {
                 return known
             }
+            if known.identity.hostname != identity.hostname || known.identity.version != identity.version {
+                catalogueChanged = true
+            }
             try db.touchAgent(id: known.id, hostname: identity.hostname, version: identity.version, at: now)
             known.identity.hostname = identity.hostname
             known.identity.version = identity.version
@@ -215,6 +222,7 @@ struct StoreWriter {
             return known
         }
         let (id, labels) = try db.upsertAgent(identity, at: now)
+        catalogueChanged = true
         var stored = identity
         stored.labels = labels
         return AgentRow(
@@ -239,6 +247,7 @@ struct StoreWriter {
         }
         agent.identity.labels = labels
         try db.setLabels(agent: agent.id, labels)
+        catalogueChanged = true
     }
 
     /// Whether this is the first delivery of the batch; if so it is recorded (and its drops counted).
@@ -355,6 +364,7 @@ struct StoreWriter {
         guard facts[series] != state else { return }
         facts[series] = state
         try db.setFacts(series: series, state, at: time)
+        catalogueChanged = true
     }
 
     /// Link facts from their six columns (speed_mbps, operstate, carrier, mtu, link_kind, relation).
@@ -523,6 +533,7 @@ struct StoreWriter {
         if series.count >= 200_000 { series.removeAll(keepingCapacity: true) }
         let id = try db.seriesID(kind, agent: agent, name: name, at: now)
         series[key] = id
+        catalogueChanged = true  // perhaps a new series
         return id
     }
 

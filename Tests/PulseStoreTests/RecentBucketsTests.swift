@@ -1,0 +1,154 @@
+import Foundation
+import PulseAnalytics
+import PulseCore
+import Testing
+
+@testable import PulseStore
+
+/// The recent buckets the daemon's store holds in memory for the alert service (``RecentBuckets``) against the
+/// rows a reader of the same file reads: every commit's changes, late data splitting virtual gaps, duplicates, new
+/// interfaces and groups.
+@Suite struct RecentBucketsTests {
+    let day: Int64 = 1_763_856_000_000  // 2025-11-23T00:00:00Z
+
+    /// Minute batches for `agent` (labelled into a site) on `interface`: one-second samples, a rate that changes.
+    func batches(agent: String, site: String, interface: String, ifindex: UInt32, count: Int) -> [IngestBatch] {
+        var maker = BatchMaker()
+        maker.agent = AgentIdentity(
+            name: agent, hostname: agent, version: "0.2.0", labels: Labels([(key: "site", value: site)]))
+        maker.stream = UInt64(ifindex) * 7
+        return (0..<count).map { index in
+            let rx: [UInt64] = (0..<60).map { tick in
+                let t = UInt64(index * 60 + tick)
+                return t * 1_000 + t * t * UInt64(ifindex)
+            }
+            return maker.batch(
+                UInt64(index + 1), start: day + Int64(index) * 60_000, rx: rx, interface: interface, ifindex: ifindex)
+        }
+    }
+
+    /// Every series' sums over several windows, from memory (which must hold them) and from the file's rows.
+    func expectSameSums(
+        _ store: SQLiteStore, _ reader: SQLiteStore, windows: [(Int64, Int64)], _ note: String
+    ) async throws {
+        let ids = try await reader.series().map(\.id)
+        for (from, to) in windows {
+            for fields in [BucketFields.all, [.bytes, .coverage]] {
+                let held = try await store.heldSums(level: .oneMinute, series: ids, from: from, to: to, fields: fields)
+                let rows = try await reader.sums(level: .oneMinute, series: ids, from: from, to: to, fields: fields)
+                let heldSums = try #require(held, "\(note): the window \(from)..<\(to) is held")
+                #expect(heldSums == rows, "\(note): \((from - day) / 60_000)..<\((to - day) / 60_000) min, \(fields)")
+            }
+        }
+    }
+
+    @Test func heldBucketsAgreeWithTheRowsThroughLateDataGapsAndNewSeries() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        let a = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 12)
+        let b = batches(agent: "web-02", site: "ams", interface: "eth0", ifindex: 3, count: 12)
+        let c = batches(agent: "db-01", site: "fra", interface: "bond0", ifindex: 4, count: 12)
+        // Before anything is held: the first minutes of two agents.
+        _ = try await store.ingest(Array(a[0..<3]) + Array(b[0..<3]), receivedAt: day + 200_000)
+        try await store.keepRecentBuckets(from: day + 60_000)
+        #expect(store.recent.covers(level: .oneMinute, from: day + 60_000))
+        let windows: [(Int64, Int64)] = [
+            (day + 60_000, day + 12 * 60_000), (day + 120_000, day + 240_000), (day + 300_000, day + 660_000),
+            (day + 600_000, day + 3_600_000),
+        ]
+        try await expectSameSums(store, reader, windows: windows, "as read from the file")
+
+        // web-01's minutes 3 and 11 arrive, then the ones between late and shuffled: virtual gaps come and split.
+        _ = try await store.ingest([a[3], a[11]], receivedAt: day + 800_000)
+        try await expectSameSums(store, reader, windows: windows, "with a virtual gap")
+        var generator = SplitMix64(seed: 11)
+        for batch in a[4..<11].shuffled(using: &generator) {
+            _ = try await store.ingest([batch], receivedAt: day + 900_000)
+            try await expectSameSums(store, reader, windows: windows, "late data")
+        }
+        // Duplicates, a new agent in a new site (new interface, host and group series), several batches a commit.
+        _ = try await store.ingest(Array(a[2..<5]) + Array(b[3..<8]) + Array(c[0..<6]), receivedAt: day + 900_000)
+        try await expectSameSums(store, reader, windows: windows, "duplicates and new series")
+        _ = try await store.ingest(Array(b[8..<12]) + Array(c[6..<12]), receivedAt: day + 900_000)
+        try await expectSameSums(store, reader, windows: windows, "the rest")
+        let fleet = try #require(try await reader.series().first { $0.kind == .fleet })
+        let total = try await store.sums(level: .oneMinute, series: [fleet.id], from: day, to: day + 3_600_000)
+        let measured: Int64 = 3 * (12 * 60 - 1) * 1_000
+        #expect(total[fleet.id]?.measuredMilliseconds == measured)
+
+        // Held from later on: the earlier buckets are let go, and a window reaching before them reads the rows.
+        try await store.keepRecentBuckets(from: day + 300_000)
+        let ids = try await reader.series().map(\.id)
+        #expect(
+            try await store.heldSums(level: .oneMinute, series: ids, from: day, to: day + 600_000, fields: .all) == nil)
+        #expect(
+            try await store.sums(level: .oneMinute, series: ids, from: day, to: day + 600_000)
+                == (try await reader.sums(level: .oneMinute, series: ids, from: day, to: day + 600_000)))
+        try await expectSameSums(store, reader, windows: [(day + 300_000, day + 900_000)], "held from later")
+        // Held from earlier again: read from the file once more.
+        try await store.keepRecentBuckets(from: day)
+        try await expectSameSums(store, reader, windows: [(day, day + 3_600_000)], "read again")
+        // Coarser levels are always read from the rows.
+        #expect(
+            try await store.heldSums(level: .fiveMinutes, series: ids, from: day, to: day + 600_000, fields: .all)
+                == nil)
+    }
+
+    /// A commit by another writer (here, a second owner of the same file) is one the held buckets did not see: the
+    /// next commit finds the revision moved past them and lets them go, and reads take the rows.
+    @Test func aCommitFromElsewhereLetsTheHeldBucketsGo() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        let a = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 6)
+        _ = try await store.ingest([a[0]], receivedAt: day + 100_000)
+        try await store.keepRecentBuckets(from: day)
+        let ids = try await store.series().map(\.id)
+        #expect(
+            try await store.heldSums(level: .oneMinute, series: ids, from: day, to: day + 600_000, fields: .all) != nil)
+        let other = try SQLiteStore(path: path)
+        _ = try await other.ingest([a[1]], receivedAt: day + 200_000)
+        // Not held at the file's revision: the rows answer, with the other writer's minute in them.
+        #expect(
+            try await store.heldSums(level: .oneMinute, series: ids, from: day, to: day + 600_000, fields: .all) == nil)
+        let eth0 = try #require(try await store.series().first { $0.kind == .interface })
+        let sums = try await store.sums(level: .oneMinute, series: [eth0.id], from: day, to: day + 600_000)
+        #expect(sums[eth0.id]?.measuredMilliseconds == 119_000)
+        _ = try await store.ingest([a[2]], receivedAt: day + 300_000)
+        #expect(!store.recent.covers(level: .oneMinute, from: day))
+    }
+
+    /// The alert service reads the catalogue again only when its generation moves: it must move with every change a
+    /// catalogue shows (a new interface, new link facts, relabelled agents) and need not with traffic alone.
+    @Test func theCatalogueGenerationMovesWithTheCatalogueNotWithTraffic() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        var maker = BatchMaker()
+        func generation() throws -> Int64 { try #require(store.catalogueGeneration()) }
+        _ = try await store.ingest([maker.batch(1, start: day, rx: [0, 100])], receivedAt: day + 5_000)
+        var last = try generation()
+
+        _ = try await store.ingest([maker.batch(2, start: day + 2_000, rx: [200, 300])], receivedAt: day + 6_000)
+        #expect(try generation() == last, "traffic alone")
+        _ = try await store.ingest([maker.batch(2, start: day + 2_000, rx: [200, 300])], receivedAt: day + 6_000)
+        #expect(try generation() == last, "a duplicate")
+
+        _ = try await store.ingest(
+            [maker.batch(3, start: day + 4_000, rx: [0, 100], interface: "eth1", ifindex: 3)], receivedAt: day + 7_000)
+        #expect(try generation() != last, "a new interface")
+        last = try generation()
+
+        _ = try await store.ingest(
+            [maker.batch(4, start: day + 6_000, rx: [400, 500], speed: 10_000)], receivedAt: day + 8_000)
+        #expect(try generation() != last, "new link facts")
+        last = try generation()
+
+        maker.agent.labels = Labels([(key: "site", value: "ams")])
+        _ = try await store.ingest(
+            [maker.batch(5, start: day + 8_000, rx: [600, 700], speed: 10_000)], receivedAt: day + 9_000)
+        #expect(try generation() != last, "relabelled")
+
+        // A reader cannot tell what the daemon changes.
+        #expect(try SQLiteStore(path: path, readOnly: true).catalogueGeneration() == nil)
+    }
+}
