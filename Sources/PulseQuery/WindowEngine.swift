@@ -11,6 +11,8 @@ public struct WindowEngine: Sendable {
     public let levels: [RetainedLevel]
     public let calendar: CivilCalendar
     public let billing: BillingPolicy
+    /// Sums read before, shared by the readers of this engine (``sharingSums()``); nil: every read its own.
+    let memo: SumsMemo?
 
     public init(
         store: any MetricStore, catalogue: Catalogue, levels: [RetainedLevel], calendar: CivilCalendar,
@@ -21,7 +23,21 @@ public struct WindowEngine: Sendable {
         self.levels = levels.sorted { $0.level < $1.level }
         self.calendar = calendar
         self.billing = billing
+        memo = nil
     }
+
+    private init(_ engine: WindowEngine, memo: SumsMemo) {
+        store = engine.store
+        catalogue = engine.catalogue
+        levels = engine.levels
+        calendar = engine.calendar
+        billing = engine.billing
+        self.memo = memo
+    }
+
+    /// This engine with a memo of the sums it reads (``SumsMemo``): for one dashboard page, whose panels sum the
+    /// same interfaces over the same range.
+    public func sharingSums() -> WindowEngine { WindowEngine(self, memo: SumsMemo()) }
 
     /// The store's levels with how long `retention` keeps each.
     public static func retained(_ levels: [RollupLevel], _ retention: RetentionPolicy) -> [RetainedLevel] {
@@ -42,6 +58,15 @@ public struct WindowEngine: Sendable {
     /// coarse levels and its edges at fine ones.
     public func sums(
         _ ids: [Int64], window: Window, now: Int64, fields: BucketFields = .all
+    ) async throws -> [Int64: BucketValues] {
+        guard let memo else { return try await readSums(ids, window: window, now: now, fields: fields) }
+        return try await memo.sums(ids, window: window, now: now, fields: fields) { ids, fields in
+            try await readSums(ids, window: window, now: now, fields: fields)
+        }
+    }
+
+    private func readSums(
+        _ ids: [Int64], window: Window, now: Int64, fields: BucketFields
     ) async throws -> [Int64: BucketValues] {
         guard let pieces = Resolution.pieces(of: window, now: now, levels: levels) else {
             throw QueryError(

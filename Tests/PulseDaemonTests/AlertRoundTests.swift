@@ -162,4 +162,35 @@ import Testing
             }
         }
     }
+    /// A dashboard page's shared sums (`WindowEngine.sharingSums`) give each panel exactly what a read of its own
+    /// gives, whatever it asks in which order: overlapping sets of series, fields within the shared ones or not.
+    @Test func sharedSumsAreWhatEachReadWouldGive() async throws {
+        let directory = NSTemporaryDirectory() + "netpulse-sums-memo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = try DaemonConfig.parse(
+            ConfigDocument(text: "[daemon]\nstate_directory = \"\(directory)\"\n", file: "netpulsed.toml"))
+        let store = try SQLiteStore(path: config.storePath, settings: config.store)
+        for minute in 0..<8 {
+            _ = try await store.ingest(interfaces.map { batch($0, minute: minute) }, receivedAt: day + 3_600_000)
+        }
+        let plain = try await config.windowEngine(over: store)
+        let shared = plain.sharingSums()
+        let all = plain.catalogue.series.map(\.id)
+        let interfaces = plain.catalogue.interfaces.map(\.id)
+        let requests: [([Int64], BucketFields)] = [
+            (Array(interfaces.prefix(2)), [.coverage, .peaks]), (interfaces, [.bytes, .coverage]),
+            (all, [.bytes]), (interfaces.reversed(), [.coverage]), (all, .all), (all, [.bytes, .coverage, .peaks]),
+        ]
+        for window in [Window(from: day, to: day + 480_000), Window(from: day + 120_000, to: day + 300_000)] {
+            for (ids, fields) in requests {
+                let now = day + 500_000
+                let expected = try await plain.sums(ids, window: window, now: now, fields: fields)
+                #expect(!expected.isEmpty)
+                #expect(
+                    try await shared.sums(ids, window: window, now: now, fields: fields) == expected,
+                    "\(ids.count) series, \(fields), \(window)")
+            }
+        }
+    }
 }

@@ -95,6 +95,22 @@ import Testing
                 == nil)
     }
 
+    /// Should nobody move them on (the alert rules removed), the held buckets keep to a bound of their own: never
+    /// twice the 64 buckets a series that the alert service may ask for.
+    @Test func heldBucketsKeepToABoundWhenNobodyMovesThemOn() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        let minutes = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 140)
+        _ = try await store.ingest([minutes[0]], receivedAt: day + 100_000)
+        try await store.keepRecentBuckets(from: day)
+        for minute in minutes.dropFirst() { _ = try await store.ingest([minute], receivedAt: day + 9_000_000) }
+        #expect(!store.recent.covers(level: .oneMinute, from: day))
+        let from = day + Int64(139 - SQLiteStore.recentBucketLimit) * 60_000
+        #expect(store.recent.covers(level: .oneMinute, from: from))
+        try await expectSameSums(store, reader, windows: [(from, day + 140 * 60_000)], "after the bound")
+    }
+
     /// A commit by another writer (here, a second owner of the same file) is one the held buckets did not see: the
     /// next commit finds the revision moved past them and lets them go, and reads take the rows.
     @Test func aCommitFromElsewhereLetsTheHeldBucketsGo() async throws {

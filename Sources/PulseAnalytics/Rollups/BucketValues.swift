@@ -52,6 +52,27 @@ public struct BucketValues: Sendable, Hashable {
         return events[lane]
     }
 
+    /// These values with the columns outside `fields` zero, as a read of only those columns gives them.
+    public func only(_ fields: BucketFields) -> BucketValues {
+        var values = BucketValues()
+        if fields.contains(.bytes) {
+            values.traffic[0] = traffic[0]
+            values.traffic[1] = traffic[1]
+        }
+        if fields.contains(.packets) { for lane in 2..<8 { values.traffic[lane] = traffic[lane] } }
+        if fields.contains(.coverage) {
+            values.measuredMilliseconds = measuredMilliseconds
+            values.interpolatedMilliseconds = interpolatedMilliseconds
+        }
+        if fields.contains(.peaks) {
+            values.peakRx = peakRx
+            values.peakTx = peakTx
+            values.speedMbps = speedMbps
+        }
+        if fields.contains(.events) { values.events = events }
+        return values
+    }
+
     /// The scope form of a bucket: sums only (peaks and speed are per interface).
     public var sumsOnly: BucketValues {
         var copy = self

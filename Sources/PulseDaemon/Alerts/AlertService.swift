@@ -48,6 +48,8 @@ final class AlertService: Service, Sendable {
                     let started = ContinuousClock.now
                     try await evaluate(at: now, config: config)
                     metrics?.alertEvaluationDuration.record(ContinuousClock.now - started)
+                } else {
+                    try await store.keepRecentBuckets(from: nil)  // no rule reads them any more
                 }
                 reported.removeAll()
             } catch {

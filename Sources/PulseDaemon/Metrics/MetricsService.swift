@@ -24,12 +24,12 @@ final class MetricsService: Service, Sendable {
             channel = try ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
-                    channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
+                    channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMapThrowing {
                         // A scraper's kept-alive connection silent for a minute is closed: idle ones cannot pile up.
-                        channel.pipeline.addHandlers([
+                        // (On the channel's event loop, where handlers that are not Sendable are added.)
+                        try channel.pipeline.syncOperations.addHandlers(
                             IdleStateHandler(readTimeout: .seconds(60)),
-                            MetricsHandler(metrics: metrics, sources: sources),
-                        ])
+                            MetricsHandler(metrics: metrics, sources: sources))
                     }
                 }
                 .childChannelOption(.maxMessagesPerRead, value: 1)

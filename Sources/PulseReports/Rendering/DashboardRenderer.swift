@@ -34,6 +34,8 @@ public struct DashboardRenderer: Sendable {
     /// Reads through the engine's store (async, off the ingest path); drawing is pure CPU.
     /// - Throws: ``DashboardError`` when the store keeps no rollup level for the whole range; errors of the store.
     public func render(_ spec: DashboardSpec, range: DashboardRange, now: Int64) async throws -> RenderedDashboard {
+        // The page's coverage line and its ranked panels sum the same interfaces over the same range: once.
+        let engine = self.engine.sharingSums()
         guard
             let level = Self.level(
                 preferred: range.resolution, length: range.length, now: now, levels: engine.levels,

@@ -51,17 +51,19 @@ final class RecentBuckets: Sendable {
 
     /// Lets go of the buckets before `from`, when it is later than what is held from.
     func advance(to from: Int64) {
-        held.withLock { held in
-            guard var current = held, from > current.from else { return }
-            held = nil  // no copy of the table while it is pruned
-            for (id, list) in current.series {
-                guard let first = list.first, first.start < from else { continue }
-                let kept = list.drop { $0.start < from }
-                current.series[id] = kept.isEmpty ? nil : Array(kept)
-            }
-            current.from = from
-            held = current
+        held.withLock { prune(&$0, to: from) }
+    }
+
+    private func prune(_ held: inout Held?, to from: Int64) {
+        guard var current = held, from > current.from else { return }
+        held = nil  // no copy of the table while it is pruned
+        for (id, list) in current.series {
+            guard let first = list.first, first.start < from else { continue }
+            let kept = list.drop { $0.start < from }
+            current.series[id] = kept.isEmpty ? nil : Array(kept)
         }
+        current.from = from
+        held = current
     }
 
     /// Forgets everything (nothing is read from memory until the next ``install(level:from:revision:series:)``).
@@ -80,11 +82,17 @@ final class RecentBuckets: Sendable {
                 return
             }
             held = nil  // mutate the table in place, not a copy
+            var newest = current.from
             for (key, values) in deltas where key.level == levelIndex && key.start >= current.from {
                 current.series[key.series, default: []].merge(Self.stored(values), at: key.start)
+                newest = max(newest, key.start)
             }
             current.revision = revision
             held = current
+            // A bound of its own, should the alert service stop moving `from` (its rules removed, its rounds
+            // failing): never twice the buckets it may ask for.
+            let span = Int64(SQLiteStore.recentBucketLimit) * current.level.width
+            if newest - current.from >= 2 * span { prune(&held, to: newest - span) }
         }
     }
 
@@ -132,22 +140,5 @@ extension [RecentBuckets.Entry] {
         } else {
             insert(RecentBuckets.Entry(start: start, values: values), at: index)
         }
-    }
-}
-
-extension BucketValues {
-    /// These values with the columns outside `fields` zero, as a read of only those columns gives them.
-    func only(_ fields: BucketFields) -> BucketValues {
-        var columns = [Int64]()
-        columns.reserveCapacity(20)
-        for lane in 0..<8 { columns.append(traffic[lane]) }
-        columns += [
-            measuredMilliseconds, interpolatedMilliseconds, Int64(clamping: peakRx), Int64(clamping: peakTx),
-            Int64(speedMbps),
-        ]
-        for lane in 0..<5 { columns.append(events[lane]) }
-        columns.append(0)  // the revision, not part of the values
-        var selected = columns.enumerated().filter { fields.includes(column: $0.offset) }.map(\.element).makeIterator()
-        return BucketColumns.values(fields: fields) { selected.next() ?? 0 }.values
     }
 }

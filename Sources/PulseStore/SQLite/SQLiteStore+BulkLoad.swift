@@ -28,8 +28,11 @@ extension SQLiteStore {
         keepFinest: (Int64) -> Bool = { _ in true }
     ) throws {
         let levels = settings.levels
-        recent.forget()  // rows written past the writer
-        catalogueCommits.add(1, ordering: .releasing)
+        // Rows written past the writer: what memory holds of them goes once they are in.
+        defer {
+            recent.forget()
+            catalogueCommits.add(1, ordering: .releasing)
+        }
         try pool.write { db in
             try db.run(
                 sql: "INSERT INTO agent (name, hostname, version, first_seen, last_seen) VALUES (?, ?, 'bench', ?, ?)",
@@ -72,8 +75,10 @@ extension SQLiteStore {
         fleet: [Int: [Int64: BucketValues]], now: Int64, keepFinest: (Int64) -> Bool = { _ in true }
     ) throws {
         let levels = settings.levels
-        recent.forget()
-        catalogueCommits.add(1, ordering: .releasing)
+        defer {
+            recent.forget()
+            catalogueCommits.add(1, ordering: .releasing)
+        }
         try pool.write { db in
             try db.run(
                 sql: "INSERT INTO series (kind, agent_id, name, first_seen, last_seen) VALUES (3, 0, x'', ?, ?)",

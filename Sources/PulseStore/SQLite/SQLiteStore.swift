@@ -123,11 +123,12 @@ public final class SQLiteStore: MetricStore {
     /// its generation. Called inside the writer's lock, right after the commit. A commit that wrote nothing (every
     /// batch a duplicate) has no revision of its own.
     func committed(_ writer: borrowing StoreWriter) {
+        // (An agent's new hostname is committed even when all its batches were duplicates: no revision then.)
+        if writer.catalogueChanged { catalogueCommits.add(1, ordering: .releasing) }
         guard writer.revision == writer.pendingRevision else { return }
         if let finest = settings.levels.indices.min(by: { settings.levels[$0] < settings.levels[$1] }) {
             recent.apply(writer.deltas, levelIndex: finest, revision: writer.pendingRevision)
         }
-        if writer.catalogueChanged { catalogueCommits.add(1, ordering: .releasing) }
     }
 
     /// A number that changes whenever a commit may have changed the series, their link facts, the agents' names and
