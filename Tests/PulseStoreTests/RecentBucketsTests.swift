@@ -111,6 +111,21 @@ import Testing
         try await expectSameSums(store, reader, windows: [(from, day + 140 * 60_000)], "after the bound")
     }
 
+    /// Retention deleting the finest level's rows lets go of the held buckets before its cutoff with them.
+    @Test func retentionTrimsTheHeldBuckets() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        let minutes = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 12)
+        for minute in minutes { _ = try await store.ingest([minute], receivedAt: day + 800_000) }
+        try await store.keepRecentBuckets(from: day)
+        let policy = RetentionPolicy(raw: 60_000, levels: [.oneMinute: 300_000], lateData: 60_000)
+        _ = try await store.prune(policy, now: day + 720_000, slice: 1_000)
+        #expect(!store.recent.covers(level: .oneMinute, from: day))
+        #expect(store.recent.covers(level: .oneMinute, from: day + 420_000))
+        try await expectSameSums(store, reader, windows: [(day + 420_000, day + 720_000)], "after retention")
+    }
+
     /// A commit by another writer (here, a second owner of the same file) is one the held buckets did not see: the
     /// next commit finds the revision moved past them and lets them go, and reads take the rows.
     @Test func aCommitFromElsewhereLetsTheHeldBucketsGo() async throws {

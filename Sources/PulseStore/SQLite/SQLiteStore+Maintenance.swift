@@ -50,11 +50,14 @@ extension SQLiteStore {
             guard let keep = policy.keeps(level) else { continue }
             let table = SQLiteSchema.rollupTable(level)
             let cutoff = now - keep
-            // Held recent buckets go first, so none outlives its row.
-            if level == settings.levels.min() { recent.advance(to: cutoff) }
+            let finest = level == settings.levels.min()
             for part in stride(from: 0, to: ids.count, by: max(1, slice / 20)) {
                 let chosen = Array(ids[part..<min(part + max(1, slice / 20), ids.count)])
                 report.buckets += try await pool.write { db in
+                    // Held recent buckets before the cutoff go in every transaction that deletes their rows, on the
+                    // writer's queue: a reading of them into memory (also on it) between two of these is trimmed
+                    // by the next, so memory never holds a row the file no longer has.
+                    if finest { self.recent.advance(to: cutoff) }
                     var deleted = 0
                     for id in chosen {
                         try db.cachedStatement(sql: "DELETE FROM \(table) WHERE series_id = ? AND start < ?")
