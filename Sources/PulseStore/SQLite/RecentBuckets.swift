@@ -35,11 +35,11 @@ final class RecentBuckets: Sendable {
     /// Every field of a bucket's values (the revision is not one).
     static let valueFields = BucketFields.all.subtracting(.revision)
 
-    /// Whether buckets from `from` on at `level` are held, as of `revision` when given.
-    func covers(level: RollupLevel, from: Int64, revision: Int64? = nil) -> Bool {
+    /// Whether buckets from `from` on at `level` are held.
+    func covers(level: RollupLevel, from: Int64) -> Bool {
         held.withLock { held in
-            guard let held, held.level == level, held.from <= from else { return false }
-            return revision.map { $0 == held.revision } ?? true
+            guard let held else { return false }
+            return held.level == level && held.from <= from
         }
     }
 
@@ -107,14 +107,13 @@ final class RecentBuckets: Sendable {
             result.reserveCapacity(series.count)
             for id in series {
                 guard let list = held.series[id] else { continue }
-                var sum: BucketValues?
+                var sum = BucketValues.empty
+                var any = false
                 for entry in list where entry.start >= from && entry.start < to {
-                    sum =
-                        sum.map {
-                            var merged = $0; merged.merge(entry.values); return merged
-                        } ?? entry.values
+                    sum.merge(entry.values)
+                    any = true
                 }
-                if let sum { result[id] = fields.isSuperset(of: Self.valueFields) ? sum : sum.only(fields) }
+                if any { result[id] = sum.only(fields) }
             }
             return (result, held.revision)
         }
