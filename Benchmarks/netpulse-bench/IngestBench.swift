@@ -86,13 +86,15 @@ enum IngestBench {
             agents: agentCount, directory: directory, prefix: "burst-\(getpid())")
         let maximumSeconds = max(10, seconds / 2)
         // Batches per agent: the saturated phase's for up to 12 million values a second acknowledged (the journal
-        // runs ahead of the store), each metered phase's for 3 million, with room for the warm-up. The phases' spans
-        // of ticks do not overlap.
+        // runs ahead of the store), with room for the warm-up; each metered phase's span of ticks has room for as
+        // much, and the phase is given what its offered rate needs for the warm-up and the measurement (an agent
+        // that runs out ends the measurement early, which once cut the metered phases to 16 s without saying so).
+        // The phases' spans of ticks do not overlap.
         let saturatedBatches = 12_000_000 * (maximumSeconds + 15) / (agentCount * valuesPerBatch) + 2
-        let meteredBatches = 3_000_000 * (seconds + 20) / (agentCount * valuesPerBatch) + 2
+        let meteredSpan = 12_000_000 * (seconds + 20) / (agentCount * valuesPerBatch) + 2
         let end = WallClock.milliseconds() / 1_000 * 1_000 - 60_000
         func prepare(phase: Int, batches: Int) -> [[ByteBuffer]] {
-            let spans = [saturatedBatches, meteredBatches, meteredBatches]
+            let spans = [saturatedBatches, meteredSpan, meteredSpan]
             let first = end - Int64(spans[phase...].reduce(0, +) * ticksPerBatch) * 1_000
             return IngestBench.prepare(names: names, generation: phase, batches: batches, firstTick: first)
         }
@@ -129,6 +131,7 @@ enum IngestBench {
         // 2 and 3. Half of it (or BENCH_LOAD_FRACTION of it), offered at a fixed rate, without and with drawing.
         let fraction = Double(ProcessInfo.processInfo.environment["BENCH_LOAD_FRACTION"] ?? "") ?? 0.5
         let period = Double(agentCount) / (maximum * fraction)  // seconds between one agent's batches
+        let meteredBatches = min(meteredSpan, Int((Double(seconds) + 25) / period) + 2)
         for (phase, draws) in [(1, false), (2, true)] {
             let prepared = prepare(phase: phase, batches: meteredBatches)
             let daemon = try Daemon(
@@ -149,7 +152,7 @@ enum IngestBench {
                     $0.hasSuffix(".svg") && !$0.contains("latest")
                 }.count ?? 0 : 0
             print(
-                "  \(Units.fixed(fraction * 100, decimals: 0)) % of it, \(draws ? "drawing the fleet overview, all ranges every 10 s" : "dashboards off                                   ")  \(Units.fixed(run.rate, decimals: 0)) batches/s\(run.storedText), p50 / p99 / max \(latencyText(run.latencies)), netpulsed CPU \(Units.fixed(run.cpu, decimals: 0))% of a core\(draws ? ", \(drawn) SVGs kept on disk" : "")\(run.errors > 0 ? ", \(run.errors) errors" : "")"
+                "  \(Units.fixed(fraction * 100, decimals: 0)) % of it, \(draws ? "drawing the fleet overview, all ranges every 10 s" : "dashboards off                                   ")  \(Units.fixed(run.rate, decimals: 0)) batches/s\(run.storedText), p50 / p99 / max \(latencyText(run.latencies)) over \(Units.fixed(run.elapsed, decimals: 0)) s\(run.exhausted ? " (an agent ran out of prepared batches)" : ""), netpulsed CPU \(Units.fixed(run.cpu, decimals: 0))% of a core\(draws ? ", \(drawn) SVGs kept on disk" : "")\(run.errors > 0 ? ", \(run.errors) errors" : "")"
             )
         }
     }
