@@ -35,6 +35,11 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         JournalLogHandler.bootstrapLogging(identifier: "netpulsed", level: logLevel)
         let logger = Logger(label: "netpulsed")
+        if let refused = ThreadPriority.prepare() {
+            logger.notice(
+                "ingest runs at the priority of drawing and billing: its threads cannot be raised (\(refused)); allow it with LimitNICE=-5 in the unit, as the shipped one does"
+            )
+        }
         do {
             // Opening the store may migrate and backfill one written by an older version (logged when it does).
             let runtime = try await DaemonRuntime(config: loaded, configPath: config, logger: logger)

@@ -29,6 +29,21 @@ extension EndToEnd {
             let verbose = try sandbox.must("journalctl -u netpulsed AGENT_ID=sandbox-agent -o verbose --no-pager -n 1")
             #expect(
                 verbose.contains("PEER=") && verbose.contains("CODE_FILE=") && verbose.contains("_TRANSPORT=journal"))
+            // Under the unit's hardening (LimitNICE=-5) the agents' event loops run raised, ahead of drawing and
+            // billing (docs/operations.md). A service manager without CAP_SYS_RESOURCE (this machine is such a
+            // container) cannot apply the limit: the daemon then says it runs everything at one priority.
+            let pid = try sandbox.property("netpulsed", "MainPID")
+            let threads = try sandbox.must("ps -L -o ni=,comm= -p \(pid)")
+            let limit = try sandbox.must("grep 'Max nice priority' /proc/\(pid)/limits")
+            let refusal = try sandbox.must("journalctl -u netpulsed -o cat --no-pager --grep 'ingest runs at' || true")
+            let loops = threads.split(separator: "\n").filter { $0.contains("NIO-ELT") }
+            if limit.split(separator: " ").contains("25") {
+                #expect(loops.allSatisfy { $0.split(separator: " ").first == "-5" } && !loops.isEmpty, "\(threads)")
+                #expect(refusal.isEmpty, "\(refusal)")
+            } else {
+                #expect(loops.allSatisfy { $0.split(separator: " ").first == "0" } && !loops.isEmpty, "\(threads)")
+                #expect(refusal.contains("its threads cannot be raised (Permission denied)"), "\(refusal) \(limit)")
+            }
 
             // A clean stop: the agent closes its open batch into the spool and says so.
             try sandbox.must("systemctl stop netpulse-agent.service")

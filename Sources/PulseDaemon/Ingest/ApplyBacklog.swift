@@ -1,3 +1,4 @@
+import PulseCore
 import PulseStore
 import Synchronization
 
@@ -18,6 +19,14 @@ final class ApplyBacklog: Sendable {
 
     /// Batches waiting.
     var count: Int { state.withLock { $0.entries.count } }
+
+    /// How long the oldest batch waiting to be applied has waited since it was journaled (zero when none waits).
+    /// A commit of the store takes a fraction of a second, so more than a second means the applier is behind.
+    var age: Duration {
+        let journaled = state.withLock { $0.entries.first?.batch.receivedAt }
+        guard let journaled else { return .zero }
+        return .milliseconds(max(0, WallClock.milliseconds() - journaled))
+    }
 
     func push(_ entries: [Entry]) {
         let taker = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -140,13 +140,13 @@ public struct DaemonRuntime: Sendable {
                 .init(service: leaderOnly(SnapshotService(store: store, config: config, logger: logger))), at: 2)
         }
         if config.dashboards.enabled {
-            let queue = self.queue
+            let (queue, applying) = (self.queue, ingest.backlog)
             services.insert(
                 .init(
                     service: leaderOnly(
                         DashboardService(
                             store: store, config: config, logger: logger, metrics: metrics,
-                            ingestBacklog: { queue.backlogAge }))), at: 2)
+                            ingestBacklog: { (queue.backlogAge, applying.age) }))), at: 2)
         }
         if let remoteWriteService {
             services.insert(.init(service: leaderOnly(remoteWriteService)), at: 2)

@@ -4,6 +4,7 @@ import PulseQuery
 import PulseReports
 import PulseStore
 import ServiceLifecycle
+import Synchronization
 
 /// Draws the dashboards into `[dashboards] directory`: each range at its own interval, aligned to the wall clock
 /// and a few seconds after each boundary so the last batches of the period are in; the fleet overview and (unless
@@ -11,21 +12,26 @@ import ServiceLifecycle
 ///
 /// It reads through the store's reader connections and renders on this service's task, never on the ingest path:
 /// the ingest writer and the connections' event loops do not wait for it. It gives way to ingest: before each page
-/// it waits while batches wait for a commit longer than ``yieldAbove`` (up to ``longestYield`` in all per round, so
-/// a daemon that is always behind still draws every page, late). Drawing at background priority (nice 10) was
-/// tried instead and did not spare acknowledgements in the benchmark (docs/benchmarks.md, Ack latency while
-/// drawing).
+/// it waits while batches wait for a commit longer than ``yieldAbove``, or journaled batches wait to be applied to
+/// the store longer than ``yieldAboveApplying`` (up to ``longestYield`` in all per round, so a daemon that is always
+/// behind still draws every page, late). Without the second, drawing on a busy machine took the CPU the applier
+/// needed until the journal's backlog filled and acknowledgements waited for it, over a second at the tail
+/// (docs/benchmarks.md, Ack latency while drawing). Its large reads wait the same way between their parts
+/// (``ReadPacing``), and ingest's own threads run at a higher priority (``ThreadPriority``). Drawing at background
+/// priority (nice 10, `SCHED_IDLE`) was tried instead and did not spare acknowledgements: starved, it held its read
+/// snapshots for seconds.
 final class DashboardService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
     let logger: Logger
     let metrics: DaemonMetrics?
-    /// How long the oldest batch waiting for a commit has waited.
-    let ingestBacklog: @Sendable () -> Duration
+    /// How long the oldest batch waiting for a commit has waited, and the oldest journaled batch waiting to be
+    /// applied to the store.
+    let ingestBacklog: @Sendable () -> (committing: Duration, applying: Duration)
 
     init(
         store: any MetricStore, config: DaemonConfig, logger: Logger, metrics: DaemonMetrics? = nil,
-        ingestBacklog: @escaping @Sendable () -> Duration = { .zero }
+        ingestBacklog: @escaping @Sendable () -> (committing: Duration, applying: Duration) = { (.zero, .zero) }
     ) {
         self.store = store
         self.config = config
@@ -36,16 +42,59 @@ final class DashboardService: Service, Sendable {
 
     /// A batch waiting longer than this for its commit means the writer is behind: drawing waits.
     static let yieldAbove = Duration.milliseconds(50)
+    /// A journaled batch waiting longer than this to be applied means the applier is behind (its commits take a
+    /// fraction of a second, and it takes everything waiting into each): drawing waits.
+    static let yieldAboveApplying = Duration.seconds(1)
     /// The longest a round of drawing waits, in all, for ingest to catch up.
     static let longestYield = Duration.seconds(30)
 
-    /// Waits while ingest is behind, taking the time from the round's `budget`.
-    func yieldToIngest(budget: inout Duration) async throws {
-        let start = ContinuousClock.now
-        defer { budget -= ContinuousClock.now - start }
-        let deadline = start + budget
-        while ingestBacklog() > Self.yieldAbove && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+    /// Waits while ingest is behind, taking the time from what is left of the round's budget (``longestYield``):
+    /// before each page, and before each part of a large read (``ReadPacing``).
+    final class Pacer: Sendable {
+        let behind: @Sendable () -> Bool
+        let budget: Duration
+        private let left: Mutex<Duration>
+
+        init(budget: Duration = DashboardService.longestYield, behind: @escaping @Sendable () -> Bool) {
+            self.behind = behind
+            self.budget = budget
+            left = Mutex(budget)
+        }
+
+        /// How long this round has waited.
+        var waited: Duration { budget - left.withLock { $0 } }
+
+        func yield() async throws {
+            let start = ContinuousClock.now
+            let deadline = start + left.withLock { $0 }
+            defer { left.withLock { $0 = max(.zero, $0 - (ContinuousClock.now - start)) } }
+            while behind() && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// Whether drawing should wait, given how long the oldest batch has waited for its journal (or store) commit and
+    /// the oldest journaled batch to be applied.
+    static func behind(committing: Duration, applying: Duration) -> Bool {
+        committing > yieldAbove || applying > yieldAboveApplying
+    }
+
+    /// A pacer for one round of drawing.
+    func pacer() -> Pacer {
+        let ingestBacklog = self.ingestBacklog
+        return Pacer {
+            let (committing, applying) = ingestBacklog()
+            return Self.behind(committing: committing, applying: applying)
+        }
+    }
+
+    /// Draws one page with its large reads paced (``ReadPacing``).
+    func pacedRender(
+        _ renderer: DashboardRenderer, _ spec: DashboardSpec, range: DashboardRange, now: Int64, pacer: Pacer
+    ) async throws -> RenderedDashboard {
+        try await ReadPacing.$current.withValue(ReadPacing { try await pacer.yield() }) {
+            try await renderer.render(spec, range: range, now: now)
         }
     }
 
@@ -66,7 +115,9 @@ final class DashboardService: Service, Sendable {
                     let started = ContinuousClock.now
                     let round = try await cancelWhenGracefulShutdown { try await self.render(ranges, at: now) }
                     metrics?.renderDuration.record(ContinuousClock.now - started)
-                    logger.debug("dashboards written: \(round.written.joined(separator: ", "))")
+                    logger.debug(
+                        "dashboards written in \(ContinuousClock.now - started) (\(round.waited) of it waiting for ingest): \(round.written.joined(separator: ", "))"
+                    )
                     for failure in round.failures where reported.insert(failure).inserted {
                         logger.error("dashboard not drawn: \(failure)")
                     }
@@ -94,14 +145,16 @@ final class DashboardService: Service, Sendable {
 
     /// Draws every dashboard for `ranges` (and for any range it has no file of yet) as of `now` and publishes them;
     /// returns the files written and why any drawing failed (the others are published all the same).
-    func render(_ ranges: [DashboardRange], at now: Int64) async throws -> (written: [String], failures: [String]) {
+    func render(_ ranges: [DashboardRange], at now: Int64) async throws -> (
+        written: [String], failures: [String], waited: Duration
+    ) {
         let settings = config.dashboards
         let engine = try await config.windowEngine(over: store)
         let specs = settings.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy)
         let renderer = DashboardRenderer(engine: engine)
         var rendered = [RenderedDashboard]()
         var failures = [String]()
-        var yieldBudget = Self.longestYield
+        let pacer = self.pacer()
         for spec in specs {
             for range in settings.ranges.map(\.range) {
                 // A dashboard new since its range was last drawn (a host that just connected) is drawn now rather
@@ -109,9 +162,9 @@ final class DashboardService: Service, Sendable {
                 let latest = "\(settings.directory)/\(DashboardFiles.latest(stem: spec.fileStem, range: range))"
                 guard ranges.contains(range) || !FileIO.exists(latest) else { continue }
                 try Task.checkCancellation()
-                try await yieldToIngest(budget: &yieldBudget)
+                try await pacer.yield()
                 do {
-                    rendered.append(try await renderer.render(spec, range: range, now: now))
+                    rendered.append(try await pacedRender(renderer, spec, range: range, now: now, pacer: pacer))
                 } catch is CancellationError {
                     throw CancellationError()
                 } catch {
@@ -124,6 +177,6 @@ final class DashboardService: Service, Sendable {
             refreshSeconds: Int((settings.ranges.map(\.interval).min() ?? 60_000) / 1_000))
         let written = try publisher.publish(
             rendered, dashboards: specs, ranges: settings.ranges.map(\.range), now: now)
-        return (written, failures)
+        return (written, failures, pacer.waited)
     }
 }

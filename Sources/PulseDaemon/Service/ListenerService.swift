@@ -34,6 +34,7 @@ public final class ListenerService: Service, Sendable {
         self.onListening = onListening
         tls = try TLSContextBox(config.tls)
         group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        for loop in group.makeIterator() { loop.execute { ThreadPriority.raiseCurrentThread() } }
         loopHeartbeats = group.makeIterator().enumerated().map { index, loop in
             let heartbeat = LoopHeartbeat("event loop \(index)")
             heartbeat.beat(within: 5_000)

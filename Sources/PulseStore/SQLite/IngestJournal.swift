@@ -118,7 +118,7 @@ public final class IngestJournal: Sendable {
     private func writing<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value
     {
         do {
-            return try await queue.write(body)
+            return try await queue.write { db in try ThreadPriority.raised { try body(db) } }
         } catch {
             throw SQLiteStore.transient(error, path: path) ?? error
         }

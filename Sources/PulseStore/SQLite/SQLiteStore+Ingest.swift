@@ -15,30 +15,32 @@ extension SQLiteStore {
     ) async throws -> [IngestOutcome] {
         guard !batches.isEmpty || journalThrough != nil else { return [] }
         return try await pool.writeWithoutTransaction { db in
-            try self.writer.withLock { writer in
-                do {
-                    var outcomes = [IngestOutcome]()
-                    try db.inTransaction(.immediate) {
-                        if !batches.isEmpty {
-                            outcomes = try writer.ingest(
-                                batches, receivedAt: receivedAt, in: SQLiteIngestTransaction(db: db))
+            try ThreadPriority.raised {
+                try self.writer.withLock { writer in
+                    do {
+                        var outcomes = [IngestOutcome]()
+                        try db.inTransaction(.immediate) {
+                            if !batches.isEmpty {
+                                outcomes = try writer.ingest(
+                                    batches, receivedAt: receivedAt, in: SQLiteIngestTransaction(db: db))
+                            }
+                            if let journalThrough {
+                                try db.execute(
+                                    sql: """
+                                        INSERT INTO meta (key, value) VALUES ('journal_applied', ?)
+                                        ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                                        """, arguments: [journalThrough])
+                            }
+                            return .commit
                         }
-                        if let journalThrough {
-                            try db.execute(
-                                sql: """
-                                    INSERT INTO meta (key, value) VALUES ('journal_applied', ?)
-                                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                                    """, arguments: [journalThrough])
-                        }
-                        return .commit
+                        // (A commit of the journal's position alone changed no bucket and made no revision.)
+                        if !batches.isEmpty { self.committed(writer) }
+                        return outcomes
+                    } catch {
+                        // The transaction rolled back: what the caches learnt in it may not exist.
+                        writer.reset()
+                        throw Self.transient(error, path: self.path) ?? error
                     }
-                    // (A commit of the journal's position alone changed no bucket and made no revision.)
-                    if !batches.isEmpty { self.committed(writer) }
-                    return outcomes
-                } catch {
-                    // The transaction rolled back: what the caches learnt in it may not exist.
-                    writer.reset()
-                    throw Self.transient(error, path: self.path) ?? error
                 }
             }
         }

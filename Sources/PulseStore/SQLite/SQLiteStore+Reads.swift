@@ -223,10 +223,20 @@ extension SQLiteStore {
 
     /// Runs `read` on parts of `ids`, each on its own reader connection at the same time, and merges what they
     /// return: a query over 10,000 series steps through a million rollup rows, and a second core halves that.
-    /// Small sets stay whole.
+    /// Small sets stay whole. A paced task's reads (``ReadPacing``) go in small parts, one at a time, pausing
+    /// before each.
     func inParts<Value: Sendable>(
         _ ids: [Int64], _ read: @escaping @Sendable (Database, [Int64]) throws -> [Int64: Value]
     ) async throws -> [Int64: Value] {
+        if let pacing = ReadPacing.current {
+            var merged = [Int64: Value]()
+            for start in stride(from: 0, to: max(ids.count, 1), by: pacing.partSize) {
+                try await pacing.pause()
+                let part = Array(ids[start..<min(ids.count, start + pacing.partSize)])
+                merged.merge(try await pool.read { db in try read(db, part) }) { first, _ in first }
+            }
+            return merged
+        }
         let parts = min(ProcessInfo.processInfo.activeProcessorCount, 4, max(1, ids.count / 1_000))
         guard parts > 1 else { return try await pool.read { db in try read(db, ids) } }
         let size = (ids.count + parts - 1) / parts

@@ -1,0 +1,27 @@
+/// Lets a background reader give way between the parts of a large read of the SQLite store (a PostgreSQL store's
+/// reads run in its server).
+///
+/// A read over thousands of series (a dashboard's top talkers over a month) takes a core or two for a second on a
+/// busy machine, and a check before each page cannot stop it once begun. A task that sets ``current`` (the daemon's
+/// dashboards) has such reads made in parts of ``partSize`` series, one after another on one reader connection,
+/// calling ``pause()`` before each part; it waits there while ingest is behind. Each part is a read transaction of
+/// its own, as the parts read side by side are without it, so a paused read holds no snapshot of the WAL while it
+/// waits.
+public final class ReadPacing: Sendable {
+    /// The pacing of the current task's reads, if any. (A class, not a closure: an optional async closure as the
+    /// task-local value crashed the optimized build in `swift_task_localValuePush`, Swift 6.3 on Linux.)
+    @TaskLocal public static var current: ReadPacing?
+
+    /// Series per part of a paced read: by default tens of milliseconds of reading for a month of 1-day buckets.
+    public let partSize: Int
+
+    private let body: @Sendable () async throws -> Void
+
+    public init(partSize: Int = 500, pause body: @escaping @Sendable () async throws -> Void) {
+        self.partSize = max(1, partSize)
+        self.body = body
+    }
+
+    /// Waits as long as the reader should give way.
+    public func pause() async throws { try await body() }
+}

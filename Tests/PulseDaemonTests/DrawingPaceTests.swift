@@ -1,0 +1,48 @@
+import PulseCore
+import PulseStore
+import Synchronization
+import Testing
+
+@testable import PulseDaemon
+
+/// Drawing gives way to ingest (``DashboardService/Pacer``): it waits while a batch waits for its journal commit or
+/// a journaled batch waits to be applied, within a budget per round.
+@Suite struct DrawingPaceTests {
+    @Test func drawingWaitsWhileIngestIsBehindAndOnlyForItsBudget() async throws {
+        let checks = Atomic<Int>(0)
+        let pacer = DashboardService.Pacer(budget: .seconds(10)) { checks.add(1, ordering: .relaxed).newValue <= 3 }
+        try await pacer.yield()
+        #expect(checks.load(ordering: .relaxed) == 4, "behind at three checks, then caught up")
+        #expect(pacer.waited >= .milliseconds(60))
+
+        // Always behind: a round waits its budget in all, then draws the rest of its pages without waiting.
+        let stuck = DashboardService.Pacer(budget: .milliseconds(200)) { true }
+        try await stuck.yield()
+        #expect(stuck.waited >= .milliseconds(200))
+        try await stuck.yield()
+        try await stuck.yield()
+        #expect(stuck.waited == .milliseconds(200))
+    }
+
+    @Test func behindMeansACommitOrAnApplyWaitingTooLong() {
+        #expect(!DashboardService.behind(committing: .milliseconds(10), applying: .milliseconds(600)))
+        #expect(DashboardService.behind(committing: .milliseconds(60), applying: .zero))
+        #expect(DashboardService.behind(committing: .zero, applying: .milliseconds(1_500)))
+    }
+
+    /// The applier's backlog tells how long its oldest batch has waited since it was journaled.
+    @Test func theApplyBacklogsAgeIsItsOldestBatchSinceJournaled() async throws {
+        let backlog = ApplyBacklog()
+        #expect(backlog.age == .zero)
+        let now = WallClock.milliseconds()
+        var old = IngestServiceTests().batch(agent: "a", order: 1)
+        old.receivedAt = now - 2_000
+        var new = IngestServiceTests().batch(agent: "b", order: 1)
+        new.receivedAt = now
+        backlog.push([(id: 1, batch: old), (id: 2, batch: new)])
+        #expect(backlog.age >= .milliseconds(2_000))
+        let taken = await backlog.take(limit: 1)
+        #expect(taken?.map(\.id) == [1])
+        #expect(backlog.age < .milliseconds(1_000))
+    }
+}
