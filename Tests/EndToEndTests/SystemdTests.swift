@@ -29,8 +29,8 @@ extension EndToEnd {
             let verbose = try sandbox.must("journalctl -u netpulsed AGENT_ID=sandbox-agent -o verbose --no-pager -n 1")
             #expect(
                 verbose.contains("PEER=") && verbose.contains("CODE_FILE=") && verbose.contains("_TRANSPORT=journal"))
-            // Under the unit's hardening (LimitNICE=-5) the agents' event loops run raised, ahead of drawing and
-            // billing (docs/operations.md). A service manager without CAP_SYS_RESOURCE (this machine is such a
+            // Under the unit's hardening (LimitNICE=-5) the daemon's event loops (the agents' connections) run
+            // raised, ahead of drawing and billing (docs/operations.md). A service manager without CAP_SYS_RESOURCE (this machine is such a
             // container) cannot apply the limit: the daemon then says it runs everything at one priority.
             let pid = try sandbox.property("netpulsed", "MainPID")
             let threads = try sandbox.must("ps -L -o ni=,comm= -p \(pid)")

@@ -5,8 +5,7 @@
 /// busy machine, and a check before each page cannot stop it once begun. A task that sets ``current`` (the daemon's
 /// dashboards) has such reads made in parts of ``partSize`` series, one after another on one reader connection,
 /// calling ``pause()`` before each part; it waits there while ingest is behind. Each part is a read transaction of
-/// its own, as the parts read side by side are without it, so a paused read holds no snapshot of the WAL while it
-/// waits.
+/// its own (as each part of an unpaced read is too), so a paused read holds no snapshot of the WAL while it waits.
 public final class ReadPacing: Sendable {
     /// The pacing of the current task's reads, if any. (A class, not a closure: an optional async closure as the
     /// task-local value crashed the optimized build in `swift_task_localValuePush`, Swift 6.3 on Linux.)
