@@ -94,8 +94,9 @@ enum IngestBench {
         let meteredSpan = 12_000_000 * (seconds + 20) / (agentCount * valuesPerBatch) + 2
         let end = WallClock.milliseconds() / 1_000 * 1_000 - 60_000
         func prepare(phase: Int, batches: Int) -> [[ByteBuffer]] {
+            // Each phase's batches end where its span ends, so the last phase's end a minute before now.
             let spans = [saturatedBatches, meteredSpan, meteredSpan]
-            let first = end - Int64(spans[phase...].reduce(0, +) * ticksPerBatch) * 1_000
+            let first = end - Int64((spans[phase...].reduce(0, +) - spans[phase] + batches) * ticksPerBatch) * 1_000
             return IngestBench.prepare(names: names, generation: phase, batches: batches, firstTick: first)
         }
 

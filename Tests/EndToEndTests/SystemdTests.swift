@@ -35,7 +35,8 @@ extension EndToEnd {
             let pid = try sandbox.property("netpulsed", "MainPID")
             let threads = try sandbox.must("ps -L -o ni=,comm= -p \(pid)")
             let limit = try sandbox.must("grep 'Max nice priority' /proc/\(pid)/limits")
-            let refusal = try sandbox.must("journalctl -u netpulsed -o cat --no-pager --grep 'ingest runs at' || true")
+            let refusal = try sandbox.must(
+                "journalctl -q -u netpulsed -o cat --no-pager --grep 'ingest runs at' || true")
             let loops = threads.split(separator: "\n").filter { $0.contains("NIO-ELT") }
             if limit.split(separator: " ").contains("25") {
                 #expect(loops.allSatisfy { $0.split(separator: " ").first == "-5" } && !loops.isEmpty, "\(threads)")

@@ -4,23 +4,37 @@ import Testing
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
 /// Ingest's commits run with their thread raised and put it back after (``ThreadPriority``).
 @Suite struct ThreadPriorityTests {
-    func nice() -> Int32 { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+    func set(_ nice: Int32) { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
 
-    @Test func aRaisedCommitRunsFiveNicerAndPutsItsThreadBack() throws {
-        let normal = nice()
-        // The tests run as root (scripts/test.sh), which may raise a thread; the shipped units allow it with
-        // LimitNICE=-5.
+    // The tests run as root (scripts/test.sh), which may raise a thread; the shipped units allow it with
+    // LimitNICE=-5.
+    @Test(.enabled(if: getuid() == 0, "raising a thread needs root or LimitNICE"))
+    func aRaisedCommitRunsFiveBelowTheProcessAndPutsItsThreadBack() throws {
+        let process = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
+        let mine = ThreadPriority.current()
+        defer {
+            set(mine)
+            ThreadPriority.forget()
+        }
         #expect(ThreadPriority.prepare() == nil)
-        let inside = ThreadPriority.raised { nice() }
-        #expect(inside == max(-20, normal - ThreadPriority.boost))
-        #expect(nice() == normal)
+        // A thread with a nice value of its own (as a dispatch pool's may have) is raised for the commit and put
+        // back at its own, not at the process's.
+        let own = min(19, process + 3)
+        set(own)
+        #expect(ThreadPriority.raised { ThreadPriority.current() } == max(-20, process - ThreadPriority.boost))
+        #expect(ThreadPriority.current() == own)
         // A commit that throws puts its thread back too.
         struct Refused: Error {}
         #expect(throws: Refused.self) { try ThreadPriority.raised { throw Refused() } }
-        #expect(nice() == normal)
+        #expect(ThreadPriority.current() == own)
+        // A thread already running higher is left where it is.
+        set(max(-20, process - ThreadPriority.boost - 2))
+        #expect(ThreadPriority.raised { ThreadPriority.current() } == max(-20, process - ThreadPriority.boost - 2))
     }
 }

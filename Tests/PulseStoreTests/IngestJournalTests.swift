@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import Synchronization
 import Testing
 
 @testable import PulseStore
@@ -98,6 +99,33 @@ import Testing
             IngestJournal.path(forStore: "/var/lib/netpulsed/netpulse.db")
                 == "/var/lib/netpulsed/netpulse-ingest-journal.db")
         #expect(IngestJournal.path(forStore: "/data/b.sqlite") == "/data/b.sqlite-ingest-journal.db")
+    }
+
+    /// Applied entries are removed a part at a time: exactly those up to the id, and an append made meanwhile (an
+    /// acknowledgement) goes between two parts instead of waiting for the whole removal.
+    @Test func removalGoesInPartsThatAppendsGoBetween() async throws {
+        let journal = try IngestJournal(path: "\(temporaryDirectory())/ingest-journal.db", after: 0)
+        let count = IngestJournal.removalPart * 20 + 7
+        var appended = 0
+        while appended < count {
+            let batches = Array(repeating: hostileBatch(), count: min(1_000, count - appended))
+            appended += try await journal.append(batches).count
+        }
+        let through = Int64(count - 3)
+        let removed = Atomic<Bool>(false)
+        let removal = Task {
+            try await journal.remove(through: through)
+            removed.store(true, ordering: .sequentiallyConsistent)
+        }
+        // Once some entries are gone the removal has begun (a read waits for the write in progress: one part).
+        while try journal.counts().entries == count { await Task.yield() }
+        let ids = try await journal.append([hostileBatch()])
+        let removedFirst = removed.load(ordering: .sequentiallyConsistent)
+        #expect(!removedFirst, "the append waited for the whole removal")
+        try await removal.value
+        #expect(ids == [Int64(count + 1)])
+        let (left, _) = try journal.entries(after: 0, limit: 10)
+        #expect(left.map(\.id) == [Int64(count - 2), Int64(count - 1), Int64(count), Int64(count + 1)])
     }
 
     /// Entries come back in order, with the damaged ones named apart.

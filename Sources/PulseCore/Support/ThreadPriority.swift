@@ -2,6 +2,8 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
 /// Ingest's threads run at a higher priority than the daemon's other work.
@@ -21,48 +23,59 @@ public enum ThreadPriority {
     /// How much higher ingest runs than the process: nice 5 lower.
     public static let boost: Int32 = 5
 
-    private struct Levels {
-        var normal: Int32
-        var raised: Int32
-    }
+    private static let raisedLevel = Mutex<Int32?>(nil)
 
-    private static let levels = Mutex<Levels?>(nil)
-
-    /// Reads the process's nice value and checks that the calling thread may run `boost` lower (and back); from
-    /// then on ingest's threads are raised. Call once at start, on a thread at the process's nice value. Returns
-    /// why not when it may not (the daemon then runs everything at one priority).
+    /// Reads the process's nice value (its main thread's, which the Swift runtime leaves alone, unlike its pool's)
+    /// and checks that the calling thread may run `boost` below it; from then on ingest's threads are raised. Call
+    /// once at start. Returns why not when it may not (the daemon then runs everything at one priority).
     @discardableResult
     public static func prepare() -> String? {
         #if os(Linux)
             errno = 0
-            let normal = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+            let normal = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
             guard errno == 0 else { return String(cString: strerror(errno)) }
             let raised = max(-20, normal - boost)
+            let before = current()
             guard set(raised) else {
                 let reason = String(cString: strerror(errno))
-                levels.withLock { $0 = nil }
+                raisedLevel.withLock { $0 = nil }
                 return reason
             }
-            _ = set(normal)
-            levels.withLock { $0 = Levels(normal: normal, raised: raised) }
+            _ = set(before)
+            raisedLevel.withLock { $0 = raised }
             return nil
         #else
             return "thread priorities are set on Linux only"
         #endif
     }
 
-    /// Runs `body` with the calling thread raised, then puts it back at the process's nice value.
+    /// Forgets what ``prepare()`` found: nothing is raised any more (for tests).
+    static func forget() { raisedLevel.withLock { $0 = nil } }
+
+    /// Runs `body` with the calling thread raised (unless it already runs higher), then puts the thread back where
+    /// it was: a dispatch pool's thread may have had a nice value of its own.
     public static func raised<T>(_ body: () throws -> T) rethrows -> T {
-        guard let levels = levels.withLock({ $0 }) else { return try body() }
-        _ = set(levels.raised)
-        defer { _ = set(levels.normal) }
+        guard let raised = raisedLevel.withLock({ $0 }) else { return try body() }
+        let before = current()
+        guard raised < before else { return try body() }
+        _ = set(raised)
+        defer { _ = set(before) }
         return try body()
     }
 
     /// Raises the calling thread for as long as it lives (an event loop's thread).
     public static func raiseCurrentThread() {
-        guard let levels = levels.withLock({ $0 }) else { return }
-        _ = set(levels.raised)
+        guard let raised = raisedLevel.withLock({ $0 }), raised < current() else { return }
+        _ = set(raised)
+    }
+
+    /// The calling thread's nice value.
+    static func current() -> Int32 {
+        #if os(Linux)
+            return getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        #else
+            return 0
+        #endif
     }
 
     /// Sets the calling thread's nice value (Linux keeps one per thread; `who` 0 is the calling thread).

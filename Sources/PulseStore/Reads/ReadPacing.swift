@@ -3,9 +3,12 @@
 ///
 /// A read over thousands of series (a dashboard's top talkers over a month) takes a core or two for a second on a
 /// busy machine, and a check before each page cannot stop it once begun. A task that sets ``current`` (the daemon's
-/// dashboards) has such reads made in parts of ``partSize`` series, one after another on one reader connection,
-/// calling ``pause()`` before each part; it waits there while ingest is behind. Each part is a read transaction of
-/// its own (as each part of an unpaced read is too), so a paused read holds no snapshot of the WAL while it waits.
+/// dashboards) has such reads made in parts of ``partSize`` series, one after another (one reader connection at a
+/// time), calling ``pause()`` before each part; it waits there while ingest is behind. Each part is a read
+/// transaction of its own (as each part of an unpaced read is too), so a paused read holds no snapshot of the WAL
+/// while it waits; the parts of one read may therefore see different revisions, seconds apart, as a dashboard's
+/// panels already may. Each part of more than 64 series looks through every virtual gap of the range again
+/// (``SQLiteStore/spreadVirtualGaps``): a cost of pacing left as it is.
 public final class ReadPacing: Sendable {
     /// The pacing of the current task's reads, if any. (A class, not a closure: an optional async closure as the
     /// task-local value crashed the optimized build in `swift_task_localValuePush`, Swift 6.3 on Linux.)

@@ -97,10 +97,26 @@ public final class IngestJournal: Sendable {
         }
     }
 
-    /// Removes the entries up to `id` (the store has applied them).
+    /// Removes the entries up to `id` (the store has applied them), ``removalPart`` at a time: each part is a write
+    /// of its own, so appends waiting for the journal (acknowledgements) go between them instead of waiting for the
+    /// whole removal. Removing the 3,000-odd entries the store applied at once took 60–140 ms in one transaction
+    /// (the batches' pages going back to the free list), and every acknowledgement waited for it
+    /// (docs/benchmarks.md, "Ack latency while drawing").
     public func remove(through id: Int64) async throws {
-        try await writing { db in try db.execute(sql: "DELETE FROM entry WHERE id <= ?", arguments: [id]) }
+        while true {
+            let removed = try await writing { db in
+                try db.execute(
+                    sql: """
+                        DELETE FROM entry WHERE id IN (SELECT id FROM entry WHERE id <= ? ORDER BY id LIMIT ?)
+                        """, arguments: [id, Self.removalPart])
+                return db.changesCount
+            }
+            if removed < Self.removalPart { return }
+        }
     }
+
+    /// Entries removed per write: about 5 ms of work.
+    static let removalPart = 256
 
     /// Moves an entry the store refused for good to `set_aside`, with the reason, for an operator to look at.
     public func setAside(_ id: Int64, reason: String) async throws {
@@ -118,7 +134,17 @@ public final class IngestJournal: Sendable {
     private func writing<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value
     {
         do {
-            return try await queue.write { db in try ThreadPriority.raised { try body(db) } }
+            // Raised through the commit, whose WAL write and fsync acknowledgements wait for.
+            return try await queue.writeWithoutTransaction { db in
+                try ThreadPriority.raised {
+                    var value: Value?
+                    try db.inTransaction {
+                        value = try body(db)
+                        return .commit
+                    }
+                    return value!
+                }
+            }
         } catch {
             throw SQLiteStore.transient(error, path: path) ?? error
         }

@@ -228,9 +228,9 @@ extension SQLiteStore {
     func inParts<Value: Sendable>(
         _ ids: [Int64], _ read: @escaping @Sendable (Database, [Int64]) throws -> [Int64: Value]
     ) async throws -> [Int64: Value] {
-        if let pacing = ReadPacing.current {
+        if let pacing = ReadPacing.current, !ids.isEmpty {
             var merged = [Int64: Value]()
-            for start in stride(from: 0, to: max(ids.count, 1), by: pacing.partSize) {
+            for start in stride(from: 0, to: ids.count, by: pacing.partSize) {
                 try await pacing.pause()
                 let part = Array(ids[start..<min(ids.count, start + pacing.partSize)])
                 merged.merge(try await pool.read { db in try read(db, part) }) { first, _ in first }
