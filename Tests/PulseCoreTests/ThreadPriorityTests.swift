@@ -10,8 +10,6 @@ import Testing
 
 /// Ingest's commits run with their thread raised and put it back after (``ThreadPriority``).
 @Suite struct ThreadPriorityTests {
-    func set(_ nice: Int32) { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
-
     // The tests run as root (scripts/test.sh), which may raise a thread; the shipped units allow it with
     // LimitNICE=-5.
     @Test(.enabled(if: getuid() == 0, "raising a thread needs root or LimitNICE"))
@@ -19,14 +17,14 @@ import Testing
         let process = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
         let mine = ThreadPriority.current()
         defer {
-            set(mine)
+            ThreadPriority.set(mine)
             ThreadPriority.forget()
         }
         #expect(ThreadPriority.prepare() == nil)
         // A thread with a nice value of its own (as a dispatch pool's may have) is raised for the commit and put
         // back at its own, not at the process's.
         let own = min(19, process + 3)
-        set(own)
+        ThreadPriority.set(own)
         #expect(ThreadPriority.raised { ThreadPriority.current() } == max(-20, process - ThreadPriority.boost))
         #expect(ThreadPriority.current() == own)
         // A commit that throws puts its thread back too.
@@ -34,7 +32,7 @@ import Testing
         #expect(throws: Refused.self) { try ThreadPriority.raised { throw Refused() } }
         #expect(ThreadPriority.current() == own)
         // A thread already running higher is left where it is.
-        set(max(-20, process - ThreadPriority.boost - 2))
+        ThreadPriority.set(max(-20, process - ThreadPriority.boost - 2))
         #expect(ThreadPriority.raised { ThreadPriority.current() } == max(-20, process - ThreadPriority.boost - 2))
     }
 }

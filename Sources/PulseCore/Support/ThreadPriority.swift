@@ -79,7 +79,8 @@ public enum ThreadPriority {
     }
 
     /// Sets the calling thread's nice value (Linux keeps one per thread; `who` 0 is the calling thread).
-    private static func set(_ nice: Int32) -> Bool {
+    @discardableResult
+    static func set(_ nice: Int32) -> Bool {
         #if os(Linux)
             return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) == 0
         #else

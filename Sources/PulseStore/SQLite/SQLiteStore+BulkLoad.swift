@@ -28,11 +28,7 @@ extension SQLiteStore {
         keepFinest: (Int64) -> Bool = { _ in true }
     ) throws {
         let levels = settings.levels
-        // Rows written past the writer: what memory holds of them goes once they are in.
-        defer {
-            recent.forget()
-            catalogueCommits.add(1, ordering: .releasing)
-        }
+        defer { wrotePastTheWriter() }
         try pool.write { db in
             try db.run(
                 sql: "INSERT INTO agent (name, hostname, version, first_seen, last_seen) VALUES (?, ?, 'bench', ?, ?)",
@@ -75,10 +71,7 @@ extension SQLiteStore {
         fleet: [Int: [Int64: BucketValues]], now: Int64, keepFinest: (Int64) -> Bool = { _ in true }
     ) throws {
         let levels = settings.levels
-        defer {
-            recent.forget()
-            catalogueCommits.add(1, ordering: .releasing)
-        }
+        defer { wrotePastTheWriter() }
         try pool.write { db in
             try db.run(
                 sql: "INSERT INTO series (kind, agent_id, name, first_seen, last_seen) VALUES (3, 0, x'', ?, ?)",
@@ -131,5 +124,12 @@ extension SQLiteStore {
         let tracker = BillTracker.rebuilt(from: buckets, period: period, now: cursor)
         let bill = tracker.bill(period: period, now: cursor, method: .max, revision: 1)
         try save(StoredBill(series: series, bill: bill, asOf: cursor, tracker: tracker), in: db)
+    }
+
+    /// Rows were written past the writer: what memory holds of them goes once they are in, and the catalogue may
+    /// have changed.
+    private func wrotePastTheWriter() {
+        recent.forget()
+        catalogueCommits.add(1, ordering: .releasing)
     }
 }
