@@ -11,16 +11,19 @@ import Testing
 @Suite struct ReadPacingTests {
     let day: Int64 = 1_763_856_000_000  // 2025-11-23T00:00:00Z
 
+    /// Agent `agent`'s batches: host-`agent`, one interface, a stream of its own.
+    func maker(_ agent: Int) -> BatchMaker {
+        var maker = BatchMaker()
+        maker.agent = AgentIdentity(name: "host-\(agent)", hostname: "host-\(agent)", version: "0.2.0")
+        maker.stream = UInt64(agent + 1)
+        return maker
+    }
+
     /// A store of twelve agents of one interface each, three minutes of traffic that differs between them.
     func store() async throws -> SQLiteStore {
         let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
-        var batches = [IngestBatch]()
-        for agent in 0..<12 {
-            var maker = BatchMaker()
-            maker.agent = AgentIdentity(name: "host-\(agent)", hostname: "host-\(agent)", version: "0.2.0")
-            maker.stream = UInt64(agent + 1)
-            let rx = (0..<180).map { UInt64($0 * 1_000 * (agent + 1)) }
-            batches.append(maker.batch(1, start: day, rx: rx))
+        let batches = (0..<12).map { agent in
+            maker(agent).batch(1, start: day, rx: (0..<180).map { UInt64($0 * 1_000 * (agent + 1)) })
         }
         _ = try await store.ingest(batches, receivedAt: day + 200_000)
         return store
@@ -52,6 +55,57 @@ import Testing
         }
         #expect(pacedBuckets == wholeBuckets)
         #expect(pauses.load(ordering: .relaxed) == 14)
+    }
+
+    /// After many streams restarted (a virtual gap per interface), a read of many interfaces and hosts finds their
+    /// gaps by key, part by part, instead of reading every gap of the range: it reads what a read holding the fleet
+    /// (which reads every gap) reads for them, paced or not, and the gaps do add to it.
+    @Test func manyInterfacesAndHostsFindTheirOwnGapsByKey() async throws {
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        var batches = [IngestBatch]()
+        for agent in 0..<80 {
+            let maker = maker(agent)
+            let rate = UInt64(1_000 * (agent + 1))
+            // Minutes 0 and 3 of each: the two minutes between are a virtual gap (batch 2 never came).
+            batches.append(maker.batch(1, start: day, rx: (0..<60).map { UInt64($0) * rate }))
+            batches.append(maker.batch(3, start: day + 180_000, rx: (180..<240).map { UInt64($0) * rate }))
+        }
+        _ = try await store.ingest(batches, receivedAt: day + 300_000)
+        let all = try await store.series()
+        let ids = all.map(\.id)
+        let ownersOnly = all.filter { $0.kind == .interface || $0.kind == .host }.map(\.id)
+        #expect(ownersOnly.count == 160 && ids.count > ownersOnly.count)
+        let (from, to) = (day, day + 240_000)
+        let gaps = try await store.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM gap WHERE virtual = 1") ?? 0,
+                try SQLiteStore.gapOwners(of: Set(ownersOnly.prefix(70)), from: from, in: db),
+                try SQLiteStore.gapOwners(of: Set(ownersOnly), from: from, in: db),
+                try SQLiteStore.gapOwners(of: Set(ids.prefix(20)), from: from, in: db)
+            )
+        }
+        #expect(gaps.0 == 80)
+        #expect(gaps.1 != nil, "70 series, 80 gaps: looked up by key")
+        #expect(gaps.2 == nil, "160 series, 80 gaps: every gap of the range read once")
+
+        let everyGap = try await store.sums(level: .oneMinute, series: ids, from: from, to: to)
+        for part in [Array(ownersOnly.prefix(70)), Array(ownersOnly.suffix(70)), [ownersOnly[3]]] {
+            let byKey = try await store.sums(level: .oneMinute, series: part, from: from, to: to)
+            #expect(byKey == everyGap.filter { part.contains($0.key) })
+            let buckets = try await store.reduceBuckets(
+                level: .oneMinute, series: part, from: from, to: to, fields: .all
+            ) { _, buckets in buckets.count }
+            #expect(buckets.count == part.count && buckets.values.allSatisfy { $0 == 4 }, "minutes 1 and 2 spread")
+        }
+        let paced = try await ReadPacing.$current.withValue(ReadPacing(partSize: 50) {}) {
+            try await store.sums(level: .oneMinute, series: ownersOnly, from: from, to: to)
+        }
+        #expect(paced == everyGap.filter { ownersOnly.contains($0.key) })
+        // The gap's two minutes counted: each interface's rx over the four minutes is its counter's whole rise.
+        for record in all where record.kind == .interface {
+            let agent = try #require(record.agent.flatMap { Int($0.dropFirst("host-".count)) })
+            #expect(everyGap[record.id]?.traffic[.rxBytes] == Int64(239 * 1_000 * (agent + 1)))
+        }
     }
 
     /// A pause that throws (a stopping daemon) ends the read there with its error, reading nothing more.
