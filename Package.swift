@@ -30,11 +30,14 @@ let package = Package(
         .target(
             name: "PulseCore",
             dependencies: [
+                "CSchedule",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A thread's scheduling slice (sched_getattr/sched_setattr, which glibc does not wrap): see ThreadPriority.
+        .systemLibrary(name: "CSchedule"),
         // libsystemd (apt: libsystemd-dev): readiness, status, watchdog, socket activation, journal.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // libsnappy (apt: libsnappy-dev): remote write's block compression.
@@ -157,7 +160,7 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore"]),
+        .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore", "TestSupport"]),
         .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent"], exclude: ["Fixtures"]),
         .testTarget(name: "PulseAnalyticsTests", dependencies: ["PulseAnalytics", "PulseCore"]),
         // The window engine against Tests/Oracle/oracle.py, an independent reference written from docs/windows.md.

@@ -40,6 +40,11 @@ struct DaemonCommand: AsyncParsableCommand {
                 "ingest runs at the priority of drawing and billing: its threads cannot be raised (\(refused)); allow it with LimitNICE=-5 in the unit, as the shipped one does"
             )
         }
+        if !ThreadPriority.shortensSlices {
+            logger.notice(
+                "this kernel keeps no scheduling slice per thread (Linux 6.12 and later do): an acknowledgement may wait for drawing's slice of the CPU"
+            )
+        }
         do {
             // Opening the store may migrate and backfill one written by an older version (logged when it does).
             let runtime = try await DaemonRuntime(config: loaded, configPath: config, logger: logger)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension EndToEnd {
@@ -44,6 +45,14 @@ extension EndToEnd {
             } else {
                 #expect(loops.allSatisfy { $0.split(separator: " ").first == "0" } && !loops.isEmpty, "\(threads)")
                 #expect(refusal.contains("its threads cannot be raised (Permission denied)"), "\(refusal) \(limit)")
+            }
+            // Either way the event loops run with short scheduling slices, which need no privilege (Linux 6.12 and
+            // later): the kernel's own per-thread figure, se.slice in nanoseconds.
+            if Kernel.isAtLeast(6, 12) {
+                let slices = try sandbox.must(
+                    "for t in /proc/\(pid)/task/*; do echo \"$(cat $t/comm) $(grep '^se.slice ' $t/sched)\"; done")
+                let loopSlices = slices.split(separator: "\n").filter { $0.hasPrefix("NIO-ELT") }
+                #expect(!loopSlices.isEmpty && loopSlices.allSatisfy { $0.hasSuffix(" 100000") }, "\(slices)")
             }
 
             // A clean stop: the agent closes its open batch into the spool and says so.

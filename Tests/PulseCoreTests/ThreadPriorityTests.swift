@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+import TestSupport
 import Testing
 
 @testable import PulseCore
@@ -8,8 +11,9 @@ import Testing
     import Musl
 #endif
 
-/// Ingest's commits run with their thread raised and put it back after (``ThreadPriority``).
-@Suite struct ThreadPriorityTests {
+/// Ingest's commits run with their thread raised and put it back after (``ThreadPriority``). Serialized: what
+/// ``ThreadPriority/prepare()`` finds is the process's.
+@Suite(.serialized) struct ThreadPriorityTests {
     // The tests run as root (scripts/test.sh), which may raise a thread; the shipped units allow it with
     // LimitNICE=-5.
     @Test(.enabled(if: getuid() == 0, "raising a thread needs root or LimitNICE"))
@@ -34,5 +38,43 @@ import Testing
         // A thread already running higher is left where it is.
         ThreadPriority.set(max(-20, process - ThreadPriority.boost - 2))
         #expect(ThreadPriority.raised { ThreadPriority.current() } == max(-20, process - ThreadPriority.boost - 2))
+    }
+
+    /// Where the kernel keeps a slice per thread (EEVDF, Linux 6.12 and later), a raised commit runs with the short
+    /// slice, so that waking it takes the CPU from drawing at once, and its thread gets the kernel's default back
+    /// after, also when the commit throws; an event loop keeps the short slice. No privilege is needed for it.
+    @Test(.enabled(if: Kernel.isAtLeast(6, 12), "slices per thread came with Linux 6.12"))
+    func aRaisedCommitRunsWithAShortSliceAndPutsTheDefaultBack() async throws {
+        defer { ThreadPriority.forget() }
+        ThreadPriority.prepare()
+        #expect(ThreadPriority.shortensSlices)
+        // On a thread of its own, so that the slice an event loop keeps stays on it; what it saw is checked here.
+        struct Seen: Sendable {
+            var normal: Int64?, inCommit: Int64?, after: Int64?, afterThrowing: Int64?, threw = false, loop: Int64?
+        }
+        let seen = Mutex(Seen())
+        let thread = Thread {
+            struct Refused: Error {}
+            var local = Seen()
+            local.normal = ThreadPriority.currentSlice()
+            local.inCommit = ThreadPriority.raised { ThreadPriority.currentSlice() }
+            local.after = ThreadPriority.currentSlice()
+            do { try ThreadPriority.raised { throw Refused() } } catch { local.threw = error is Refused }
+            local.afterThrowing = ThreadPriority.currentSlice()
+            ThreadPriority.raiseCurrentThread()
+            local.loop = ThreadPriority.currentSlice()
+            seen.withLock { $0 = local }
+        }
+        thread.start()
+        while !thread.isFinished { try await Task.sleep(for: .milliseconds(5)) }
+        let result = seen.withLock { $0 }
+        let short = Int64(ThreadPriority.slice)
+        #expect(
+            result.normal.map { $0 > short } == true,
+            "the kernel's default, longer: \(String(describing: result.normal))")
+        #expect(result.inCommit == short)
+        #expect(result.after == result.normal)
+        #expect(result.threw && result.afterThrowing == result.normal)
+        #expect(result.loop == short)
     }
 }

@@ -1,3 +1,4 @@
+import CSchedule
 import Synchronization
 
 #if canImport(Glibc)
@@ -19,11 +20,25 @@ import Synchronization
 /// journal commit (their threads are the dispatch pool's, shared with other work) and ``raiseCurrentThread()`` for
 /// good (an event loop's). Nothing changes until ``prepare()`` has run and found that the process may do it: as
 /// root, or with `LimitNICE=-5` (the shipped units have it).
+///
+/// A raised thread also gets a short scheduling slice (``slice``, where the kernel has them: Linux 6.12 and later,
+/// no privilege needed, so also where the nice value cannot be raised). A nice value sets a thread's share of the
+/// CPU, not how soon a woken thread runs: with the kernel's default slice (1.4 ms on these two-core machines) a
+/// connection's thread that wakes while drawing holds the core may wait for the rest of drawing's slice. With a
+/// shorter slice its deadline is earlier and the kernel switches to it sooner: while drawing, the event loops'
+/// wait for a core fell from 152 to 95 µs a wake-up (docs/benchmarks.md, "Ack latency while drawing").
 public enum ThreadPriority {
     /// How much higher ingest runs than the process: nice 5 lower.
     public static let boost: Int32 = 5
 
+    /// The scheduling slice of a raised thread, in nanoseconds: the shortest the kernel takes (0.1 ms).
+    public static let slice: UInt64 = 100_000
+
     private static let raisedLevel = Mutex<Int32?>(nil)
+    private static let slicesShortened = Mutex(false)
+
+    /// Whether raised threads get the short ``slice`` (found by ``prepare()``).
+    public static var shortensSlices: Bool { slicesShortened.withLock { $0 } }
 
     /// Reads the process's nice value (its main thread's, which the Swift runtime leaves alone, unlike its pool's)
     /// and checks that the calling thread may run `boost` below it; from then on ingest's threads are raised. Call
@@ -31,6 +46,10 @@ public enum ThreadPriority {
     @discardableResult
     public static func prepare() -> String? {
         #if os(Linux)
+            // Short slices: set one on this thread, read it back (older kernels ignore it) and put the default back.
+            let shortens = netpulse_set_thread_slice(slice) == 0 && netpulse_thread_slice() == Int64(slice)
+            _ = netpulse_set_thread_slice(0)
+            slicesShortened.withLock { $0 = shortens }
             errno = 0
             let normal = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
             guard errno == 0 else { return String(cString: strerror(errno)) }
@@ -50,11 +69,17 @@ public enum ThreadPriority {
     }
 
     /// Forgets what ``prepare()`` found: nothing is raised any more (for tests).
-    static func forget() { raisedLevel.withLock { $0 = nil } }
+    static func forget() {
+        raisedLevel.withLock { $0 = nil }
+        slicesShortened.withLock { $0 = false }
+    }
 
     /// Runs `body` with the calling thread raised (unless it already runs higher), then puts the thread back where
     /// it was: a dispatch pool's thread may have had a nice value of its own.
+    /// The thread's slice goes back to the kernel's default (the pool's threads never set one of their own).
     public static func raised<T>(_ body: () throws -> T) rethrows -> T {
+        let shortened = shortenSlice()
+        defer { if shortened { _ = netpulse_set_thread_slice(0) } }
         guard let raised = raisedLevel.withLock({ $0 }) else { return try body() }
         let before = current()
         guard raised < before else { return try body() }
@@ -65,8 +90,30 @@ public enum ThreadPriority {
 
     /// Raises the calling thread for as long as it lives (an event loop's thread).
     public static func raiseCurrentThread() {
+        _ = shortenSlice()
         guard let raised = raisedLevel.withLock({ $0 }), raised < current() else { return }
         _ = set(raised)
+    }
+
+    /// Gives the calling thread the short ``slice`` when raised threads get one and it has a longer one; whether it
+    /// did.
+    private static func shortenSlice() -> Bool {
+        #if os(Linux)
+            guard shortensSlices, netpulse_thread_slice() > Int64(slice) else { return false }
+            return netpulse_set_thread_slice(slice) == 0
+        #else
+            return false
+        #endif
+    }
+
+    /// The calling thread's scheduling slice in nanoseconds (nil where it cannot be read).
+    static func currentSlice() -> Int64? {
+        #if os(Linux)
+            let slice = netpulse_thread_slice()
+            return slice >= 0 ? slice : nil
+        #else
+            return nil
+        #endif
     }
 
     /// The calling thread's nice value.
