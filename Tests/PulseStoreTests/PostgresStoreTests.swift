@@ -142,6 +142,39 @@ import Testing
         #expect(sums[fleet.id] == expectedFleet[sqliteFleet.id])
     }
 
+    /// After many streams restarted (a virtual gap per interface), reads of many interfaces and hosts, which look
+    /// their gaps up by key (more gaps than series read), read in PostgreSQL what they read in SQLite.
+    @Test func readsOfManyInterfacesAndHostsAfterRestartsReadAsInSQLite() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("gaps")))
+        defer { postgres.shutdown() }
+        let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        let batches = ReadPacingTests.restartedStreams(from: day)
+        _ = try await sqlite.ingest(batches, receivedAt: day + 300_000)
+        _ = try await postgres.ingest(batches, receivedAt: day + 300_000)
+        func owners(_ records: [SeriesRecord]) -> [String: Int64] {
+            Dictionary(
+                uniqueKeysWithValues: records.filter { $0.kind == .interface || $0.kind == .host }.map {
+                    ("\($0.kind) \($0.agent ?? "-")", $0.id)
+                })
+        }
+        let inSQLite = owners(try await sqlite.series())
+        let inPostgres = owners(try await postgres.series())
+        #expect(inSQLite.count == 160 && Set(inSQLite.keys) == Set(inPostgres.keys))
+        let (from, to) = (day, day + 240_000)
+        for keys in [Array(inSQLite.keys.sorted().prefix(70)), Array(inSQLite.keys.sorted().suffix(3))] {
+            let expected = try await sqlite.sums(
+                level: .oneMinute, series: keys.map { inSQLite[$0]! }, from: from, to: to)
+            let read = try await postgres.sums(
+                level: .oneMinute, series: keys.map { inPostgres[$0]! }, from: from, to: to)
+            for key in keys { #expect(read[inPostgres[key]!] == expected[inSQLite[key]!], "\(key)") }
+            let buckets = try await postgres.buckets(
+                level: .oneMinute, series: keys.map { inPostgres[$0]! }, from: from, to: to)
+            #expect(keys.allSatisfy { buckets[inPostgres[$0]!]?.count == 4 }, "minutes 1 and 2 spread")
+        }
+    }
+
     /// An agent that reconnects to a second daemon while the first is still committing: the first is offered
     /// batches 1…80, the second 41…120 (the agent's spool replayed from where it last had an ack) once the first has
     /// stored 30, both committing at once in group commits of random sizes, each daemon with its own store and

@@ -12,18 +12,30 @@ import Testing
     let day: Int64 = 1_763_856_000_000  // 2025-11-23T00:00:00Z
 
     /// Agent `agent`'s batches: host-`agent`, one interface, a stream of its own.
-    func maker(_ agent: Int) -> BatchMaker {
+    static func maker(_ agent: Int) -> BatchMaker {
         var maker = BatchMaker()
         maker.agent = AgentIdentity(name: "host-\(agent)", hostname: "host-\(agent)", version: "0.2.0")
         maker.stream = UInt64(agent + 1)
         return maker
     }
 
+    /// 80 agents of one interface (host-0 … host-79, each with its own rate), minutes 0 and 3 from `day`: the two
+    /// minutes between are a virtual gap of each (batch 2 never came), as after a fleet's streams restarted.
+    static func restartedStreams(from day: Int64) -> [IngestBatch] {
+        (0..<80).flatMap { agent in
+            let rate = UInt64(1_000 * (agent + 1))
+            return [
+                maker(agent).batch(1, start: day, rx: (0..<60).map { UInt64($0) * rate }),
+                maker(agent).batch(3, start: day + 180_000, rx: (180..<240).map { UInt64($0) * rate }),
+            ]
+        }
+    }
+
     /// A store of twelve agents of one interface each, three minutes of traffic that differs between them.
     func store() async throws -> SQLiteStore {
         let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
         let batches = (0..<12).map { agent in
-            maker(agent).batch(1, start: day, rx: (0..<180).map { UInt64($0 * 1_000 * (agent + 1)) })
+            Self.maker(agent).batch(1, start: day, rx: (0..<180).map { UInt64($0 * 1_000 * (agent + 1)) })
         }
         _ = try await store.ingest(batches, receivedAt: day + 200_000)
         return store
@@ -62,14 +74,7 @@ import Testing
     /// (which reads every gap) reads for them, paced or not, and the gaps do add to it.
     @Test func manyInterfacesAndHostsFindTheirOwnGapsByKey() async throws {
         let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
-        var batches = [IngestBatch]()
-        for agent in 0..<80 {
-            let maker = maker(agent)
-            let rate = UInt64(1_000 * (agent + 1))
-            // Minutes 0 and 3 of each: the two minutes between are a virtual gap (batch 2 never came).
-            batches.append(maker.batch(1, start: day, rx: (0..<60).map { UInt64($0) * rate }))
-            batches.append(maker.batch(3, start: day + 180_000, rx: (180..<240).map { UInt64($0) * rate }))
-        }
+        let batches = Self.restartedStreams(from: day)
         _ = try await store.ingest(batches, receivedAt: day + 300_000)
         let all = try await store.series()
         let ids = all.map(\.id)

@@ -240,12 +240,27 @@ struct PostgresSnapshotReader: SnapshotReader {
     ) throws {
         guard !series.isEmpty else { return }
         let end = VirtualGaps.end(level: level, to: to)
-        for row in try session.query(
-            """
-            SELECT series_id, prev, next, scopes, step, revision FROM gap
-            WHERE virtual AND to_ts > \(from) AND from_ts < \(end)
-            """)
-        {
+        let rows: [PostgresRow]
+        if let owners = try gapOwners(of: series, from: from) {
+            // A few interfaces and hosts (a bill rebuilt, a host's page), fewer than the gaps overlapping the time:
+            // only their interfaces' gaps, by the gap table's key.
+            guard !owners.isEmpty else { return }
+            var binds = PostgresBindings()
+            binds.append(owners)
+            rows = try session.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT series_id, prev, next, scopes, step, revision FROM gap
+                        WHERE series_id = ANY($1) AND virtual AND to_ts > \(from) AND from_ts < \(end)
+                        """, binds: binds))
+        } else {
+            rows = try session.query(
+                """
+                SELECT series_id, prev, next, scopes, step, revision FROM gap
+                WHERE virtual AND to_ts > \(from) AND from_ts < \(end)
+                """)
+        }
+        for row in rows {
             let (owner, previous, next, scopes, step, revision) = try row.decode(
                 (Int64, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, Int64).self)
             try VirtualGaps.spread(
@@ -253,6 +268,34 @@ struct PostgresSnapshotReader: SnapshotReader {
                     owner: owner, previous: Array(previous.readableBytesView), next: Array(next.readableBytesView),
                     scopes: Array(scopes.readableBytesView), step: Array(step.readableBytesView), revision: revision),
                 level: level, series: series, from: from, to: to, add)
+        }
+    }
+
+    /// As ``SQLiteStore/gapOwners(of:from:in:)``: the interfaces whose gaps can add to `series` when they are
+    /// better looked up by key, nil when every gap overlapping the time is to be read.
+    func gapOwners(of series: Set<Int64>, from: Int64) throws -> [Int64]? {
+        let overlapping =
+            try session.query(
+                "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual AND to_ts > \(from) LIMIT \(Int64(series.count + 1))) AS g"
+            ).first?.decode(Int64.self) ?? 0
+        guard VirtualGaps.lookedUpByKey(overlapping: Int(overlapping), series: series.count) else { return nil }
+        var binds = PostgresBindings()
+        binds.append(Array(series))
+        let rows = try session.query(
+            PostgresQuery(unsafeSQL: "SELECT id, kind::bigint, agent_id FROM series WHERE id = ANY($1)", binds: binds)
+        ).map { row in
+            let (id, kind, agent) = try row.decode((Int64, Int64, Int64).self)
+            return (id: id, kind: SeriesKind(rawValue: Int(kind)), agent: agent)
+        }
+        return try VirtualGaps.owners(of: rows) { agents in
+            var binds = PostgresBindings()
+            binds.append(agents)
+            return try session.query(
+                PostgresQuery(
+                    unsafeSQL:
+                        "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id = ANY($1)",
+                    binds: binds)
+            ).map { try $0.decode(Int64.self) }
         }
     }
 

@@ -13,6 +13,30 @@ enum VirtualGaps {
         var revision: Int64
     }
 
+    /// Whether a read of `series` series should look their gaps up by the gap table's key rather than read every
+    /// virtual gap that ends after the read's start: when more such gaps exist than the read has series (each store
+    /// counts them up to `series + 1`). A part of a paced read of the fleet's interfaces after their streams
+    /// restarted used to read every gap of the range again, most of a dashboard's drawing.
+    static func lookedUpByKey(overlapping: Int, series: Int) -> Bool { overlapping > series }
+
+    /// The interfaces whose gaps can add to the series `rows` (id, kind, agent) describe: the interfaces themselves
+    /// and the interfaces of the hosts' agents (`interfaces(agents)`); nil when a group or the fleet is among them,
+    /// whose gaps are any interface's.
+    static func owners(
+        of rows: [(id: Int64, kind: SeriesKind?, agent: Int64)], interfaces: ([Int64]) throws -> [Int64]
+    ) rethrows -> [Int64]? {
+        var owners = [Int64]()
+        var hosts = [Int64]()
+        for row in rows {
+            switch row.kind {
+            case .interface: owners.append(row.id)
+            case .host: hosts.append(row.agent)
+            default: return nil
+            }
+        }
+        return hosts.isEmpty ? owners : owners + (try interfaces(hosts))
+    }
+
     /// The end a query for gaps that add to buckets of `level` starting before `to` must look up to.
     static func end(level: RollupLevel, to: Int64) -> Int64 {
         to.addingReportingOverflow(level.width).overflow ? Int64.max : to + level.width

@@ -103,40 +103,33 @@ extension SQLiteStore {
         }
     }
 
-    /// The interfaces whose gaps can add to `series`, when looking those up by the gap table's key reads fewer rows
-    /// than reading every virtual gap that ends after `from`: `series` is interfaces and hosts only (a host's gaps
-    /// are its interfaces'), and more gaps end after `from` than `series` has members. Nil otherwise: a group's or
-    /// the fleet's gaps are any interface's, and a few gaps are cheaper read all at once than looked up one series
-    /// at a time. (Each part of a paced read of the fleet's interfaces used to read every gap of the range: after
-    /// 10,000 streams restarted, 20 parts of 500 read 10,000 gaps each, most of a dashboard's drawing.)
+    /// The interfaces whose gaps can add to `series` when they are better looked up by the gap table's key
+    /// (``VirtualGaps/lookedUpByKey(overlapping:series:)``, ``VirtualGaps/owners(of:interfaces:)``); nil when every
+    /// gap overlapping the time is to be read instead.
     static func gapOwners(of series: Set<Int64>, from: Int64, in db: Database) throws -> [Int64]? {
         guard !series.isEmpty else { return [] }
         let overlapping = try Int.fetchOne(
             db, sql: "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual = 1 AND to_ts > ? LIMIT ?)",
             arguments: [from, series.count + 1])
-        guard let overlapping, overlapping > series.count else { return nil }
-        var owners = [Int64]()
-        var hosts = [Int64]()
+        guard VirtualGaps.lookedUpByKey(overlapping: overlapping ?? 0, series: series.count) else { return nil }
+        var rows = [(id: Int64, kind: SeriesKind?, agent: Int64)]()
         for slice in slices(Array(series)) {
             for row in try Row.fetchAll(
                 db, sql: "SELECT id, kind, agent_id FROM series WHERE id IN (\(placeholders(slice.count)))",
                 arguments: StatementArguments(slice))
             {
-                switch SeriesKind(rawValue: row[1]) {
-                case .interface: owners.append(row[0])
-                case .host: hosts.append(row[2])
-                default: return nil
-                }
+                rows.append((row[0], SeriesKind(rawValue: row[1]), row[2]))
             }
         }
-        for slice in slices(hosts) {
-            owners += try Int64.fetchAll(
-                db,
-                sql:
-                    "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id IN (\(placeholders(slice.count)))",
-                arguments: StatementArguments(slice))
+        return try VirtualGaps.owners(of: rows) { agents in
+            try slices(agents).flatMap { slice in
+                try Int64.fetchAll(
+                    db,
+                    sql:
+                        "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id IN (\(placeholders(slice.count)))",
+                    arguments: StatementArguments(slice))
+            }
         }
-        return owners
     }
 
     public func sums(
