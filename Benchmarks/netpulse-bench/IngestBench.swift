@@ -135,13 +135,22 @@ enum IngestBench {
         let meteredBatches = min(meteredSpan, Int((Double(seconds) + 25) / period) + 2)
         for (phase, draws) in [(1, false), (2, true)] {
             let prepared = prepare(phase: phase, batches: meteredBatches)
+            // The daemon's own metrics, read at the start and the end of the measurement: its part of the latency.
+            let metricsPort = try Daemon.freePort()
             let daemon = try Daemon(
                 binary: daemonBinary, directory: directory + "/half-\(draws)", ca: directory + "/ca",
-                extra: extra + (draws ? drawing : "[dashboards]\nenabled = false\n"))
+                extra: extra + "[metrics]\nlisten = \"127.0.0.1:\(metricsPort)\"\n"
+                    + (draws ? drawing : "[dashboards]\nenabled = false\n"))
             defer { daemon.stop() }
+            var ownAtStart = LatencyHistogram()
+            var ownAtEnd = LatencyHistogram()
             let run = try offered(
                 daemon: daemon, names: names, contexts: contexts, generation: phase, seconds: seconds, warmUp: 15,
-                stored: storedBatches(store + "/netpulsed/netpulse.db")
+                stored: storedBatches(store + "/netpulsed/netpulse.db"),
+                measuring: { starting in
+                    let histogram = LatencyHistogram.scraped(port: metricsPort, name: "netpulse_ack_latency_seconds")
+                    if starting { ownAtStart = histogram } else { ownAtEnd = histogram }
+                }
             ) { index in
                 .metered(
                     prepared[index], period: UInt64(period * 1e9),
@@ -155,19 +164,21 @@ enum IngestBench {
             print(
                 "  \(Units.fixed(fraction * 100, decimals: 0)) % of it, \(draws ? "drawing the fleet overview, all ranges every 10 s" : "dashboards off                                   ")  \(Units.fixed(run.rate, decimals: 0)) batches/s\(run.storedText), p50 / p99 / max \(latencyText(run.latencies)) over \(Units.fixed(run.elapsed, decimals: 0)) s\(run.exhausted ? " (an agent ran out of prepared batches)" : ""), netpulsed CPU \(Units.fixed(run.cpu, decimals: 0))% of a core\(draws ? ", \(drawn) SVGs kept on disk" : "")\(run.errors > 0 ? ", \(run.errors) errors" : "")"
             )
+            print("      the daemon's own part (queued to acknowledged): \(ownAtEnd.since(ownAtStart).summary)")
         }
     }
 
     /// One agent per name sending what `mode` gives each (by index) against `daemon`: once every agent is connected
     /// they are let go (paced agents start at once) and, after `warmUp` seconds, measured for `seconds` or until
     /// one runs out of prepared batches (see ``Offered``).
+    /// `measuring` is called with true as the measurement starts and with false as it ends.
     static func offered(
         daemon: Daemon, names: [String], contexts: [NIOSSLContext], generation: Int, seconds: Int, warmUp: Double,
-        stored: () -> Int64? = { nil }, mode: (Int) -> SimulatedAgent.Mode
+        stored: () -> Int64? = { nil }, measuring: (Bool) -> Void = { _ in }, mode: (Int) -> SimulatedAgent.Mode
     ) throws -> Offered {
         try offered(
             daemons: [daemon], names: names, contexts: contexts, generation: generation, seconds: seconds,
-            warmUp: warmUp, stored: stored, mode: mode)
+            warmUp: warmUp, stored: stored, measuring: measuring, mode: mode)
     }
 
     /// The batches the SQLite store at `path` holds, read beside the running daemon: a journaled batch is
@@ -184,7 +195,8 @@ enum IngestBench {
     /// processes (a database server) over the same time.
     static func offered(
         daemons: [Daemon], names: [String], contexts: [NIOSSLContext], generation: Int, seconds: Int, warmUp: Double,
-        also: () -> Double = { 0 }, stored: () -> Int64? = { nil }, mode: (Int) -> SimulatedAgent.Mode
+        also: () -> Double = { 0 }, stored: () -> Int64? = { nil }, measuring: (Bool) -> Void = { _ in },
+        mode: (Int) -> SimulatedAgent.Mode
     ) throws -> Offered {
         let tally = Tally()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -200,6 +212,7 @@ enum IngestBench {
         try waitUntil(seconds: 60) { tally.welcomed.load(ordering: .relaxed) == names.count }
         tally.go()
         Thread.sleep(forTimeInterval: warmUp)
+        measuring(true)
         tally.startMeasuring()
         let usageBefore = try daemons.map { try ProcessUsage(pid: $0.pid) }
         let alsoBefore = also()
@@ -216,6 +229,7 @@ enum IngestBench {
         let storedAfter = stored()
         let elapsed = Date().timeIntervalSince(start)
         let latencies = tally.stopMeasuring()
+        measuring(false)
         let usageAfter = try daemons.map { try ProcessUsage(pid: $0.pid) }
         let cpuSeconds = zip(usageBefore, usageAfter).map { $1.cpuSeconds - $0.cpuSeconds }
         return Offered(
@@ -225,6 +239,52 @@ enum IngestBench {
             connected: tally.welcomed.load(ordering: .relaxed), acknowledged: tally.acked.load(ordering: .relaxed),
             errors: tally.errors.load(ordering: .relaxed),
             storedRate: storedBefore.flatMap { before in storedAfter.map { Double($0 - before) / elapsed } })
+    }
+
+    /// A latency histogram the daemon exports (cumulative counts by upper bound, in seconds), read from its metrics.
+    struct LatencyHistogram {
+        var counts = [Double: Double]()
+
+        static func scraped(port: Int, name: String) -> LatencyHistogram {
+            guard let text = try? blocking({ try await RemoteWriteBench.get(port: port, path: "/metrics") }) else {
+                return LatencyHistogram()
+            }
+            var histogram = LatencyHistogram()
+            for line in text.split(separator: "\n") where line.hasPrefix(name + "_bucket{le=\"") {
+                let parts = line.dropFirst(name.count + 12).split(separator: "\"")
+                guard parts.count == 2, let count = Double(parts[1].dropFirst(2)) else { continue }
+                histogram.counts[parts[0] == "+Inf" ? .infinity : Double(parts[0]) ?? .nan] = count
+            }
+            return histogram
+        }
+
+        func since(_ earlier: LatencyHistogram) -> LatencyHistogram {
+            LatencyHistogram(
+                counts: counts.mapValues { $0 }.merging(earlier.counts.mapValues { -$0 }, uniquingKeysWith: +))
+        }
+
+        /// The median and 99th percentile, each interpolated within its bucket (only as fine as the buckets: 1,
+        /// 2.5, 5, 10, 25, 50 ms …), and the share within 25 ms.
+        var summary: String {
+            let bounds = counts.keys.sorted()
+            guard let total = bounds.last.flatMap({ counts[$0] }), total > 0 else { return "not read" }
+            func quantile(_ q: Double) -> String {
+                var (lower, below) = (0.0, 0.0)
+                for bound in bounds {
+                    let count = counts[bound]!
+                    if count >= q * total {
+                        guard bound.isFinite else { return "over \(Units.fixed(lower * 1_000, decimals: 1)) ms" }
+                        let within = lower + (bound - lower) * (q * total - below) / max(count - below, 1)
+                        return "\(Units.fixed(within * 1_000, decimals: 1)) ms"
+                    }
+                    (lower, below) = (bound, count)
+                }
+                return "?"
+            }
+            let within25 = (counts[0.025] ?? 0) / total * 100
+            return
+                "p50 \(quantile(0.5)), p99 \(quantile(0.99)) (within the histogram's buckets), \(Units.fixed(within25, decimals: 2)) % within 25 ms, of \(Int(total)) batches"
+        }
     }
 
     /// What ``offered(daemon:names:contexts:generation:seconds:warmUp:mode:)`` measured.
