@@ -2,8 +2,8 @@
 // sched_setattr system calls, which glibc does not wrap (and Swift cannot call the variadic syscall(2)).
 //
 // For a SCHED_OTHER thread, sched_attr.sched_runtime is its slice: how long it may run before the scheduler picks
-// again. A thread with a shorter slice than the one running gets an earlier deadline and, waking, takes the CPU at
-// once instead of waiting out the running thread's slice. Setting it needs no privilege.
+// again. A waking thread with a shorter slice than the one running gets an earlier deadline and the CPU sooner,
+// rather than after the running thread's slice. Setting it needs no privilege.
 #pragma once
 #include <errno.h>
 #include <stdint.h>
