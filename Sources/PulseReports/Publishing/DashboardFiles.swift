@@ -13,6 +13,21 @@ public enum DashboardFiles {
         prefix(stem: stem, range: range) + "latest.svg"
     }
 
+    /// When `range` was last drawn for every dashboard in `directory`: the oldest of the times its `latest` links
+    /// name (any dashboard's, `*-RANGE-latest.svg`), so one page left behind counts; nil when none is there.
+    /// Blocking: reads the directory.
+    public static func lastDrawn(range: DashboardRange, in directory: String) -> Int64? {
+        let suffix = "-\(FileName.safe(range.name))-latest.svg"
+        guard let names = try? FileIO.listDirectory(directory) else { return nil }
+        return names.filter { $0.hasSuffix(suffix) }.compactMap { name -> Int64? in
+            // The link names `STEM-RANGE-STAMP.svg`; a link that is broken or names anything else counts as never.
+            guard let target = PublishedFiles.target(of: "\(directory)/\(name)"), target.hasSuffix(".svg"),
+                let dash = target.lastIndex(of: "-")
+            else { return Int64.min }
+            return FileName.time(ofStamp: target[target.index(after: dash)...].dropLast(".svg".count)) ?? Int64.min
+        }.min().flatMap { $0 == Int64.min ? nil : $0 }
+    }
+
     /// The rendered files of one dashboard and range in `directory`, oldest first.
     ///
     /// A file belongs to it only when the rest of its name after the prefix is exactly a stamp and `.svg`, so
