@@ -252,15 +252,18 @@ enum IngestBench {
             var histogram = LatencyHistogram()
             for line in text.split(separator: "\n") where line.hasPrefix(name + "_bucket{le=\"") {
                 let parts = line.dropFirst(name.count + 12).split(separator: "\"")
-                guard parts.count == 2, let count = Double(parts[1].dropFirst(2)) else { continue }
-                histogram.counts[parts[0] == "+Inf" ? .infinity : Double(parts[0]) ?? .nan] = count
+                guard parts.count == 2, let count = Double(parts[1].dropFirst(2)),
+                    let bound = parts[0] == "+Inf" ? Double.infinity : Double(parts[0])
+                else { continue }
+                histogram.counts[bound] = count
             }
             return histogram
         }
 
+        /// What was counted between `earlier` and this; nothing when either was not read.
         func since(_ earlier: LatencyHistogram) -> LatencyHistogram {
-            LatencyHistogram(
-                counts: counts.mapValues { $0 }.merging(earlier.counts.mapValues { -$0 }, uniquingKeysWith: +))
+            guard !counts.isEmpty, !earlier.counts.isEmpty else { return LatencyHistogram() }
+            return LatencyHistogram(counts: counts.merging(earlier.counts.mapValues { -$0 }, uniquingKeysWith: +))
         }
 
         /// The median and 99th percentile, each interpolated within its bucket (only as fine as the buckets: 1,

@@ -42,7 +42,7 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         if !ThreadPriority.shortensSlices {
             logger.notice(
-                "this kernel keeps no scheduling slice per thread (Linux 6.12 and later do): an acknowledgement may wait for drawing's slice of the CPU"
+                "ingest's threads keep the kernel's default scheduling slice (a slice per thread needs Linux 6.12 or later, and sched_setattr allowed): an acknowledgement may wait for drawing's slice of the CPU"
             )
         }
         do {

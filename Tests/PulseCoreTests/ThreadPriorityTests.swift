@@ -42,7 +42,8 @@ import Testing
 
     /// Where the kernel keeps a slice per thread (EEVDF, Linux 6.12 and later), a raised commit runs with the short
     /// slice, so that waking it takes the CPU from drawing at once, and its thread gets the kernel's default back
-    /// after, also when the commit throws; an event loop keeps the short slice. No privilege is needed for it.
+    /// after, also when the commit throws; an event loop keeps the short slice, which threads it creates do not
+    /// inherit. No privilege is needed for it.
     @Test(.enabled(if: Kernel.isAtLeast(6, 12), "slices per thread came with Linux 6.12"))
     func aRaisedCommitRunsWithAShortSliceAndPutsTheDefaultBack() async throws {
         defer { ThreadPriority.forget() }
@@ -51,6 +52,7 @@ import Testing
         // On a thread of its own, so that the slice an event loop keeps stays on it; what it saw is checked here.
         struct Seen: Sendable {
             var normal: Int64?, inCommit: Int64?, after: Int64?, afterThrowing: Int64?, threw = false, loop: Int64?
+            var loopsChild: Int64?
         }
         let seen = Mutex(Seen())
         let thread = Thread {
@@ -63,6 +65,12 @@ import Testing
             local.afterThrowing = ThreadPriority.currentSlice()
             ThreadPriority.raiseCurrentThread()
             local.loop = ThreadPriority.currentSlice()
+            // A thread the event loop creates (as the dispatch pool grows from it) does not inherit the short slice.
+            let child = Mutex<Int64?>(nil)
+            let grown = Thread { child.withLock { $0 = ThreadPriority.currentSlice() } }
+            grown.start()
+            while !grown.isFinished { usleep(1_000) }
+            local.loopsChild = child.withLock { $0 }
             seen.withLock { $0 = local }
         }
         thread.start()
@@ -76,5 +84,6 @@ import Testing
         #expect(result.after == result.normal)
         #expect(result.threw && result.afterThrowing == result.normal)
         #expect(result.loop == short)
+        #expect(result.loopsChild == result.normal, "a thread the loop creates starts with the default slice")
     }
 }

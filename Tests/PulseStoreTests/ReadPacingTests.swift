@@ -79,6 +79,7 @@ import Testing
         let all = try await store.series()
         let ids = all.map(\.id)
         let ownersOnly = all.filter { $0.kind == .interface || $0.kind == .host }.map(\.id)
+        let fleet = try #require(all.first { $0.kind == .fleet }).id
         #expect(ownersOnly.count == 160 && ids.count > ownersOnly.count)
         let (from, to) = (day, day + 240_000)
         let gaps = try await store.pool.read { db in
@@ -86,12 +87,13 @@ import Testing
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM gap WHERE virtual = 1") ?? 0,
                 try SQLiteStore.gapOwners(of: Set(ownersOnly.prefix(70)), from: from, in: db),
                 try SQLiteStore.gapOwners(of: Set(ownersOnly), from: from, in: db),
-                try SQLiteStore.gapOwners(of: Set(ids.prefix(20)), from: from, in: db)
+                try SQLiteStore.gapOwners(of: Set(ownersOnly.prefix(10) + [fleet]), from: from, in: db)
             )
         }
         #expect(gaps.0 == 80)
         #expect(gaps.1 != nil, "70 series, 80 gaps: looked up by key")
         #expect(gaps.2 == nil, "160 series, 80 gaps: every gap of the range read once")
+        #expect(gaps.3 == nil, "the fleet's gaps are every interface's")
 
         let everyGap = try await store.sums(level: .oneMinute, series: ids, from: from, to: to)
         for part in [Array(ownersOnly.prefix(70)), Array(ownersOnly.suffix(70)), [ownersOnly[3]]] {

@@ -47,8 +47,8 @@ public enum ThreadPriority {
     public static func prepare() -> String? {
         #if os(Linux)
             // Short slices: set one on this thread, read it back (older kernels ignore it) and put the default back.
-            let shortens = netpulse_set_thread_slice(slice) == 0 && netpulse_thread_slice() == Int64(slice)
-            _ = netpulse_set_thread_slice(0)
+            let shortens = netpulse_set_thread_slice(slice, 0) == 0 && netpulse_thread_slice() == Int64(slice)
+            _ = netpulse_set_thread_slice(0, 0)
             slicesShortened.withLock { $0 = shortens }
             errno = 0
             let normal = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
@@ -79,7 +79,7 @@ public enum ThreadPriority {
     /// The thread's slice goes back to the kernel's default (the pool's threads never set one of their own).
     public static func raised<T>(_ body: () throws -> T) rethrows -> T {
         let shortened = shortenSlice()
-        defer { if shortened { _ = netpulse_set_thread_slice(0) } }
+        defer { if shortened { restoreSlice() } }
         guard let raised = raisedLevel.withLock({ $0 }) else { return try body() }
         let before = current()
         guard raised < before else { return try body() }
@@ -100,9 +100,16 @@ public enum ThreadPriority {
     private static func shortenSlice() -> Bool {
         #if os(Linux)
             guard shortensSlices, netpulse_thread_slice() > Int64(slice) else { return false }
-            return netpulse_set_thread_slice(slice) == 0
+            return netpulse_set_thread_slice(slice, 1) == 0
         #else
             return false
+        #endif
+    }
+
+    /// Gives the calling thread the kernel's default slice again.
+    private static func restoreSlice() {
+        #if os(Linux)
+            _ = netpulse_set_thread_slice(0, 0)
         #endif
     }
 

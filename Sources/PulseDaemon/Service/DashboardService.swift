@@ -106,21 +106,28 @@ final class DashboardService: Service, Sendable {
         ((drawnAt - settle) / interval + 1) * interval + settle
     }
 
-    /// When each range is first due as the service starts: a range whose pages were all drawn since its last
-    /// boundary (the daemon restarted) waits for its next boundary, rather than every page of every range being
-    /// drawn again at once (for 625 hosts, 2,504 pages, which took minutes on a busy two-core machine); a range never
-    /// drawn, or with any page older than that, is due at once.
-    static func firstDue(_ settings: DashboardSettings) -> [Int64] {
+    /// When each range is first due as the service starts, for the dashboards `stems` (nil: not known, every range
+    /// at once): a range whose pages were all drawn since its last boundary (the daemon restarted) waits for its next
+    /// boundary, rather than every page of every range being drawn again at once (for 625 hosts, 2,504 pages, which
+    /// took minutes on a busy two-core machine); a range never drawn, with any page older than that, or drawn "later"
+    /// than `now` (the clock stepped back) is due at once. A page without a link yet (a new host) is drawn with the
+    /// next range that is due.
+    static func firstDue(_ settings: DashboardSettings, stems: [String]?, now: Int64) -> [Int64] {
         settings.ranges.map { scheduled in
-            DashboardFiles.lastDrawn(range: scheduled.range, in: settings.directory).map {
-                due(after: $0, interval: scheduled.interval)
-            } ?? 0
+            guard let stems,
+                let drawn = DashboardFiles.lastDrawn(range: scheduled.range, stems: stems, in: settings.directory),
+                drawn <= now
+            else { return 0 }
+            return drawn == Int64.min ? 0 : due(after: drawn, interval: scheduled.interval)
         }
     }
 
     func run() async throws {
         let settings = config.dashboards
-        var due = Self.firstDue(settings)
+        let stems = try? await settings.dashboards(
+            for: config.windowEngine(over: store).catalogue, groupBy: config.billing.groupBy
+        ).map(\.fileStem)
+        var due = Self.firstDue(settings, stems: stems, now: WallClock.milliseconds())
         var reported = Set<String>()  // each failure is logged once, not at every render
         while !Task.isShuttingDownGracefully {
             let now = WallClock.milliseconds()

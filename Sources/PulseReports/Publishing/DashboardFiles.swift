@@ -13,19 +13,19 @@ public enum DashboardFiles {
         prefix(stem: stem, range: range) + "latest.svg"
     }
 
-    /// When `range` was last drawn for every dashboard in `directory`: the oldest of the times its `latest` links
-    /// name (any dashboard's, `*-RANGE-latest.svg`), so one page left behind counts; nil when none is there.
-    /// Blocking: reads the directory.
-    public static func lastDrawn(range: DashboardRange, in directory: String) -> Int64? {
-        let suffix = "-\(FileName.safe(range.name))-latest.svg"
-        guard let names = try? FileIO.listDirectory(directory) else { return nil }
-        return names.filter { $0.hasSuffix(suffix) }.compactMap { name -> Int64? in
-            // The link names `STEM-RANGE-STAMP.svg`; a link that is broken or names anything else counts as never.
-            guard let target = PublishedFiles.target(of: "\(directory)/\(name)"), target.hasSuffix(".svg"),
-                let dash = target.lastIndex(of: "-")
-            else { return Int64.min }
-            return FileName.time(ofStamp: target[target.index(after: dash)...].dropLast(".svg".count)) ?? Int64.min
-        }.min().flatMap { $0 == Int64.min ? nil : $0 }
+    /// When `range` was last drawn for the dashboards `stems`, as their `latest` links in `directory` say: the
+    /// oldest of the times they name, so one page left behind counts; `Int64.min` when a link names no page of its
+    /// own (as if never drawn); nil when none of them has a link yet. Blocking: reads the links.
+    public static func lastDrawn(range: DashboardRange, stems: [String], in directory: String) -> Int64? {
+        stems.compactMap { stem -> Int64? in
+            let link = "\(directory)/\(latest(stem: stem, range: range))"
+            guard let target = PublishedFiles.target(of: link) else { return nil }
+            let prefix = prefix(stem: stem, range: range)
+            guard target.hasPrefix(prefix), target.hasSuffix(".svg"), FileIO.exists("\(directory)/\(target)") else {
+                return Int64.min
+            }
+            return FileName.time(ofStamp: target.dropFirst(prefix.count).dropLast(".svg".count)) ?? Int64.min
+        }.min()
     }
 
     /// The rendered files of one dashboard and range in `directory`, oldest first.

@@ -274,11 +274,15 @@ struct PostgresSnapshotReader: SnapshotReader {
     /// As ``SQLiteStore/gapOwners(of:from:in:)``: the interfaces whose gaps can add to `series` when they are
     /// better looked up by key, nil when every gap overlapping the time is to be read.
     func gapOwners(of series: Set<Int64>, from: Int64) throws -> [Int64]? {
-        let overlapping =
-            try session.query(
-                "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual AND to_ts > \(from) LIMIT \(Int64(series.count + 1))) AS g"
-            ).first?.decode(Int64.self) ?? 0
-        guard VirtualGaps.lookedUpByKey(overlapping: Int(overlapping), series: series.count) else { return nil }
+        func overlapping(_ limit: Int) throws -> Int {
+            Int(
+                try session.query(
+                    "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual AND to_ts > \(from) LIMIT \(Int64(limit + 1))) AS g"
+                ).first?.decode(Int64.self) ?? 0)
+        }
+        guard VirtualGaps.lookedUpByKey(overlapping: try overlapping(series.count), owners: series.count) else {
+            return nil
+        }
         var binds = PostgresBindings()
         binds.append(Array(series))
         let rows = try session.query(
@@ -287,7 +291,7 @@ struct PostgresSnapshotReader: SnapshotReader {
             let (id, kind, agent) = try row.decode((Int64, Int64, Int64).self)
             return (id: id, kind: SeriesKind(rawValue: Int(kind)), agent: agent)
         }
-        return try VirtualGaps.owners(of: rows) { agents in
+        let owners = try VirtualGaps.owners(of: rows) { agents in
             var binds = PostgresBindings()
             binds.append(agents)
             return try session.query(
@@ -297,6 +301,14 @@ struct PostgresSnapshotReader: SnapshotReader {
                     binds: binds)
             ).map { try $0.decode(Int64.self) }
         }
+        guard let owners else { return nil }
+        // Hosts stand for all their interfaces: looked up by key only while that is still fewer rows.
+        if owners.count > series.count,
+            !VirtualGaps.lookedUpByKey(overlapping: try overlapping(owners.count), owners: owners.count)
+        {
+            return nil
+        }
+        return owners
     }
 
     func billChangeRows(limit: Int) throws -> [ChangedInterval] {

@@ -13,11 +13,12 @@ enum VirtualGaps {
         var revision: Int64
     }
 
-    /// Whether a read of `series` series should look their gaps up by the gap table's key rather than read every
-    /// virtual gap that ends after the read's start: when more such gaps exist than the read has series (each store
-    /// counts them up to `series + 1`). A part of a paced read of the fleet's interfaces after their streams
-    /// restarted used to read every gap of the range again, most of a dashboard's drawing.
-    static func lookedUpByKey(overlapping: Int, series: Int) -> Bool { overlapping > series }
+    /// Whether the gaps of `owners` interfaces should be looked up by the gap table's key rather than every virtual
+    /// gap that ends after the read's start be read: when more such gaps exist than there are owners to look up
+    /// (each store counts them up to `owners + 1`; a host stands for all its interfaces). A part of a paced read of
+    /// the fleet's interfaces after their streams restarted used to read every gap of the range again, most of a
+    /// dashboard's drawing.
+    static func lookedUpByKey(overlapping: Int, owners: Int) -> Bool { overlapping > owners }
 
     /// The interfaces whose gaps can add to the series `rows` (id, kind, agent) describe: the interfaces themselves
     /// and the interfaces of the hosts' agents (`interfaces(agents)`); nil when a group or the fleet is among them,

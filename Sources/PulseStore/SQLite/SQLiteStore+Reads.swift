@@ -108,10 +108,14 @@ extension SQLiteStore {
     /// gap overlapping the time is to be read instead.
     static func gapOwners(of series: Set<Int64>, from: Int64, in db: Database) throws -> [Int64]? {
         guard !series.isEmpty else { return [] }
-        let overlapping = try Int.fetchOne(
-            db, sql: "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual = 1 AND to_ts > ? LIMIT ?)",
-            arguments: [from, series.count + 1])
-        guard VirtualGaps.lookedUpByKey(overlapping: overlapping ?? 0, series: series.count) else { return nil }
+        func overlapping(_ limit: Int) throws -> Int {
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual = 1 AND to_ts > ? LIMIT ?)",
+                arguments: [from, limit + 1]) ?? 0
+        }
+        guard VirtualGaps.lookedUpByKey(overlapping: try overlapping(series.count), owners: series.count) else {
+            return nil
+        }
         var rows = [(id: Int64, kind: SeriesKind?, agent: Int64)]()
         for slice in slices(Array(series)) {
             for row in try Row.fetchAll(
@@ -121,7 +125,7 @@ extension SQLiteStore {
                 rows.append((row[0], SeriesKind(rawValue: row[1]), row[2]))
             }
         }
-        return try VirtualGaps.owners(of: rows) { agents in
+        let owners = try VirtualGaps.owners(of: rows) { agents in
             try slices(agents).flatMap { slice in
                 try Int64.fetchAll(
                     db,
@@ -130,6 +134,14 @@ extension SQLiteStore {
                     arguments: StatementArguments(slice))
             }
         }
+        guard let owners else { return nil }
+        // Hosts stand for all their interfaces: looked up by key only while that is still fewer rows.
+        if owners.count > series.count,
+            !VirtualGaps.lookedUpByKey(overlapping: try overlapping(owners.count), owners: owners.count)
+        {
+            return nil
+        }
+        return owners
     }
 
     public func sums(
