@@ -104,7 +104,7 @@ extension SQLiteStore {
     }
 
     /// The interfaces whose gaps can add to `series` when they are better looked up by the gap table's key
-    /// (``VirtualGaps/lookedUpByKey(overlapping:series:)``, ``VirtualGaps/owners(of:interfaces:)``); nil when every
+    /// (``VirtualGaps/lookedUpByKey(overlapping:owners:)``, ``VirtualGaps/owners(of:interfaces:)``); nil when every
     /// gap overlapping the time is to be read instead.
     static func gapOwners(of series: Set<Int64>, from: Int64, in db: Database) throws -> [Int64]? {
         guard !series.isEmpty else { return [] }
