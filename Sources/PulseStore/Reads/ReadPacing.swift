@@ -8,8 +8,8 @@
 /// transaction of its own (as each part of an unpaced read is too), so a paused read holds no snapshot of the WAL
 /// while it waits; the parts of one read may therefore see different revisions, seconds apart, as a dashboard's
 /// panels already may. Each part finds the virtual gaps of its own interfaces and hosts by key when the range has
-/// more gaps than the part has series (``SQLiteStore/gapOwners(of:from:in:)``), so parts do not read every gap of
-/// the fleet again; a part holding a group or the fleet reads them all, as a whole read does.
+/// more gaps than it has interfaces to look up (``SQLiteStore/gapOwners(of:from:in:)``), so parts do not read every
+/// gap of the fleet again; a part holding a group or the fleet reads them all, as a whole read does.
 public final class ReadPacing: Sendable {
     /// The pacing of the current task's reads, if any. (A class, not a closure: an optional async closure as the
     /// task-local value crashed the optimized build in `swift_task_localValuePush`, Swift 6.3 on Linux.)
