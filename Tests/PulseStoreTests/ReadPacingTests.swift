@@ -82,15 +82,18 @@ import Testing
         let fleet = try #require(all.first { $0.kind == .fleet }).id
         #expect(ownersOnly.count == 160 && ids.count > ownersOnly.count)
         let (from, to) = (day, day + 240_000)
+        let interfaces = all.filter { $0.kind == .interface }.map(\.id)
         let gaps = try await store.pool.read { db in
             (
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM gap WHERE virtual = 1") ?? 0,
+                // Exactly 80 gaps overlap the read: by key for 79 interfaces, not for all 80.
+                try SQLiteStore.gapOwners(of: Set(interfaces.prefix(79)), from: from, in: db) != nil
+                    && SQLiteStore.gapOwners(of: Set(interfaces), from: from, in: db) == nil,
                 try SQLiteStore.gapOwners(of: Set(ownersOnly.prefix(70)), from: from, in: db),
                 try SQLiteStore.gapOwners(of: Set(ownersOnly), from: from, in: db),
                 try SQLiteStore.gapOwners(of: Set(ownersOnly.prefix(10) + [fleet]), from: from, in: db)
             )
         }
-        #expect(gaps.0 == 80)
+        #expect(interfaces.count == 80 && gaps.0, "one virtual gap per interface")
         #expect(gaps.1 != nil, "70 series, 80 gaps: looked up by key")
         #expect(gaps.2 == nil, "160 series, 80 gaps: every gap of the range read once")
         #expect(gaps.3 == nil, "the fleet's gaps are every interface's")
