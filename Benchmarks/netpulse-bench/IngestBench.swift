@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import PulseAnalytics
 import PulseCertificates
 import PulseCore
 import PulseDaemon
@@ -61,13 +62,15 @@ enum IngestBench {
 
     /// Acknowledgement latency at half of the maximum ingest against a daemon on a large store (one made by
     /// `query-store`), with its dashboards off and then drawing the fleet overview for every range every 10 seconds
-    /// (host pages off), side by side in one run:
+    /// (host pages off), at full speed and then resting while the CPUs are contended (the default `busy_share`),
+    /// side by side in one run:
     ///
     /// 1. the maximum on this store: `agents` agents send prepared batches as fast as their windows allow
     ///    (dashboards off) for `seconds / 2`;
     /// 2. half of that rate offered as a fixed load by the same number of agents: each a prepared batch every
     ///    `agents / (maximum / 2)` seconds, the agents spread evenly; dashboards off, measured for `seconds`;
-    /// 3. the same load while the daemon draws.
+    /// 3. the same load while the daemon draws as it does by default, resting while the CPUs are contended;
+    /// 4. the same load while the daemon draws without rest (`busy_share = 1`).
     ///
     /// Batches are made in advance, so the agents (on the same two cores) cost the daemon as little CPU as they
     /// can; a fleet of thousands of agents encoding at the real pace took so much of the machine that the daemon
@@ -93,9 +96,16 @@ enum IngestBench {
         let saturatedBatches = 12_000_000 * (maximumSeconds + 15) / (agentCount * valuesPerBatch) + 2
         let meteredSpan = 12_000_000 * (seconds + 20) / (agentCount * valuesPerBatch) + 2
         let end = WallClock.milliseconds() / 1_000 * 1_000 - 60_000
+        // The metered phases in order (`BENCH_PHASES`, comma-separated: off, resting, never).
+        let kinds = (ProcessInfo.processInfo.environment["BENCH_PHASES"] ?? "off,resting,never").split(separator: ",")
+            .map(String.init)
+        guard !kinds.isEmpty, kinds.allSatisfy({ ["off", "resting", "never"].contains($0) }) else {
+            print("BENCH_PHASES lists off, resting and never, comma-separated")
+            return
+        }
         func prepare(phase: Int, batches: Int) -> [[ByteBuffer]] {
             // Each phase's batches end where its span ends, so the last phase's end a minute before now.
-            let spans = [saturatedBatches, meteredSpan, meteredSpan]
+            let spans = [saturatedBatches] + Array(repeating: meteredSpan, count: kinds.count)
             let first = end - Int64((spans[phase...].reduce(0, +) - spans[phase] + batches) * ticksPerBatch) * 1_000
             return IngestBench.prepare(names: names, generation: phase, batches: batches, firstTick: first)
         }
@@ -129,27 +139,40 @@ enum IngestBench {
             return
         }
 
-        // 2 and 3. Half of it (or BENCH_LOAD_FRACTION of it), offered at a fixed rate, without and with drawing.
+        // 2 to 4. Half of it (or BENCH_LOAD_FRACTION of it), offered at a fixed rate: without drawing, drawing as by
+        // default, and drawing without rest.
         let fraction = Double(ProcessInfo.processInfo.environment["BENCH_LOAD_FRACTION"] ?? "") ?? 0.5
         let period = Double(agentCount) / (maximum * fraction)  // seconds between one agent's batches
         let meteredBatches = min(meteredSpan, Int((Double(seconds) + 25) / period) + 2)
-        for (phase, draws) in [(1, false), (2, true)] {
+        // The share drawing works while the CPUs are contended in a resting phase: the daemon's default unless set.
+        let busyShare =
+            ProcessInfo.processInfo.environment["BENCH_BUSY_SHARE"] ?? "\(DashboardSettings.defaultBusyShare)"
+        // Drawing as by default comes right after dashboards off: each phase's new streams leave the store 10,000
+        // more virtual gaps, and the billing pass that rebuilds every bill for them, a burst at the tail of every
+        // phase, grows with them.
+        for (index, kind) in kinds.enumerated() {
+            let (phase, draws, rests) = (index + 1, kind != "off", kind == "resting")
             let prepared = prepare(phase: phase, batches: meteredBatches)
+            // Each drawing phase starts without pages, so it draws at once and its count of SVGs is its own.
+            try? FileManager.default.removeItem(atPath: store + "/netpulsed/dashboards")
             // The daemon's own metrics, read at the start and the end of the measurement: its part of the latency.
             let metricsPort = try Daemon.freePort()
             let daemon = try Daemon(
-                binary: daemonBinary, directory: directory + "/half-\(draws)", ca: directory + "/ca",
+                binary: daemonBinary, directory: directory + "/half-\(phase)", ca: directory + "/ca",
                 extra: extra + "[metrics]\nlisten = \"127.0.0.1:\(metricsPort)\"\n"
-                    + (draws ? drawing : "[dashboards]\nenabled = false\n"))
+                    + (draws
+                        ? drawing + "busy_share = \(rests ? busyShare : "1")\n" : "[dashboards]\nenabled = false\n"))
             defer { daemon.stop() }
             var ownAtStart = LatencyHistogram()
             var ownAtEnd = LatencyHistogram()
+            var roundsAtEnd: (count: Double, seconds: Double)?
             let run = try offered(
                 daemon: daemon, names: names, contexts: contexts, generation: phase, seconds: seconds, warmUp: 15,
                 stored: storedBatches(store + "/netpulsed/netpulse.db"),
                 measuring: { starting in
                     let histogram = LatencyHistogram.scraped(port: metricsPort, name: "netpulse_ack_latency_seconds")
                     if starting { ownAtStart = histogram } else { ownAtEnd = histogram }
+                    if !starting { roundsAtEnd = LatencyHistogram.rounds(port: metricsPort) }
                 }
             ) { index in
                 .metered(
@@ -162,9 +185,16 @@ enum IngestBench {
                     $0.hasSuffix(".svg") && !$0.contains("latest")
                 }.count ?? 0 : 0
             print(
-                "  \(Units.fixed(fraction * 100, decimals: 0)) % of it, \(draws ? "drawing the fleet overview, all ranges every 10 s" : "dashboards off                                   ")  \(Units.fixed(run.rate, decimals: 0)) batches/s\(run.storedText), p50 / p99 / max \(latencyText(run.latencies)) over \(Units.fixed(run.elapsed, decimals: 0)) s\(run.exhausted ? " (an agent ran out of prepared batches)" : ""), netpulsed CPU \(Units.fixed(run.cpu, decimals: 0))% of a core\(draws ? ", \(drawn) SVGs kept on disk" : "")\(run.errors > 0 ? ", \(run.errors) errors" : "")"
+                "  \(Units.fixed(fraction * 100, decimals: 0)) % of it, \(draws ? "drawing the fleet overview, all ranges every 10 s, \(rests ? "resting while contended (busy_share \(busyShare))" : "never resting                         ")" : "dashboards off                                                           ")  \(Units.fixed(run.rate, decimals: 0)) batches/s\(run.storedText), p50 / p99 / max \(latencyText(run.latencies)) over \(Units.fixed(run.elapsed, decimals: 0)) s\(run.exhausted ? " (an agent ran out of prepared batches)" : ""), netpulsed CPU \(Units.fixed(run.cpu, decimals: 0))% of a core\(draws ? ", \(drawn) SVGs kept on disk" : "")\(run.errors > 0 ? ", \(run.errors) errors" : "")"
             )
             print("      the daemon's own part (queued to acknowledged): \(ownAtEnd.since(ownAtStart).summary)")
+            if !run.slowest.isEmpty { print("      the slowest seconds: \(run.slowestText)") }
+            if draws, let rounds = roundsAtEnd {
+                // Rounds of drawing finished since the daemon started (warm-up included), from its metrics.
+                print(
+                    "      rounds of drawing finished by the end: \(Int(rounds.count))\(rounds.count > 0 ? ", \(Units.fixed(rounds.seconds / rounds.count, decimals: 1)) s each on average" : "")"
+                )
+            }
         }
     }
 
@@ -238,7 +268,8 @@ enum IngestBench {
             cpuSeconds: cpuSeconds, alsoCPUSeconds: also() - alsoBefore,
             connected: tally.welcomed.load(ordering: .relaxed), acknowledged: tally.acked.load(ordering: .relaxed),
             errors: tally.errors.load(ordering: .relaxed),
-            storedRate: storedBefore.flatMap { before in storedAfter.map { Double($0 - before) / elapsed } })
+            storedRate: storedBefore.flatMap { before in storedAfter.map { Double($0 - before) / elapsed } },
+            slowest: tally.slowestSeconds(3))
     }
 
     /// A latency histogram the daemon exports (cumulative counts by upper bound, in seconds), read from its metrics.
@@ -258,6 +289,22 @@ enum IngestBench {
                 histogram.counts[bound] = count
             }
             return histogram
+        }
+
+        /// How many rounds of drawing the daemon has finished (`netpulse_render_duration_seconds`) and their time.
+        static func rounds(port: Int) -> (count: Double, seconds: Double)? {
+            guard let text = try? blocking({ try await RemoteWriteBench.get(port: port, path: "/metrics") }) else {
+                return nil
+            }
+            func value(_ name: String) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+                    Double($0.split(separator: " ")[1])
+                }
+            }
+            guard let count = value("netpulse_render_duration_seconds_count"),
+                let seconds = value("netpulse_render_duration_seconds_sum")
+            else { return nil }
+            return (count, seconds)
         }
 
         /// What was counted between `earlier` and this; nothing when either was not read.
@@ -308,6 +355,14 @@ enum IngestBench {
         var errors: Int
         /// Batches the store took in a second during the measurement (the SQLite store, read beside the daemon).
         var storedRate: Double?
+        /// The wall-clock seconds with the most batches over 25 ms, and the worst of each.
+        var slowest: [(second: Int64, count: Int, worst: UInt64)] = []
+        /// The slowest seconds as `04:41:26 UTC: 812 over 25 ms (worst 1,249 ms)`, for the daemon's log beside it.
+        var slowestText: String {
+            slowest.map {
+                "\(RFC3339.text($0.second * 1_000).dropFirst(11).prefix(8)) UTC: \($0.count) over 25 ms (worst \($0.worst / 1_000_000) ms)"
+            }.joined(separator: "; ")
+        }
         /// Batches acknowledged a second during the measurement.
         var rate: Double { Double(latencies.count) / elapsed }
         /// What the daemon sustained: acknowledgements, or the store's rate when lower (journaled batches are
@@ -594,6 +649,8 @@ final class Tally: Sendable {
     let finished = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     private let latencies = Mutex<[UInt64]?>(nil)
+    /// While measuring: per wall-clock second (Unix), the batches acknowledged after more than 25 ms and the worst.
+    private let slow = Mutex<[Int64: (count: Int, worst: UInt64)]>([:])
     private let waiting = Mutex<[@Sendable () -> Void]?>([])
 
     /// Runs `start` once `go()` has been called (at once if it has).
@@ -614,7 +671,16 @@ final class Tally: Sendable {
         for start in starts { start() }
     }
 
-    func startMeasuring() { latencies.withLock { $0 = [] } }
+    func startMeasuring() {
+        slow.withLock { $0 = [:] }
+        latencies.withLock { $0 = [] }
+    }
+
+    /// The seconds with the most batches over 25 ms while measuring, most first: to set beside the daemon's log.
+    func slowestSeconds(_ count: Int) -> [(second: Int64, count: Int, worst: UInt64)] {
+        slow.withLock { $0 }.map { (second: $0.key, count: $0.value.count, worst: $0.value.worst) }
+            .sorted { ($0.count, $0.second) > ($1.count, $1.second) }.prefix(count).map { $0 }
+    }
 
     func stopMeasuring() -> [UInt64] {
         latencies.withLock { list in
@@ -625,7 +691,16 @@ final class Tally: Sendable {
 
     func acknowledged(after nanoseconds: UInt64) {
         acked.add(1, ordering: .relaxed)
-        latencies.withLock { $0?.append(nanoseconds) }
+        let measuring = latencies.withLock { list -> Bool in
+            list?.append(nanoseconds)
+            return list != nil
+        }
+        if measuring, nanoseconds > 25_000_000 {
+            let second = WallClock.milliseconds() / 1_000
+            slow.withLock {
+                $0[second, default: (0, 0)].count += 1; $0[second]!.worst = max($0[second]!.worst, nanoseconds)
+            }
+        }
     }
 }
 

@@ -11,6 +11,7 @@ import Testing
         let text = """
             [dashboards]
             host_pages = false
+            busy_share = 0.25
             [dashboard.edge]
             title = "Edge sites"
             scope = "group:site=fra1"
@@ -23,6 +24,7 @@ import Testing
             """
         let settings = try DaemonConfig.parse(ConfigDocument(text: text, file: "d.toml")).dashboards
         #expect(settings.declared.map(\.name) == ["edge", "db"])
+        #expect(settings.busyShare == 0.25)
         let edge = settings.declared[0]
         #expect(edge.title == "Edge sites" && edge.scope == .group(GroupKey(parsing: "site=fra1")!))
         #expect(edge.columns == 3 && edge.panels.allSatisfy { $0.limit == 5 })
@@ -48,6 +50,7 @@ import Testing
             panels = ["throughput"]
             """
         let settings = try DaemonConfig.parse(ConfigDocument(text: text, file: "d.toml")).dashboards
+        #expect(settings.busyShare == 0.05, "drawing works a twentieth of the time while the CPUs are contended")
         let catalogue = Catalogue(series: [], agents: [], memberships: [], rules: ScopeRules())
         #expect(settings.dashboards(for: catalogue, groupBy: []).map(\.title) == ["fleet"])
     }
@@ -82,6 +85,11 @@ import Testing
             (
                 "[dashboard.a]\ncolumns = 9\npanels = [\"errors\"]\n",
                 ConfigError(file: "d.toml", line: 2, key: "dashboard.a.columns", "is 9; it must be between 1 and 6")
+            ),
+            (
+                "[dashboards]\nkeep = 4\nbusy_share = 0\n",
+                ConfigError(
+                    file: "d.toml", line: 3, key: "dashboards.busy_share", "is 0.0; it must be between 0.01 and 1.0")
             ),
         ]
         for (text, error) in bad {

@@ -16,6 +16,9 @@ public struct DashboardSettings: Sendable, Hashable {
     public var defaults: Bool
     /// Dashboards declared as `[dashboard.NAME]`, in file order.
     public var declared: [DashboardSpec]
+    /// The largest share of the wall time drawing works while the CPUs are contended (`busy_share`; 1: drawing
+    /// never rests). See ``DashboardService/Pacer``.
+    public var busyShare: Double
 
     public init(directory: String) {
         enabled = true
@@ -25,7 +28,14 @@ public struct DashboardSettings: Sendable, Hashable {
         hostPages = true
         defaults = true
         declared = []
+        busyShare = Self.defaultBusyShare
     }
+
+    /// A twentieth: at half of the maximum ingest on two cores (the CPUs always contended), drawing that works a
+    /// twentieth of the time left the median acknowledgement where it was without drawing; working a tenth raised it
+    /// by 0.1–0.4 ms, a quarter by 1 ms, and drawing without rest by about 2 ms (docs/benchmarks.md, Ack latency
+    /// while drawing). The price is drawing's time while contended: about twenty times as long.
+    public static let defaultBusyShare = 0.05
 
     /// What is drawn: the built-in dashboards (unless `defaults = false`), then the declared ones.
     public func dashboards(for catalogue: Catalogue, groupBy: [String]) -> [DashboardSpec] {
@@ -77,6 +87,8 @@ public struct DashboardSettings: Sendable, Hashable {
         settings.retention = DashboardRetention(keep: keep, maximumAge: age == 0 ? nil : age)
         settings.hostPages = try reader.boolean("dashboards", "host_pages", default: true)
         settings.defaults = try reader.boolean("dashboards", "defaults", default: true)
+        settings.busyShare = try reader.number(
+            "dashboards", "busy_share", default: Self.defaultBusyShare, range: 0.01...1)
         for (name, line) in reader.subtables(of: "dashboard") where !name.contains(".") {
             settings.declared.append(try parseDashboard(&reader, name: name, line: line, defaults: settings.defaults))
         }

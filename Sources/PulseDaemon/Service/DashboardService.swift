@@ -17,9 +17,10 @@ import Synchronization
 /// behind still draws every page, late). Without the second, drawing on a busy machine took the CPU the applier
 /// needed until the journal's backlog filled and acknowledgements waited for it, over a second at the tail
 /// (docs/benchmarks.md, Ack latency while drawing). Its large reads wait the same way between their parts
-/// (``ReadPacing``), and ingest's own threads run at a higher priority (``ThreadPriority``). Drawing at background
-/// priority (nice 10, `SCHED_IDLE`) was tried instead and did not spare acknowledgements: starved, it held its read
-/// snapshots for seconds.
+/// (``ReadPacing``), and ingest's own threads run at a higher priority (``ThreadPriority``). While the CPUs are
+/// contended it also rests after each stretch of work, so that it works at most `[dashboards] busy_share` of the
+/// time (``Pacer``). Drawing at background priority (nice 10, `SCHED_IDLE`) was tried instead and did not spare
+/// acknowledgements: starved, it held its read snapshots for seconds.
 final class DashboardService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
@@ -48,29 +49,94 @@ final class DashboardService: Service, Sendable {
     /// The longest a round of drawing waits, in all, for ingest to catch up.
     static let longestYield = Duration.seconds(30)
 
-    /// Waits while ingest is behind, taking the time from what is left of the round's budget (``longestYield``):
-    /// before each page, and before each part of a large read (``ReadPacing``).
+    /// Paces one round of drawing, before each page and before each part of a large read (``ReadPacing``), in two
+    /// ways:
+    ///
+    /// - It *rests* while the CPUs are contended: after each stretch of work it sleeps so that drawing works at most
+    ///   `share` of the wall time (`[dashboards] busy_share`, a twentieth by default), when tasks waited for a CPU
+    ///   during at least ``contendedAbove`` of that stretch (``CPUPressure``; where the kernel does not say,
+    ///   always). This is PostgreSQL's cost-based vacuum delay applied to CPU: a background job that may not take
+    ///   what the foreground needs works in short stretches and sleeps between them. Stretches are short (a page,
+    ///   or a part of 500 series), and each part is a read transaction of its own, so a resting drawing holds no
+    ///   read snapshot of the WAL. Lowering drawing's priority instead (nice 10, `SCHED_IDLE`) starved it in the
+    ///   middle of its reads and held their snapshots for seconds. On a machine with a core to spare, nothing waits
+    ///   and drawing runs at full speed.
+    /// - It *waits* while ingest is behind (``behind(committing:applying:)``), taking the time from what is left of
+    ///   the round's budget (``longestYield``), so a daemon that is always behind still draws every page, late.
+    ///
+    /// At half of the maximum ingest on two cores (the simulated agents on the same cores, so the CPUs are always
+    /// contended), drawing the fleet overview without rest put the median acknowledgement about 2 ms above its
+    /// level without drawing; working a quarter of the time, 1 ms above; a tenth, 0.1–0.4 ms above; a twentieth,
+    /// no higher. The price is time: at a tenth, a round of the fleet overview's four pages took about two minutes
+    /// there instead of ten seconds (docs/benchmarks.md, Ack latency while drawing).
     final class Pacer: Sendable {
         let behind: @Sendable () -> Bool
         let budget: Duration
+        /// The largest share of the wall time drawing works while the CPUs are contended (1: it never rests).
+        let share: Double
+        /// How long tasks have waited for a CPU so far, in microseconds (nil: not known, so always contended).
+        let stalled: @Sendable () -> UInt64?
         private let left: Mutex<Duration>
+        /// When the current stretch of work began, and ``stalled`` then.
+        private let stretch: Mutex<(began: ContinuousClock.Instant, stalled: UInt64?)>
+        private let restedSoFar = Mutex(Duration.zero)
 
-        init(budget: Duration = DashboardService.longestYield, behind: @escaping @Sendable () -> Bool) {
+        init(
+            budget: Duration = DashboardService.longestYield, share: Double = 1,
+            stalled: @escaping @Sendable () -> UInt64? = { CPUPressure.stalledMicroseconds() },
+            behind: @escaping @Sendable () -> Bool
+        ) {
             self.behind = behind
             self.budget = budget
+            self.share = min(1, max(0.01, share))
+            self.stalled = stalled
             left = Mutex(budget)
+            stretch = Mutex((ContinuousClock.now, share < 1 ? stalled() : nil))
         }
 
-        /// How long this round has waited.
+        /// Tasks waiting for a CPU this share of a stretch or more make the CPUs contended: drawing rests.
+        static let contendedAbove = 0.1
+        /// The longest rest after one stretch (a part that took seconds on a loaded machine rests this long).
+        static let longestRest = Duration.seconds(5)
+
+        /// How long this round has waited for ingest.
         var waited: Duration { budget - left.withLock { $0 } }
+        /// How long this round has rested while the CPUs were contended.
+        var rested: Duration { restedSoFar.withLock { $0 } }
 
         func yield() async throws {
+            try await rest()
             let start = ContinuousClock.now
             let deadline = start + left.withLock { $0 }
-            defer { left.withLock { $0 = max(.zero, $0 - (ContinuousClock.now - start)) } }
+            defer {
+                left.withLock { $0 = max(.zero, $0 - (ContinuousClock.now - start)) }
+                if share < 1 { stretch.withLock { $0 = (ContinuousClock.now, stalled()) } }
+            }
             while behind() && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
+        }
+
+        /// The rest owed for the stretch of work that ends now: `(1 - share) / share` times its length when the
+        /// CPUs were contended during it, else none.
+        func owedRest() -> Duration {
+            guard share < 1 else { return .zero }
+            let (began, before) = stretch.withLock { $0 }
+            let worked = ContinuousClock.now - began
+            guard worked > .zero else { return .zero }
+            if let before, let after = stalled(), after >= before {
+                let (seconds, attoseconds) = worked.components
+                let microseconds = Double(seconds) * 1e6 + Double(attoseconds) / 1e12
+                guard Double(after - before) >= Self.contendedAbove * microseconds else { return .zero }
+            }
+            return min(worked * ((1 - share) / share), Self.longestRest)
+        }
+
+        private func rest() async throws {
+            let owed = owedRest()
+            guard owed > .zero else { return }
+            try await Task.sleep(for: owed)
+            restedSoFar.withLock { $0 += owed }
         }
     }
 
@@ -83,7 +149,7 @@ final class DashboardService: Service, Sendable {
     /// A pacer for one round of drawing.
     func pacer() -> Pacer {
         let ingestBacklog = self.ingestBacklog
-        return Pacer {
+        return Pacer(share: config.dashboards.busyShare) {
             let (committing, applying) = ingestBacklog()
             return Self.behind(committing: committing, applying: applying)
         }
@@ -124,6 +190,11 @@ final class DashboardService: Service, Sendable {
 
     func run() async throws {
         let settings = config.dashboards
+        if settings.busyShare < 1, CPUPressure.stalledMicroseconds() == nil {
+            logger.notice(
+                "the kernel reports no CPU pressure (\(CPUPressure.path) cannot be read): drawing dashboards rests after every stretch of work as if the CPUs were contended; set [dashboards] busy_share = 1 for drawing at full speed"
+            )
+        }
         let stems = try? await settings.dashboards(
             for: config.windowEngine(over: store).catalogue, groupBy: config.billing.groupBy
         ).map(\.fileStem)
@@ -140,7 +211,7 @@ final class DashboardService: Service, Sendable {
                     let round = try await cancelWhenGracefulShutdown { try await self.render(ranges, at: now) }
                     metrics?.renderDuration.record(ContinuousClock.now - started)
                     logger.debug(
-                        "dashboards written in \(ContinuousClock.now - started) (\(round.waited) of it waiting for ingest): \(round.written.joined(separator: ", "))"
+                        "dashboards written in \(ContinuousClock.now - started) (\(round.waited) of it waiting for ingest, \(round.rested) resting while the CPUs were contended): \(round.written.joined(separator: ", "))"
                     )
                     for failure in round.failures where reported.insert(failure).inserted {
                         logger.error("dashboard not drawn: \(failure)")
@@ -170,7 +241,7 @@ final class DashboardService: Service, Sendable {
     /// Draws every dashboard for `ranges` (and for any range it has no file of yet) as of `now` and publishes them;
     /// returns the files written and why any drawing failed (the others are published all the same).
     func render(_ ranges: [DashboardRange], at now: Int64) async throws -> (
-        written: [String], failures: [String], waited: Duration
+        written: [String], failures: [String], waited: Duration, rested: Duration
     ) {
         let settings = config.dashboards
         let engine = try await config.windowEngine(over: store)
@@ -201,6 +272,6 @@ final class DashboardService: Service, Sendable {
             refreshSeconds: Int((settings.ranges.map(\.interval).min() ?? 60_000) / 1_000))
         let written = try publisher.publish(
             rendered, dashboards: specs, ranges: settings.ranges.map(\.range), now: now)
-        return (written, failures, pacer.waited)
+        return (written, failures, pacer.waited, pacer.rested)
     }
 }
