@@ -55,6 +55,14 @@ extension EndToEnd {
                 #expect(!loopSlices.isEmpty && loopSlices.allSatisfy { $0.hasSuffix(" 100000") }, "\(slices)")
             }
 
+            // Drawing reads the kernel's CPU pressure under the unit's hardening (to rest only while the CPUs are
+            // contended), wherever the kernel has it: the daemon does not say it is missing.
+            if (try? String(contentsOfFile: "/proc/pressure/cpu", encoding: .utf8)) != nil {
+                let missing = try sandbox.must(
+                    "journalctl -q -u netpulsed -o cat --no-pager --grep 'reports no CPU pressure' || true")
+                #expect(missing.isEmpty, "\(missing)")
+            }
+
             // A clean stop: the agent closes its open batch into the spool and says so.
             try sandbox.must("systemctl stop netpulse-agent.service")
             #expect(try sandbox.property("netpulse-agent", "Result") == "success")
