@@ -32,9 +32,10 @@ public struct DashboardSettings: Sendable, Hashable {
     }
 
     /// A twentieth: at half of the maximum ingest on two cores (the CPUs always contended), drawing that works a
-    /// twentieth of the time left the median acknowledgement where it was without drawing; working a tenth raised it
-    /// by 0.1–0.4 ms, a quarter by 1 ms, and drawing without rest by about 2 ms (docs/benchmarks.md, Ack latency
-    /// while drawing). The price is drawing's time while contended: about twenty times as long.
+    /// twentieth of the time moved the median acknowledgement by -0.3 to +0.4 ms (0.1 ms on average, within the
+    /// spread of runs without drawing); working a tenth raised it by 0.1–0.4 ms, a quarter by 1 ms, and drawing
+    /// without rest by about 2 ms (docs/benchmarks.md, Ack latency while drawing). The price is drawing's time
+    /// while contended: about twenty times as long.
     public static let defaultBusyShare = 0.05
 
     /// What is drawn: the built-in dashboards (unless `defaults = false`), then the declared ones.

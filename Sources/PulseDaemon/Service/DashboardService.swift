@@ -67,7 +67,7 @@ final class DashboardService: Service, Sendable {
     /// At half of the maximum ingest on two cores (the simulated agents on the same cores, so the CPUs are always
     /// contended), drawing the fleet overview without rest put the median acknowledgement about 2 ms above its
     /// level without drawing; working a quarter of the time, 1 ms above; a tenth, 0.1–0.4 ms above; a twentieth,
-    /// no higher. The price is time: at a tenth, a round of the fleet overview's four pages took about two minutes
+    /// 0.1 ms above on average, within the spread of runs without drawing. The price is time: at a tenth, a round of the fleet overview's four pages took about two minutes
     /// there instead of ten seconds (docs/benchmarks.md, Ack latency while drawing).
     final class Pacer: Sendable {
         let behind: @Sendable () -> Bool
