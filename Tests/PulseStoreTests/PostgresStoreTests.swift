@@ -114,64 +114,70 @@ import Testing
         ) { try await store.samples(series: $0, from: 0, to: .max) }
     }
 
-    @Test func theSameTrafficReadsTheSameAsInSQLite() async throws {
+    /// A PostgreSQL store (database `name` on a server of its own) and a fresh SQLite store, for the same batches
+    /// to be read in both; the store is closed and the server stopped when `body` returns.
+    static func sideBySide(
+        _ name: String, _ body: (PostgresServer, PostgresStore, SQLiteStore) async throws -> Void
+    ) async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }
-        let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("same")))
+        let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase(name)))
         defer { postgres.shutdown() }
-        let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
-        for (index, group) in traffic().enumerated() {
-            let receivedAt = day + 3_600_000 + Int64(index) * 1_000
-            let expected = try await sqlite.ingest(group, receivedAt: receivedAt)
-            #expect(try await postgres.ingest(group, receivedAt: receivedAt) == expected)
+        try await body(server, postgres, try SQLiteStore(path: temporaryDirectory() + "/netpulse.db"))
+    }
+
+    @Test func theSameTrafficReadsTheSameAsInSQLite() async throws {
+        try await Self.sideBySide("same") { _, postgres, sqlite in
+            for (index, group) in traffic().enumerated() {
+                let receivedAt = day + 3_600_000 + Int64(index) * 1_000
+                let expected = try await sqlite.ingest(group, receivedAt: receivedAt)
+                #expect(try await postgres.ingest(group, receivedAt: receivedAt) == expected)
+            }
+            let fromSQLite = try await Self.read(sqlite)
+            let fromPostgres = try await Self.read(postgres)
+            #expect(fromSQLite.batches == 41 && fromSQLite.buckets.count > 20 && fromSQLite.memberships.count == 3)
+            #expect(fromSQLite.anomalies.contains { $0.contains("clock-ahead") })
+            for (key, value) in fromSQLite.buckets { #expect(fromPostgres.buckets[key] == value, "\(key)") }
+            #expect(fromPostgres == fromSQLite)
+            // Sums over a window read the same too (PostgreSQL's SUM of bigint is numeric: cast back).
+            let ids = try await postgres.series().map(\.id)
+            let sums = try await postgres.sums(level: .oneMinute, series: nil, from: day, to: day + 600_000)
+            #expect(Set(sums.keys).isSubset(of: Set(ids)) && !sums.isEmpty)
+            let fleet = try #require(try await postgres.series().first { $0.kind == .fleet })
+            let sqliteFleet = try #require(try await sqlite.series().first { $0.kind == .fleet })
+            let expectedFleet = try await sqlite.sums(
+                level: .oneMinute, series: [sqliteFleet.id], from: day, to: day + 600_000)
+            #expect(sums[fleet.id] == expectedFleet[sqliteFleet.id])
         }
-        let fromSQLite = try await Self.read(sqlite)
-        let fromPostgres = try await Self.read(postgres)
-        #expect(fromSQLite.batches == 41 && fromSQLite.buckets.count > 20 && fromSQLite.memberships.count == 3)
-        #expect(fromSQLite.anomalies.contains { $0.contains("clock-ahead") })
-        for (key, value) in fromSQLite.buckets { #expect(fromPostgres.buckets[key] == value, "\(key)") }
-        #expect(fromPostgres == fromSQLite)
-        // Sums over a window read the same too (PostgreSQL's SUM of bigint is numeric: cast back).
-        let ids = try await postgres.series().map(\.id)
-        let sums = try await postgres.sums(level: .oneMinute, series: nil, from: day, to: day + 600_000)
-        #expect(Set(sums.keys).isSubset(of: Set(ids)) && !sums.isEmpty)
-        let fleet = try #require(try await postgres.series().first { $0.kind == .fleet })
-        let sqliteFleet = try #require(try await sqlite.series().first { $0.kind == .fleet })
-        let expectedFleet = try await sqlite.sums(
-            level: .oneMinute, series: [sqliteFleet.id], from: day, to: day + 600_000)
-        #expect(sums[fleet.id] == expectedFleet[sqliteFleet.id])
     }
 
     /// After many streams restarted (a virtual gap per interface), reads of many interfaces and hosts, which look
     /// their gaps up by key (more gaps than series read), read in PostgreSQL what they read in SQLite.
     @Test func readsOfManyInterfacesAndHostsAfterRestartsReadAsInSQLite() async throws {
-        let server = try PostgresServer.start()
-        defer { server.stop() }
-        let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("gaps")))
-        defer { postgres.shutdown() }
-        let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
-        let batches = ReadPacingTests.restartedStreams(from: day)
-        _ = try await sqlite.ingest(batches, receivedAt: day + 300_000)
-        _ = try await postgres.ingest(batches, receivedAt: day + 300_000)
-        func owners(_ records: [SeriesRecord]) -> [String: Int64] {
-            Dictionary(
-                uniqueKeysWithValues: records.filter { $0.kind == .interface || $0.kind == .host }.map {
-                    ("\($0.kind) \($0.agent ?? "-")", $0.id)
-                })
-        }
-        let inSQLite = owners(try await sqlite.series())
-        let inPostgres = owners(try await postgres.series())
-        #expect(inSQLite.count == 160 && Set(inSQLite.keys) == Set(inPostgres.keys))
-        let (from, to) = (day, day + 240_000)
-        for keys in [Array(inSQLite.keys.sorted().prefix(70)), Array(inSQLite.keys.sorted().suffix(3))] {
-            let expected = try await sqlite.sums(
-                level: .oneMinute, series: keys.map { inSQLite[$0]! }, from: from, to: to)
-            let read = try await postgres.sums(
-                level: .oneMinute, series: keys.map { inPostgres[$0]! }, from: from, to: to)
-            for key in keys { #expect(read[inPostgres[key]!] == expected[inSQLite[key]!], "\(key)") }
-            let buckets = try await postgres.buckets(
-                level: .oneMinute, series: keys.map { inPostgres[$0]! }, from: from, to: to)
-            #expect(keys.allSatisfy { buckets[inPostgres[$0]!]?.count == 4 }, "minutes 1 and 2 spread")
+        try await Self.sideBySide("gaps") { _, postgres, sqlite in
+            let batches = ReadPacingTests.restartedStreams(from: day)
+            _ = try await sqlite.ingest(batches, receivedAt: day + 300_000)
+            _ = try await postgres.ingest(batches, receivedAt: day + 300_000)
+            func owners(_ records: [SeriesRecord]) -> [String: Int64] {
+                Dictionary(
+                    uniqueKeysWithValues: records.filter { $0.kind == .interface || $0.kind == .host }.map {
+                        ("\($0.kind) \($0.agent ?? "-")", $0.id)
+                    })
+            }
+            let inSQLite = owners(try await sqlite.series())
+            let inPostgres = owners(try await postgres.series())
+            #expect(inSQLite.count == 160 && Set(inSQLite.keys) == Set(inPostgres.keys))
+            let (from, to) = (day, day + 240_000)
+            for keys in [Array(inSQLite.keys.sorted().prefix(70)), Array(inSQLite.keys.sorted().suffix(3))] {
+                let expected = try await sqlite.sums(
+                    level: .oneMinute, series: keys.map { inSQLite[$0]! }, from: from, to: to)
+                let read = try await postgres.sums(
+                    level: .oneMinute, series: keys.map { inPostgres[$0]! }, from: from, to: to)
+                for key in keys { #expect(read[inPostgres[key]!] == expected[inSQLite[key]!], "\(key)") }
+                let buckets = try await postgres.buckets(
+                    level: .oneMinute, series: keys.map { inPostgres[$0]! }, from: from, to: to)
+                #expect(keys.allSatisfy { buckets[inPostgres[$0]!]?.count == 4 }, "minutes 1 and 2 spread")
+            }
         }
     }
 
@@ -388,44 +394,41 @@ import Testing
     /// Retention as in SQLite: a gap past the late-data horizon is settled into the rollups, old rollups go, and the
     /// rollups left read the same as SQLite's; raw samples go a day's partition at a time, once the whole day is past.
     @Test func retentionDropsWholeDaysOfRawSamplesAndMatchesSQLitesRollups() async throws {
-        let server = try PostgresServer.start()
-        defer { server.stop() }
-        let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("prune")))
-        defer { postgres.shutdown() }
-        let sqlite = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
-        try await postgres.holdLease(holder: "test", ttl: 3_600_000)  // retention is the leader's job
-        let maker = BatchMaker()
-        let batches = [
-            maker.batch(1, start: day, rx: [1, 2]), maker.batch(2, start: day + 86_400_000 + 5_000, rx: [3, 4]),
-            maker.batch(3, start: day + 10 * 86_400_000, rx: [5, 6]),
-        ]
-        for store in [sqlite as any MetricStore, postgres] {
-            _ = try await store.ingest(batches, receivedAt: day + 10 * 86_400_000)
+        try await Self.sideBySide("prune") { server, postgres, sqlite in
+            try await postgres.holdLease(holder: "test", ttl: 3_600_000)  // retention is the leader's job
+            let maker = BatchMaker()
+            let batches = [
+                maker.batch(1, start: day, rx: [1, 2]), maker.batch(2, start: day + 86_400_000 + 5_000, rx: [3, 4]),
+                maker.batch(3, start: day + 10 * 86_400_000, rx: [5, 6]),
+            ]
+            for store in [sqlite as any MetricStore, postgres] {
+                _ = try await store.ingest(batches, receivedAt: day + 10 * 86_400_000)
+            }
+            let partitions =
+                "SELECT count(*) FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'raw'"
+            #expect(try server.psql("prune", partitions).trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+            // Two days later: the raw samples of the first two days are past 48 hours; the gap is settled.
+            let now = day + 12 * 86_400_000 + 1_000
+            var policy = RetentionPolicy.standard
+            policy.lateData = 86_400_000
+            let report = try await postgres.prune(policy, now: now, slice: 100)
+            let sqliteReport = try await sqlite.prune(policy, now: now, slice: 100)
+            #expect(report.rawChunks == 2 && report.settledGaps == sqliteReport.settledGaps && report.settledGaps > 0)
+            #expect(try server.psql("prune", partitions).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+            let eth0 = try #require(try await postgres.series().first { $0.kind == .interface })
+            #expect(try await postgres.samples(series: eth0.id, from: 0, to: .max).map(\.counters.values[0]) == [5, 6])
+            // A month on, the minute buckets of the first days are gone in both.
+            _ = try await postgres.prune(policy, now: day + 35 * 86_400_000, slice: 100)
+            _ = try await sqlite.prune(policy, now: day + 35 * 86_400_000, slice: 100)
+            let (fromPostgres, fromSQLite) = (try await Self.read(postgres), try await Self.read(sqlite))
+            #expect(fromPostgres.buckets == fromSQLite.buckets)
+            let hourly = try #require(fromPostgres.buckets.first { $0.key.hasPrefix("1h interface") }?.value)
+            let minutes = try #require(fromPostgres.buckets.first { $0.key.hasPrefix("1m interface") }?.value)
+            func start(_ text: String) -> Int64 { Int64(text.prefix { $0 != " " })! }
+            #expect(hourly.map(start).min()! < day + 86_400_000)
+            #expect(minutes.map(start).min()! >= day + 5 * 86_400_000)
+            #expect(postgres.sizeOnDisk > 1_000_000)
         }
-        let partitions =
-            "SELECT count(*) FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'raw'"
-        #expect(try server.psql("prune", partitions).trimmingCharacters(in: .whitespacesAndNewlines) == "3")
-        // Two days later: the raw samples of the first two days are past 48 hours; the gap is settled.
-        let now = day + 12 * 86_400_000 + 1_000
-        var policy = RetentionPolicy.standard
-        policy.lateData = 86_400_000
-        let report = try await postgres.prune(policy, now: now, slice: 100)
-        let sqliteReport = try await sqlite.prune(policy, now: now, slice: 100)
-        #expect(report.rawChunks == 2 && report.settledGaps == sqliteReport.settledGaps && report.settledGaps > 0)
-        #expect(try server.psql("prune", partitions).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
-        let eth0 = try #require(try await postgres.series().first { $0.kind == .interface })
-        #expect(try await postgres.samples(series: eth0.id, from: 0, to: .max).map(\.counters.values[0]) == [5, 6])
-        // A month on, the minute buckets of the first days are gone in both.
-        _ = try await postgres.prune(policy, now: day + 35 * 86_400_000, slice: 100)
-        _ = try await sqlite.prune(policy, now: day + 35 * 86_400_000, slice: 100)
-        let (fromPostgres, fromSQLite) = (try await Self.read(postgres), try await Self.read(sqlite))
-        #expect(fromPostgres.buckets == fromSQLite.buckets)
-        let hourly = try #require(fromPostgres.buckets.first { $0.key.hasPrefix("1h interface") }?.value)
-        let minutes = try #require(fromPostgres.buckets.first { $0.key.hasPrefix("1m interface") }?.value)
-        func start(_ text: String) -> Int64 { Int64(text.prefix { $0 != " " })! }
-        #expect(hourly.map(start).min()! < day + 86_400_000)
-        #expect(minutes.map(start).min()! >= day + 5 * 86_400_000)
-        #expect(postgres.sizeOnDisk > 1_000_000)
     }
 
     /// The leader lease: one holder at a time, taken by another only once expired, with a new fencing token; a
