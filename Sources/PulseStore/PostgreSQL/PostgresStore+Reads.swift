@@ -272,43 +272,38 @@ struct PostgresSnapshotReader: SnapshotReader {
     }
 
     /// As ``SQLiteStore/gapOwners(of:from:in:)``: the interfaces whose gaps can add to `series` when they are
-    /// better looked up by key, nil when every gap overlapping the time is to be read.
+    /// better looked up by key (``VirtualGaps/ownersByKey(of:overlapping:rows:interfaces:)``), nil when every gap
+    /// overlapping the time is to be read.
     func gapOwners(of series: Set<Int64>, from: Int64) throws -> [Int64]? {
-        func overlapping(_ limit: Int) throws -> Int {
-            Int(
-                try session.query(
-                    "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual AND to_ts > \(from) LIMIT \(Int64(limit + 1))) AS g"
-                ).first?.decode(Int64.self) ?? 0)
-        }
-        guard VirtualGaps.lookedUpByKey(overlapping: try overlapping(series.count), owners: series.count) else {
-            return nil
-        }
-        var binds = PostgresBindings()
-        binds.append(Array(series))
-        let rows = try session.query(
-            PostgresQuery(unsafeSQL: "SELECT id, kind::bigint, agent_id FROM series WHERE id = ANY($1)", binds: binds)
-        ).map { row in
-            let (id, kind, agent) = try row.decode((Int64, Int64, Int64).self)
-            return (id: id, kind: SeriesKind(rawValue: Int(kind)), agent: agent)
-        }
-        let owners = try VirtualGaps.owners(of: rows) { agents in
-            var binds = PostgresBindings()
-            binds.append(agents)
-            return try session.query(
-                PostgresQuery(
-                    unsafeSQL:
-                        "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id = ANY($1)",
-                    binds: binds)
-            ).map { try $0.decode(Int64.self) }
-        }
-        guard let owners else { return nil }
-        // Hosts stand for all their interfaces: looked up by key only while that is still fewer rows.
-        if owners.count > series.count,
-            !VirtualGaps.lookedUpByKey(overlapping: try overlapping(owners.count), owners: owners.count)
-        {
-            return nil
-        }
-        return owners
+        try VirtualGaps.ownersByKey(
+            of: series,
+            overlapping: { limit in
+                Int(
+                    try session.query(
+                        "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual AND to_ts > \(from) LIMIT \(Int64(limit + 1))) AS g"
+                    ).first?.decode(Int64.self) ?? 0)
+            },
+            rows: { ids in
+                var binds = PostgresBindings()
+                binds.append(ids)
+                return try session.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT id, kind::bigint, agent_id FROM series WHERE id = ANY($1)", binds: binds)
+                ).map { row in
+                    let (id, kind, agent) = try row.decode((Int64, Int64, Int64).self)
+                    return (id: id, kind: SeriesKind(rawValue: Int(kind)), agent: agent)
+                }
+            },
+            interfaces: { agents in
+                var binds = PostgresBindings()
+                binds.append(agents)
+                return try session.query(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id = ANY($1)",
+                        binds: binds)
+                ).map { try $0.decode(Int64.self) }
+            })
     }
 
     func billChangeRows(limit: Int) throws -> [ChangedInterval] {

@@ -13,29 +13,37 @@ enum VirtualGaps {
         var revision: Int64
     }
 
-    /// Whether the gaps of `owners` interfaces should be looked up by the gap table's key rather than every virtual
-    /// gap that ends after the read's start be read: when more such gaps exist than there are owners to look up
-    /// (each store counts them up to `owners + 1`; a host stands for all its interfaces). A part of a paced read of
-    /// the fleet's interfaces after their streams restarted used to read every gap of the range again, most of a
+    /// The interfaces whose gaps can add to `series`, when looking those up by the gap table's key reads fewer rows
+    /// than reading every virtual gap that ends after the read's start; nil otherwise. Both stores decide by this
+    /// rule and give it their queries:
+    /// - `overlapping(limit)`: how many virtual gaps end after the start, counted up to `limit + 1`;
+    /// - `rows(ids)`: the id, kind and agent of each of `ids`;
+    /// - `interfaces(agents)`: the interfaces of those agents (a host's gaps are its interfaces').
+    ///
+    /// Nil when a group or the fleet is among `series` (their gaps are any interface's), or when no more gaps
+    /// overlap than there are interfaces to look up (a few gaps are cheaper read at once). A part of a paced read
+    /// of the fleet's interfaces after their streams restarted used to read every gap of the range again, most of a
     /// dashboard's drawing.
-    static func lookedUpByKey(overlapping: Int, owners: Int) -> Bool { overlapping > owners }
-
-    /// The interfaces whose gaps can add to the series `rows` (id, kind, agent) describe: the interfaces themselves
-    /// and the interfaces of the hosts' agents (`interfaces(agents)`); nil when a group or the fleet is among them,
-    /// whose gaps are any interface's.
-    static func owners(
-        of rows: [(id: Int64, kind: SeriesKind?, agent: Int64)], interfaces: ([Int64]) throws -> [Int64]
-    ) rethrows -> [Int64]? {
+    static func ownersByKey(
+        of series: Set<Int64>, overlapping: (Int) throws -> Int,
+        rows: ([Int64]) throws -> [(id: Int64, kind: SeriesKind?, agent: Int64)],
+        interfaces: ([Int64]) throws -> [Int64]
+    ) throws -> [Int64]? {
+        guard !series.isEmpty else { return [] }
+        guard try overlapping(series.count) > series.count else { return nil }
         var owners = [Int64]()
         var hosts = [Int64]()
-        for row in rows {
+        for row in try rows(Array(series)) {
             switch row.kind {
             case .interface: owners.append(row.id)
             case .host: hosts.append(row.agent)
             default: return nil
             }
         }
-        return hosts.isEmpty ? owners : owners + (try interfaces(hosts))
+        if !hosts.isEmpty { owners += try interfaces(hosts) }
+        // Hosts stand for all their interfaces: looked up by key only while that is still fewer rows.
+        if owners.count > series.count, try overlapping(owners.count) <= owners.count { return nil }
+        return owners
     }
 
     /// The end a query for gaps that add to buckets of `level` starting before `to` must look up to.

@@ -104,44 +104,33 @@ extension SQLiteStore {
     }
 
     /// The interfaces whose gaps can add to `series` when they are better looked up by the gap table's key
-    /// (``VirtualGaps/lookedUpByKey(overlapping:owners:)``, ``VirtualGaps/owners(of:interfaces:)``); nil when every
-    /// gap overlapping the time is to be read instead.
+    /// (``VirtualGaps/ownersByKey(of:overlapping:rows:interfaces:)``); nil when every gap overlapping the time is to
+    /// be read instead.
     static func gapOwners(of series: Set<Int64>, from: Int64, in db: Database) throws -> [Int64]? {
-        guard !series.isEmpty else { return [] }
-        func overlapping(_ limit: Int) throws -> Int {
-            try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual = 1 AND to_ts > ? LIMIT ?)",
-                arguments: [from, limit + 1]) ?? 0
-        }
-        guard VirtualGaps.lookedUpByKey(overlapping: try overlapping(series.count), owners: series.count) else {
-            return nil
-        }
-        var rows = [(id: Int64, kind: SeriesKind?, agent: Int64)]()
-        for slice in slices(Array(series)) {
-            for row in try Row.fetchAll(
-                db, sql: "SELECT id, kind, agent_id FROM series WHERE id IN (\(placeholders(slice.count)))",
-                arguments: StatementArguments(slice))
-            {
-                rows.append((row[0], SeriesKind(rawValue: row[1]), row[2]))
-            }
-        }
-        let owners = try VirtualGaps.owners(of: rows) { agents in
-            try slices(agents).flatMap { slice in
-                try Int64.fetchAll(
-                    db,
-                    sql:
-                        "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id IN (\(placeholders(slice.count)))",
-                    arguments: StatementArguments(slice))
-            }
-        }
-        guard let owners else { return nil }
-        // Hosts stand for all their interfaces: looked up by key only while that is still fewer rows.
-        if owners.count > series.count,
-            !VirtualGaps.lookedUpByKey(overlapping: try overlapping(owners.count), owners: owners.count)
-        {
-            return nil
-        }
-        return owners
+        try VirtualGaps.ownersByKey(
+            of: series,
+            overlapping: { limit in
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual = 1 AND to_ts > ? LIMIT ?)",
+                    arguments: [from, limit + 1]) ?? 0
+            },
+            rows: { ids in
+                try slices(ids).flatMap { slice in
+                    try Row.fetchAll(
+                        db, sql: "SELECT id, kind, agent_id FROM series WHERE id IN (\(placeholders(slice.count)))",
+                        arguments: StatementArguments(slice)
+                    ).map { row in (id: row[0], kind: SeriesKind(rawValue: row[1]), agent: row[2]) }
+                }
+            },
+            interfaces: { agents in
+                try slices(agents).flatMap { slice in
+                    try Int64.fetchAll(
+                        db,
+                        sql:
+                            "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id IN (\(placeholders(slice.count)))",
+                        arguments: StatementArguments(slice))
+                }
+            })
     }
 
     public func sums(
