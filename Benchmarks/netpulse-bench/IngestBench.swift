@@ -170,9 +170,10 @@ enum IngestBench {
                 daemon: daemon, names: names, contexts: contexts, generation: phase, seconds: seconds, warmUp: 15,
                 stored: storedBatches(store + "/netpulsed/netpulse.db"),
                 measuring: { starting in
-                    let histogram = LatencyHistogram.scraped(port: metricsPort, name: "netpulse_ack_latency_seconds")
+                    let metrics = LatencyHistogram.metrics(port: metricsPort)
+                    let histogram = LatencyHistogram(metrics: metrics, name: "netpulse_ack_latency_seconds")
                     if starting { ownAtStart = histogram } else { ownAtEnd = histogram }
-                    if !starting { roundsAtEnd = LatencyHistogram.rounds(port: metricsPort) }
+                    if !starting { roundsAtEnd = LatencyHistogram.rounds(metrics: metrics) }
                 }
             ) { index in
                 .metered(
@@ -276,26 +277,28 @@ enum IngestBench {
     struct LatencyHistogram {
         var counts = [Double: Double]()
 
-        static func scraped(port: Int, name: String) -> LatencyHistogram {
-            guard let text = try? blocking({ try await RemoteWriteBench.get(port: port, path: "/metrics") }) else {
-                return LatencyHistogram()
-            }
-            var histogram = LatencyHistogram()
-            for line in text.split(separator: "\n") where line.hasPrefix(name + "_bucket{le=\"") {
+        init(counts: [Double: Double] = [:]) { self.counts = counts }
+
+        /// The daemon's metrics page (nil when it cannot be read).
+        static func metrics(port: Int) -> String? {
+            try? blocking({ try await RemoteWriteBench.get(port: port, path: "/metrics") })
+        }
+
+        /// The histogram `name` from a metrics page; empty when there is no page.
+        init(metrics text: String?, name: String) {
+            for line in (text ?? "").split(separator: "\n") where line.hasPrefix(name + "_bucket{le=\"") {
                 let parts = line.dropFirst(name.count + 12).split(separator: "\"")
                 guard parts.count == 2, let count = Double(parts[1].dropFirst(2)),
                     let bound = parts[0] == "+Inf" ? Double.infinity : Double(parts[0])
                 else { continue }
-                histogram.counts[bound] = count
+                counts[bound] = count
             }
-            return histogram
         }
 
-        /// How many rounds of drawing the daemon has finished (`netpulse_render_duration_seconds`) and their time.
-        static func rounds(port: Int) -> (count: Double, seconds: Double)? {
-            guard let text = try? blocking({ try await RemoteWriteBench.get(port: port, path: "/metrics") }) else {
-                return nil
-            }
+        /// How many rounds of drawing the daemon has finished (`netpulse_render_duration_seconds`) and their time,
+        /// from a metrics page.
+        static func rounds(metrics text: String?) -> (count: Double, seconds: Double)? {
+            guard let text else { return nil }
             func value(_ name: String) -> Double? {
                 text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
                     Double($0.split(separator: " ")[1])
