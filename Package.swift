@@ -153,6 +153,14 @@ let package = Package(
             path: "Benchmarks/netpulse-bench"
         ),
 
+        // The stateful fuzz target: frames of several agents through the connection state machine into a real SQLite
+        // store (scripts/fuzz.sh; Fuzz/Ingest/main.swift says how to run it under libFuzzer).
+        .executableTarget(
+            name: "netpulse-fuzz-ingest",
+            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseDaemon"],
+            path: "Fuzz/Ingest"
+        ),
+
         .executableTarget(
             name: "pulsecharts-bench",
             dependencies: ["PulseCharts"],

@@ -72,6 +72,9 @@ certificate = "$DEMO/ca/netpulsed.pem"
 key = "$DEMO/ca/netpulsed-key.pem"
 [aggregation]
 count = ["physical", "bond", "veth", "unknown"]
+[labels]
+# Agents set the labels named here themselves (by default none: labels make groups and route alerts).
+from_agents = ["role"]
 [labels.demo-agent]
 site = "demo-lab"
 [snapshots]

@@ -79,12 +79,27 @@ public struct Snapshot: Sendable {
                 }
                 topJSON.append((name, JSONText.object(lists)))
             }
+            // Counts received on the window's days whose time could not be placed: in no figure above.
+            let received = Window(from: RollupLevel.oneDay.bucketStart(window.from), to: window.to)
+            let unplaced = try await engine.store.unplaced(
+                series: chosen.map(\.id), from: received.from, to: received.to)
+            var unplacedJSON = [String]()
+            for series in chosen {
+                guard let totals = unplaced[series.id] else { continue }
+                unplacedJSON.append(
+                    JSONText.object([
+                        ("series", FigureFormat.seriesJSON(series)),
+                        ("counts", FigureFormat.unplacedJSON(totals, received: received)),
+                    ]))
+                csv += CSVText.row(FigureFormat.unplacedCSV(series, totals, window: window, received: received))
+            }
             windowsJSON.append(
                 JSONText.object([
                     ("window", FigureFormat.windowJSON(window, calendar: calendar, resolution: resolution)),
                     ("readable", resolution == nil ? "false" : "true"),
                     ("figures", JSONText.array(figuresJSON)),
                     ("top", JSONText.object(topJSON)),
+                    ("unplaced", JSONText.array(unplacedJSON)),
                 ]))
         }
         let billed = catalogue.series.filter { contents.bills.contains($0.kind) }

@@ -12,10 +12,14 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// every rollup level in counter order (taking out and re-spreading steps that late data splits), keeps the raw
     /// samples, and commits durably. Nothing is visible, and nothing may be acknowledged, before it returns.
     ///
-    /// - Parameter receivedAt: the daemon's clock (ms), for the clock check and bookkeeping.
+    /// - Parameters:
+    ///   - receivedAt: the daemon's clock (ms), for the clock check and bookkeeping.
+    ///   - willStore: called on the writer's thread with each batch's index before it is applied, and with
+    ///     `batches.count` once all are and the commit begins (the daemon's ``ApplyMarker``).
     /// - Returns: one outcome per batch, in order.
     /// - Throws: when the commit failed; then nothing of it was stored.
-    func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome]
+    func ingest(_ batches: [IngestBatch], receivedAt: Int64, willStore: (@Sendable (Int) -> Void)?)
+        async throws -> [IngestOutcome]
 
     /// The rollup levels the store keeps (a reader may be configured with fewer or more).
     func levels() async throws -> [RollupLevel]
@@ -36,6 +40,11 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
 
     /// Batches and values stored since the store was made, and its current revision.
     func totals() async throws -> IngestTotals
+
+    /// What the steps of `series` whose time could not be placed counted (`docs/windows.md`, "Time that cannot be
+    /// placed"), per series and UTC day of receipt, for the days that start in `[from, to)`, oldest first; series
+    /// without any are absent.
+    func unplacedDays(series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [UnplacedDay]]
 
     // MARK: Bills
 
@@ -93,6 +102,17 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
 }
 
 extension MetricStore {
+    public func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome] {
+        try await ingest(batches, receivedAt: receivedAt, willStore: nil)
+    }
+
+    /// ``unplacedDays(series:from:to:)`` summed per series over the days.
+    public func unplaced(series: [Int64], from: Int64, to: Int64) async throws -> [Int64: UnplacedTotals] {
+        try await unplacedDays(series: series, from: from, to: to).mapValues { days in
+            days.reduce(into: UnplacedTotals()) { $0.add($1.totals) }
+        }
+    }
+
     public func keepRecentBuckets(from: Int64?) async throws {}
 
     public func catalogueGeneration() -> Int64? { nil }

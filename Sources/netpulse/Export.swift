@@ -99,10 +99,13 @@ struct Export: AsyncParsableCommand {
                 from: rollup.bucketStart(window.from),
                 to: rollup.aligns(window.to) ? window.to : rollup.bucketStart(window.to) + width, name: window.name)
             _ = try engine.resolution(for: aligned, now: now, preferred: rollup)
+            // `row` is `bucket`, or `unplaced` for a series' counts received on one UTC day whose time could not be
+            // placed (`docs/windows.md`, "Time that cannot be placed"): those are in no bucket, so the rows add up
+            // to everything counted.
             let columns =
                 ["kind", "series", "start_utc", "start_ms", "width_seconds"] + TrafficCounter.allCases.map(\.name) + [
                     "measured_ms", "interpolated_ms", "peak_rx_bytes_per_second", "peak_tx_bytes_per_second",
-                    "speed_mbps", "epochs", "wraps", "resets", "implausible", "clock_steps", "revision",
+                    "speed_mbps", "epochs", "wraps", "resets", "implausible", "clock_steps", "revision", "row",
                 ]
             print(json ? "[" : CSVText.row(columns), terminator: "")
             var first = true
@@ -111,27 +114,34 @@ struct Export: AsyncParsableCommand {
             }) {
                 let buckets = try await engine.store.buckets(
                     level: rollup, series: slice.map(\.id), from: aligned.from, to: aligned.to)
+                let unplaced = try await engine.store.unplacedDays(
+                    series: slice.map(\.id), from: RollupLevel.oneDay.bucketStart(aligned.from), to: aligned.to)
                 var out = ""
                 for record in slice {
-                    for bucket in buckets[record.id] ?? [] {
-                        let values = bucket.values
+                    let rows: [(start: Int64, width: Int64, values: BucketValues, revision: Int64, row: String)] =
+                        (buckets[record.id] ?? []).map { ($0.start, width, $0.values, $0.revision, "bucket") }
+                        + (unplaced[record.id] ?? []).map {
+                            ($0.day, 86_400_000, BucketValues(traffic: $0.totals.traffic), 0, "unplaced")
+                        }
+                    for entry in rows {
+                        let values = entry.values
                         let fields: [String] =
                             [
-                                record.kind.name, record.name, RFC3339.text(bucket.start), "\(bucket.start)",
-                                "\(width / 1_000)",
+                                record.kind.name, record.name, RFC3339.text(entry.start), "\(entry.start)",
+                                "\(entry.width / 1_000)",
                             ]
                             + TrafficCounter.allCases.map { "\(values.traffic[$0])" }
                             + [
                                 "\(values.measuredMilliseconds)", "\(values.interpolatedMilliseconds)",
                                 "\(values.peakRx)", "\(values.peakTx)", "\(values.speedMbps)",
                             ]
-                            + StepEvents.columns.map { "\(values.count(of: $0))" } + ["\(bucket.revision)"]
+                            + StepEvents.columns.map { "\(values.count(of: $0))" } + ["\(entry.revision)", entry.row]
                         if json {
                             out +=
                                 (first ? "\n" : ",\n")
                                 + JSONText.object(
                                     zip(columns, fields).enumerated().map { index, pair in
-                                        (pair.0, index < 3 ? JSONText.string(pair.1) : pair.1)
+                                        (pair.0, index < 3 || pair.0 == "row" ? JSONText.string(pair.1) : pair.1)
                                     })
                             first = false
                         } else {

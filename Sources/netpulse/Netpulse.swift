@@ -9,7 +9,7 @@ struct Netpulse: AsyncParsableCommand {
         version: NetpulseVersion.string,
         subcommands: [
             CA.self, CheckConfig.self, Rates.self, Traffic.self, Top.self, BillCommand.self, Export.self,
-            SnapshotCommand.self, AlertsCommand.self, ReportCommand.self,
+            SnapshotCommand.self, AlertsCommand.self, ReportCommand.self, JournalCommand.self,
         ])
 }
 

@@ -47,10 +47,17 @@ struct Traffic: AsyncParsableCommand {
             for record in series {
                 tables.append((record, try await engine.traffic(record, unit: by, window: window, now: now)))
             }
+            // Counts whose time could not be placed, received on the days the range touches: in no row, so shown
+            // as one of their own (`docs/windows.md`, "Time that cannot be placed").
+            let received = Window(from: RollupLevel.oneDay.bucketStart(window.from), to: window.to)
+            let unplaced = try await engine.store.unplaced(
+                series: series.map(\.id), from: received.from, to: received.to)
             switch options.format {
-            case .table: print(Self.table(tables, calendar: engine.calendar, unit: by), terminator: "")
-            case .csv: print(Self.csv(tables), terminator: "")
-            case .json: print(Self.json(tables, calendar: engine.calendar))
+            case .table:
+                print(Self.table(tables, unplaced: unplaced, calendar: engine.calendar, unit: by), terminator: "")
+            case .csv: print(Self.csv(tables, unplaced: unplaced, received: received), terminator: "")
+            case .json:
+                print(Self.json(tables, unplaced: unplaced, received: received, calendar: engine.calendar))
             }
         }
     }
@@ -64,8 +71,12 @@ struct Traffic: AsyncParsableCommand {
         }
     }
 
-    static func table(_ tables: [(SeriesRecord, [TrafficRow])], calendar: CivilCalendar, unit: TrafficUnit) -> String {
+    static func table(
+        _ tables: [(SeriesRecord, [TrafficRow])], unplaced: [Int64: UnplacedTotals] = [:], calendar: CivilCalendar,
+        unit: TrafficUnit
+    ) -> String {
         var out = ""
+        var anyUnplaced = false
         for (record, rows) in tables {
             out += "\(TerminalText.safe(record.name)) (\(record.kind.name); times in \(calendar.name))\n"
             let heading = ["5min": "5 MINUTES", "hour": "HOUR", "day": "DAY", "month": "MONTH", "year": "YEAR"][
@@ -86,17 +97,33 @@ struct Traffic: AsyncParsableCommand {
                 "total", TerminalText.bytes(total.traffic[.rxBytes]), TerminalText.bytes(total.traffic[.txBytes]),
                 TerminalText.bytes(total.traffic[.rxBytes] + total.traffic[.txBytes]), "", "", "",
             ])
+            if let extra = unplaced[record.id] {
+                anyUnplaced = true
+                lines.append([
+                    "unplaced*", TerminalText.bytes(extra.traffic[.rxBytes]),
+                    TerminalText.bytes(extra.traffic[.txBytes]),
+                    TerminalText.bytes(extra.traffic[.rxBytes] &+ extra.traffic[.txBytes]), "", "", "",
+                ])
+            }
             out += TerminalText.table(lines, numeric: Set(1...6)) + "\n"
+        }
+        if anyUnplaced {
+            out +=
+                "* received on these days with times that cannot be placed (a clock far off, data older than [ingest] max_age): in no row above\n"
         }
         return out
     }
 
+    /// `row` tells the rows of time (`interval`) from the row of counts whose time could not be placed
+    /// (`unplaced`: its range is the days they were received on).
     static let csvHeader = [
         "kind", "series", "from_utc", "to_utc", "rx_bytes", "tx_bytes", "rx_average_bytes_per_second",
-        "tx_average_bytes_per_second", "coverage_percent",
+        "tx_average_bytes_per_second", "coverage_percent", "row",
     ]
 
-    static func csv(_ tables: [(SeriesRecord, [TrafficRow])]) -> String {
+    static func csv(
+        _ tables: [(SeriesRecord, [TrafficRow])], unplaced: [Int64: UnplacedTotals] = [:], received: Window? = nil
+    ) -> String {
         var out = CSVText.row(csvHeader)
         for (record, rows) in tables {
             for row in rows {
@@ -105,18 +132,31 @@ struct Traffic: AsyncParsableCommand {
                     "\(row.values.traffic[.rxBytes])", "\(row.values.traffic[.txBytes])",
                     row.average.rx.map { FixedPoint.text($0, places: 3) } ?? "",
                     row.average.tx.map { FixedPoint.text($0, places: 3) } ?? "",
-                    FixedPoint.text(row.coverage, places: 4),
+                    FixedPoint.text(row.coverage, places: 4), "interval",
+                ])
+            }
+            if let extra = unplaced[record.id], let received {
+                out += CSVText.row([
+                    record.kind.name, record.name, RFC3339.text(received.from), RFC3339.text(received.to),
+                    "\(extra.traffic[.rxBytes])", "\(extra.traffic[.txBytes])", "", "", "", "unplaced",
                 ])
             }
         }
         return out
     }
 
-    static func json(_ tables: [(SeriesRecord, [TrafficRow])], calendar: CivilCalendar) -> String {
+    static func json(
+        _ tables: [(SeriesRecord, [TrafficRow])], unplaced: [Int64: UnplacedTotals] = [:], received: Window? = nil,
+        calendar: CivilCalendar
+    ) -> String {
         JSONText.array(
             tables.map { record, rows in
                 JSONText.object([
                     ("series", FigureFormat.seriesJSON(record)),
+                    (
+                        "unplaced",
+                        unplaced[record.id].map { FigureFormat.unplacedJSON($0, received: received) } ?? "null"
+                    ),
                     (
                         "rows",
                         JSONText.array(

@@ -27,6 +27,8 @@ extension EndToEnd {
             var oracleCase = CaseGenerator.fleetUnderLoad(agents: agentCount, end: end)
             let fleet = try Fleet(agents: oracleCase.agents.map(\.name))
             defer { fleet.shutdown() }
+            // The agents' labels make their groups, as the oracle counts them.
+            try fleet.editDaemonConfig { $0 + "\n[labels]\nfrom_agents = [\"role\", \"site\"]\n" }
             try fleet.startDaemon()
             let load = try LoadAgents(oracleCase, caDirectory: fleet.directory + "/ca", port: fleet.port)
             print("load: \(load.agents.count) agents, \(load.total) batches")

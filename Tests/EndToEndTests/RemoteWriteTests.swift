@@ -31,6 +31,7 @@ extension EndToEnd {
             defer { prometheus.stop() }
             try fleet.editDaemonConfig {
                 $0 + "\n" + Self.levels + Self.remoteWrite("http://127.0.0.1:\(prometheus.port)/api/v1/write")
+                    + "\n[labels]\nfrom_agents = [\"site\"]\n"
             }
             try fleet.startDaemon()
             let config = try fleet.writeAgentConfig(

@@ -16,6 +16,8 @@ from zoneinfo import ZoneInfo
 COUNTERS = ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped"]
 EVENTS = ["epoch", "wrap", "reset", "implausible", "clock"]
 U64 = (1 << 64) - 1
+I64 = (1 << 63) - 1
+DAY = 86_400_000
 
 
 def floor_div(a, b):
@@ -33,7 +35,7 @@ def bytes_ceiling(speed, elapsed, max_rate):
     return min(min(value, U64) + 65536, U64)
 
 
-def count_step(p, n, max_rate):
+def count_step(p, n, max_rate, max_age):
     """Returns (counted[8], timing, events set)."""
     g = n["t"] - p["t"]
     events = set()
@@ -61,6 +63,11 @@ def count_step(p, n, max_rate):
     else:
         counted = list(n["c"])
         events.add("epoch")
+    # No step counts more than 2**63 - 1 of a counter ("Counting a step").
+    counted = [min(value, I64) for value in counted]
+    # "Time that cannot be placed": checked before the other classes.
+    if not p["placeable"] or not n["placeable"] or g > max_age:
+        return counted, "unplaced", events
     if g <= 0:
         timing = "instant"
         events.add("clock")
@@ -135,13 +142,17 @@ def counts(kinds, exclude, kind, relation, name):
 # ---------------------------------------------------------------------------------------------------------------
 
 def samples_of(case):
-    """Every sample by logical interface, with the clock check applied per batch."""
+    """Every sample by logical interface, with the clock check applied per batch ("Clocks"), and whether its time
+    can be placed ("Time that cannot be placed")."""
     tolerance = case["settings"]["clock_tolerance"]
+    max_skew = case["settings"]["max_skew"]
+    max_age = case["settings"]["max_age"]
     by_interface = {}
     for batch in case["batches"]:
         received = batch["received"]
         last = max(s[1] for section in batch["sections"] for s in section["samples"])
-        shift = received - last if last > received + tolerance else 0
+        ahead = last - received
+        shift = -ahead if tolerance < ahead <= max_skew else 0
         for section in batch["sections"]:
             key = (batch["agent"], section["name"])
             links = sorted(section["links"])
@@ -151,7 +162,8 @@ def samples_of(case):
                     if link[0] <= tick:
                         speed, kind, relation = link[1], link[2], link[3]
                 by_interface.setdefault(key, []).append({
-                    "order": batch["order"], "tick": tick, "t": t + shift, "c": c,
+                    "order": batch["order"], "tick": tick, "t": t + shift, "c": c, "received": received,
+                    "placeable": received - max_age <= t + shift <= received + tolerance,
                     "epoch": (section["boot"], section["ifindex"], section["width"]), "width": section["width"],
                     "interval": batch["interval"], "heartbeat": batch["heartbeat"], "speed": speed, "kind": kind,
                     "relation": relation, "shifted": shift != 0,
@@ -162,31 +174,44 @@ def samples_of(case):
 
 
 def rollups(case):
+    """The buckets of every series, and the unplaced totals by series and UTC day of receipt."""
     settings = case["settings"]
     levels = settings["levels"]
     kinds, exclude = settings["count_kinds"], settings["exclude"]
     labels = {agent["name"]: agent["labels"] for agent in case["agents"]}
     series = {}
+    unplaced = {}
 
     def bucket_of(name, width, start):
         return series.setdefault(name, {}).setdefault(width, {}).setdefault(start, new_bucket())
 
     for (agent, interface), samples in samples_of(case).items():
         for p, n in zip(samples, samples[1:]):
-            counted, timing, events = count_step(p, n, settings["max_rate"])
+            counted, timing, events = count_step(p, n, settings["max_rate"], settings["max_age"])
             targets = []
             if counts(kinds, exclude, n["kind"], n["relation"], interface):
                 targets += ["host:" + agent, "fleet"]
-                # Groups use the same rule here (the cases configure no group of their own).
+                # Groups use the same rule here (the cases configure no group of their own, and agents keep their
+                # labels, so the groups at the step's receive time are these).
                 for key, value in sorted(labels.get(agent, {}).items()):
                     targets.append("group:%s=%s" % (key, value))
+            if timing == "unplaced":
+                # The step's receive time: the later of its two samples' batches' receive times.
+                day = max(p["received"], n["received"]) // DAY * DAY
+                for name in ["interface:%s/%s" % (agent, interface)] + targets:
+                    series.setdefault(name, {})  # a series with no bucket still exists
+                    row = unplaced.setdefault(name, {}).setdefault(day, [0] * 9)
+                    for i in range(8):
+                        row[i] += counted[i]
+                    row[8] += 1
+                continue
             for width in levels:
                 def add(start, part):
                     merge(bucket_of("interface:%s/%s" % (agent, interface), width, start), part)
                     for target in targets:
                         merge(bucket_of(target, width, start), part, sums_only=True)
                 spread(counted, timing, events, p, n, width, add)
-    return series
+    return series, unplaced
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -299,10 +324,11 @@ def bill(buckets, period, now, method):
 
 def main():
     case = json.load(sys.stdin)
-    series = rollups(case)
+    series, unplaced = rollups(case)
     queries = case["queries"]
     now = queries["now"]
-    out = {"buckets": {}, "figures": [], "bills": []}
+    out = {"buckets": {}, "figures": [], "bills": [],
+           "unplaced": {name: {str(day): row for day, row in days.items()} for name, days in unplaced.items()}}
     shown = queries.get("bucket_levels", case["settings"]["levels"])
     for name, levels in series.items():
         out["buckets"][name] = {

@@ -78,6 +78,29 @@ enum Oracle {
             }
         }
 
+        // Unplaced totals (`docs/windows.md`, "Time that cannot be placed"): per series and UTC day of receipt, and
+        // nothing on days the oracle has none.
+        let expectedUnplaced = expected["unplaced"] as? [String: [String: [Any]]] ?? [:]
+        for record in series {
+            let name = Self.name(record)
+            var sum = [Int64](repeating: 0, count: 9)
+            for (day, row) in expectedUnplaced[name] ?? [:] {
+                let start = Int64(day)!
+                let wanted = row.map { Self.int($0)! }
+                for index in sum.indices { sum[index] += wanted[index] }
+                let got = try await store.unplaced(series: [record.id], from: start, to: start + 86_400_000)[record.id]
+                let actual =
+                    got.map { totals in (0..<8).map { totals.traffic[$0] } + [totals.steps] } ?? sum.map { _ in 0 }
+                check(
+                    actual == wanted,
+                    "unplaced of \(name) received on \(RFC3339.text(start)) (\(arrival)): store \(actual) oracle \(wanted)"
+                )
+            }
+            let all = try await store.unplaced(series: [record.id], from: .min, to: .max)[record.id]
+            let total = all.map { totals in (0..<8).map { totals.traffic[$0] } + [totals.steps] } ?? sum.map { _ in 0 }
+            check(total == sum, "unplaced of \(name) on all days (\(arrival)): store \(total) oracle \(sum)")
+        }
+
         // Window figures at each window's resolution.
         let catalogue = try await Catalogue.load(from: store, rules: ScopeRules())
         let engine = WindowEngine(

@@ -43,6 +43,15 @@ struct OracleCase {
     var bucketLevels: [Int64] = [60_000, 300_000, 3_600_000, 86_400_000]
     var maximumRate: UInt64 = 50_000_000_000
     var clockTolerance: Int64 = 30_000
+    var maximumSkew: Int64 = 86_400_000
+    var maximumAge: Int64 = 14 * 86_400_000
+
+    /// The store settings the case is counted with, as its JSON gives them to the oracle.
+    var storeSettings: StoreSettings {
+        StoreSettings(
+            maximumRate: maximumRate, clockTolerance: clockTolerance, maximumSkew: maximumSkew, maximumAge: maximumAge,
+            synchronous: .normal)
+    }
 
     var json: String {
         func relation(_ value: InterfaceRelation) -> String {
@@ -74,7 +83,7 @@ struct OracleCase {
         }
         return """
             {"settings":{"levels":[60000,300000,3600000,86400000],"max_rate":\(maximumRate),\
-            "clock_tolerance":\(clockTolerance),"count_kinds":["physical","bond","unknown"],"exclude":[]},\
+            "clock_tolerance":\(clockTolerance),"max_skew":\(maximumSkew),"max_age":\(maximumAge),"count_kinds":["physical","bond","unknown"],"exclude":[]},\
             "agents":[\(agentsJSON.joined(separator: ","))],"batches":[\(batchesJSON.joined(separator: ","))],\
             "queries":{"now":\(now),"time_zone":"\(timeZone)","bucket_levels":[\(bucketLevels.map(String.init).joined(separator: ","))],\
             "windows":[\(windows.map { "[\($0.0),\($0.1),\($0.2)]" }.joined(separator: ","))],\

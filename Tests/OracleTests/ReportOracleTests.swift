@@ -24,8 +24,7 @@ import Testing
         }
         let (march, april) = (month(3), month(4))
         let directory = temporaryDirectory() + "/reports"
-        let store = try SQLiteStore(
-            path: temporaryDirectory() + "/netpulse.db", settings: StoreSettings(synchronous: .normal))
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db", settings: oracleCase.storeSettings)
         let batches = oracleCase.ingestBatches
         let lateArrival = batches.map(\.received).max()!
         func ingest(_ late: Bool) async throws {

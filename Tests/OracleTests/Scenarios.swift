@@ -148,6 +148,75 @@ extension CaseGenerator {
         // Minute buckets are checked by the anomalies case; here every 5-minute, hourly and daily one.
         oracleCase.bucketLevels = [300_000, 3_600_000, 86_400_000]
         oracleCase.lateDataAt = start + Int64(lateWeek.lowerBound) * 300_000 + 86_400_000
+        // The late week is about six weeks old when it arrives: placed because max_age is set that long (by default
+        // it would be unplaced, `docs/windows.md`, "Time that cannot be placed").
+        oracleCase.maximumAge = 100 * 86_400_000
+        return oracleCase
+    }
+}
+
+extension CaseGenerator {
+    /// Eighteen days at one-minute samples of four agents whose times cannot all be placed (`docs/windows.md`, "Time
+    /// that cannot be placed"):
+    /// - `rtc-0` reboots without a real-time clock on day 14: half an hour sampled in 1970 and spooled (the daemon's
+    ///   certificate is not valid yet then), NTP sets the clock in the middle of a batch, and the spool is sent
+    ///   behind the first live batches;
+    /// - `ahead-0`'s clock is three years ahead for twenty minutes on day 4 (further than `max_skew`);
+    /// - `old-0`'s first day is spooled and delivered only at the end, older than `max_age`;
+    /// - `gone-0` is off for fifteen days (a step longer than `max_age`).
+    static func clocks(seed: UInt64) -> OracleCase {
+        var generator = CaseGenerator(seed: seed)
+        let start: Int64 = 1_790_812_800_000  // 2026-10-01T00:00:00Z
+        let interval: Int64 = 60_000
+        func agent(_ name: String, _ index: UInt64) -> Agent {
+            Agent(
+                name: name, labels: [("site", "lab")], boot: BootID(high: index, low: 0xC10C),
+                interfaces: [
+                    Interface(name: "eth0", kind: .physical, speed: 1_000, ifindex: 2, rate: 1_000_000 * index)
+                ], stream: 0xC10C_0000 + index)
+        }
+        var agents = [agent("rtc-0", 1), agent("ahead-0", 2), agent("old-0", 3), agent("gone-0", 4)]
+        let ticks = 18 * 1_440
+        let reboot = 14 * 1_440
+        let ntp = reboot + 25
+        let made = generator.simulate(
+            &agents, start: start, ticks: ticks, interval: interval, heartbeat: 0, batchTicks: 10
+        ) { agent, tick in
+            var now = Happening()
+            switch agent {
+            case "rtc-0":
+                now.reboot = tick == reboot
+                // From the reboot until NTP the clock counts from 1970-01-01T00:00:10Z.
+                if (reboot..<ntp).contains(tick) { now.clockOffset = -(start + Int64(reboot) * interval - 10_000) }
+            case "ahead-0":
+                if (4 * 1_440..<4 * 1_440 + 20).contains(tick) { now.clockOffset = 3 * 365 * 86_400_000 }
+            case "gone-0":
+                now.down = (1_000..<1_000 + 15 * 1_440).contains(tick)
+            default:
+                break
+            }
+            return now
+        }
+        let end = start + Int64(ticks) * interval
+        let spoolSent = start + Int64(ntp + 11) * interval
+        let arrivals = made.map { item -> OracleCase.Batch in
+            var batch = item.batch
+            // rtc-0's batches closed while its clock read 1970 wait in its spool until after NTP; old-0's first day
+            // arrives at the end.
+            if batch.agent == "rtc-0", (reboot + 1..<ntp).contains(item.tick) {
+                batch.received = spoolSent
+            }
+            if batch.agent == "old-0", item.tick < 1_440 { batch.received = end + 60_000 }
+            return batch
+        }.enumerated().sorted { ($0.element.received, $0.offset) < ($1.element.received, $1.offset) }.map(\.element)
+        var oracleCase = OracleCase(
+            agents: agents.map { ($0.name, $0.labels) }, batches: arrivals, now: end + 3_600_000,
+            windows: [
+                (start, start + 86_400_000, 300_000), (end - 86_400_000, end, 300_000), (start, end, 3_600_000),
+                (start, end, 86_400_000),
+            ],
+            timeZone: "UTC", bills: [(1, start + 10 * 86_400_000, .max)])
+        oracleCase.bucketLevels = [300_000, 3_600_000, 86_400_000]
         return oracleCase
     }
 }

@@ -93,7 +93,8 @@ import Testing
         _ = machine.frameReceived(body(.hello(Hello(agentID: "web-01", hostname: "h", agentVersion: "0.2.0"))))
         let sent = Labels([("site", "ams1"), ("role", "edge"), ("customer", "acme")])
         #expect(machine.frameReceived(body(.labels(sent))) == .none)
-        #expect(machine.agent?.labels == Labels([("role", "edge"), ("site", "fra1")]))
+        // No `[labels] from_agents`: the agent sets none of its labels itself.
+        #expect(machine.agent?.labels == Labels([("site", "fra1")]))
     }
 
     @Test func framesOutOfOrderAreRefused() {
@@ -185,14 +186,14 @@ import Testing
         _ = machine.frameReceived(body(.describe(Describe(stream: 7, interfaces: [descriptor]))))
 
         let undescribed = machine.frameReceived(body(.batch(batch(1, descriptor: 9))))
-        guard case .reject(let unknown) = undescribed else {
+        guard case .reject(let unknown, _) = undescribed else {
             Issue.record("expected REJECT, got \(undescribed)"); return
         }
         #expect(unknown.stream == 7 && unknown.sequence == 1 && unknown.code == .unknownInterface && unknown.permanent)
 
         var tooLate = batch(2)
         tooLate.order = UInt64(Int64.max) + 5
-        guard case .reject(let order) = machine.frameReceived(body(.batch(tooLate))) else {
+        guard case .reject(let order, _) = machine.frameReceived(body(.batch(tooLate))) else {
             Issue.record("an order above 2⁶³ − 1 was not rejected"); return
         }
         #expect(order.sequence == 2 && order.code == .invalidBatch && order.permanent)

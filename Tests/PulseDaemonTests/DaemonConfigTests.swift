@@ -115,7 +115,7 @@ import Testing
                 "[labels.web-01]\nSite = \"x\"\n",
                 ConfigError(
                     file: "d.toml", line: 2, key: "labels.web-01.Site",
-                    "is not a label name: use a-z, 0-9, '_' and '-' (at most 64)")
+                    "is not a label name: use a-z, 0-9 and '_', not starting with a digit or '__', at most 64 bytes")
             ),
             (
                 "[snapshots]\nwindows = [\"fortnight\"]\n",
@@ -147,12 +147,27 @@ import Testing
         }
     }
 
-    @Test func agentsNeverChooseTheirBillingGroup() throws {
-        let config = try DaemonConfig.parse(
-            ConfigDocument(text: "[billing]\ngroup_by = [\"customer\"]\n[labels.a]\nrole = \"db\"\n", file: "d.toml"))
+    /// Agents set only the label keys `[labels] from_agents` allows (none by default: labels decide groups, bills and
+    /// alert routing), never a billing key, and the daemon's own labels for an agent win.
+    @Test func agentsSetOnlyTheLabelsTheDaemonAllows() throws {
         let sent = Labels([("customer", "free-ride"), ("role", "edge"), ("site", "fra1")])
+        let closed = try DaemonConfig.parse(
+            ConfigDocument(text: "[labels.a]\nrole = \"db\"\n", file: "d.toml"))
+        #expect(closed.effectiveLabels(agent: "a", sent: sent) == Labels([("role", "db")]))
+        #expect(closed.effectiveLabels(agent: "b", sent: sent) == Labels([]))
+        let config = try DaemonConfig.parse(
+            ConfigDocument(
+                text:
+                    "[billing]\ngroup_by = [\"customer\"]\n[labels]\nfrom_agents = [\"role\", \"site\"]\n[labels.a]\nrole = \"db\"\n",
+                file: "d.toml"))
         #expect(config.effectiveLabels(agent: "a", sent: sent) == Labels([("role", "db"), ("site", "fra1")]))
         #expect(config.effectiveLabels(agent: "b", sent: sent) == Labels([("role", "edge"), ("site", "fra1")]))
+        #expect(throws: ConfigError.self) {
+            try DaemonConfig.parse(
+                ConfigDocument(
+                    text: "[billing]\ngroup_by = [\"customer\"]\n[labels]\nfrom_agents = [\"customer\"]\n",
+                    file: "d.toml"))
+        }
     }
 
     /// The metrics endpoint is off unless `[metrics] listen` names an address; a bad one names its line.

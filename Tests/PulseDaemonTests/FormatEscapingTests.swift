@@ -25,7 +25,10 @@ import Testing
             id: 1, kind: .interface, agent: "web-01", interface: InterfaceName(bytes: [0x6E, 0xFF, 0xFE, 0x1B]))
         let json = FigureFormat.seriesJSON(odd)
         #expect(json.contains(#""interface_hex":"6efffe1b""#), "\(json)")
-        #expect(json.contains(#""interface":"n\#u{FFFD}\#u{FFFD}\u001b""#), "\(json)")
+        // The text form: distinct from every other name's, reversible, no control character.
+        #expect(json.contains(#""interface":"n\\xff\\xfe\\x1b""#), "\(json)")
+        #expect(InterfaceName(text: odd.interface!.description) == odd.interface)
+        #expect(InterfaceName(bytes: [0x6E, 0xFF]).description != InterfaceName(bytes: [0x6E, 0xFE]).description)
         let plain = SeriesRecord(id: 2, kind: .interface, agent: "web-01", interface: InterfaceName("a<b&c"))
         #expect(!FigureFormat.seriesJSON(plain).contains("interface_hex"))
     }

@@ -28,6 +28,10 @@ public struct Sampler: Sendable {
     public let procPath: String
     public let sysfs: SysfsLink
     private var known: [InterfaceName: (ifindex: UInt32, counters: CounterValues)] = [:]
+    /// Interfaces left out because the protocol refuses their names (``InterfaceName/violation``), and those of
+    /// them not yet handed out by ``takeRefused()``.
+    private var refused = Set<InterfaceName>()
+    private var unreported = [(name: InterfaceName, why: String)]()
 
     public init(
         filter: InterfaceFilter, bootID: BootID, width: CounterWidth = .native,
@@ -49,6 +53,11 @@ public struct Sampler: Sendable {
         interfaces.reserveCapacity(rows.count)
         var seen = Set<InterfaceName>()
         for row in rows where filter.accepts(row.name) {
+            // The daemon would refuse the whole connection for such a name: it is left out, and said so once.
+            if let why = row.name.violation {
+                if refused.insert(row.name).inserted { unreported.append((row.name, why)) }
+                continue
+            }
             seen.insert(row.name)
             // A new interface's link facts are read at once, so its first batch already says what it is.
             let isNew = known[row.name] == nil
@@ -70,5 +79,12 @@ public struct Sampler: Sendable {
         }
         for name in known.keys where !seen.contains(name) { known[name] = nil }
         return TickSample(timestamp: timestamp, interfaces: interfaces)
+    }
+
+    /// The interfaces left out since the last call because their names are refused, each once in the sampler's
+    /// life: the caller logs them.
+    public mutating func takeRefused() -> [(name: InterfaceName, why: String)] {
+        defer { unreported.removeAll() }
+        return unreported
     }
 }

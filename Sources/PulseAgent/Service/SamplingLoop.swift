@@ -74,6 +74,9 @@ public struct SamplingLoop: Sendable {
             let tick: TickSample
             do {
                 tick = try sampler.sample(at: timestamp, readLinkState: readLinks)
+                for (name, why) in sampler.takeRefused() {
+                    logger.warning("not sampling interface \(name): \(why), which the protocol refuses")
+                }
                 if reportedFailure { logger.notice("sampling works again") }
                 reportedFailure = false
             } catch {

@@ -75,7 +75,7 @@ public struct Bill: Sendable, Hashable {
             let tx = intervalRate(bytes: bucket.values.traffic[.txBytes])
             inbound.append(rx)
             outbound.append(tx)
-            sums.append(rx + tx)
+            sums.append(Saturating.sum(rx, tx))
             revision = Swift.max(revision, bucket.revision)
         }
         inbound.sort()

@@ -34,7 +34,7 @@ public struct BillTracker: Sendable, Hashable {
         count += 1
         Self.insert(rx, into: &inbound, capacity: capacity)
         Self.insert(tx, into: &outbound, capacity: capacity)
-        Self.insert(rx + tx, into: &sum, capacity: capacity)
+        Self.insert(Saturating.sum(rx, tx), into: &sum, capacity: capacity)
     }
 
     /// Replaces one interval's rates added earlier (`old`; nil when it had no data) with what it holds now (`new`;
@@ -56,8 +56,8 @@ public struct BillTracker: Sendable, Hashable {
                 Self.remove(old.inbound, from: &next.inbound, complete: complete, refill: new?.inbound),
                 Self.remove(old.outbound, from: &next.outbound, complete: complete, refill: new?.outbound),
                 Self.remove(
-                    old.inbound + old.outbound, from: &next.sum, complete: complete,
-                    refill: new.map { $0.inbound + $0.outbound })
+                    Saturating.sum(old.inbound, old.outbound), from: &next.sum, complete: complete,
+                    refill: new.map { Saturating.sum($0.inbound, $0.outbound) })
             else { return false }
         }
         if let new { next.add(inbound: new.inbound, outbound: new.outbound) }

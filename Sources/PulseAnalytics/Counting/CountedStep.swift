@@ -10,9 +10,12 @@ public enum StepTiming: UInt8, Sendable, Hashable {
     case idle = 2
     /// Ticks are missing (an outage, a lost or not yet arrived batch, an epoch change): spread, interpolated.
     case gap = 3
+    /// A sample's time cannot be placed (older than `max_age`, or from a clock too far ahead), or the step spans more
+    /// than `max_age`: counted in the unplaced totals, in no bucket (`docs/windows.md`, "Time that cannot be placed").
+    case unplaced = 4
 
     /// Whether late data may still land inside the step (so the store must be able to take it out again).
-    public var mayBeSplit: Bool { self == .instant || self == .gap }
+    public var mayBeSplit: Bool { self == .instant || self == .gap || self == .unplaced }
 }
 
 /// What happened to the counters during a step, beyond plain increases.
@@ -49,9 +52,16 @@ public struct CountedStep: Sendable, Hashable {
 
     /// Counts the step from `previous` to `next` by the rules of `docs/windows.md`.
     ///
-    /// - Parameter maximumRate: bytes per second assumed possible where the link speed is unknown (`max_rate`).
-    public static func between(_ previous: StepSample, _ next: StepSample, maximumRate: UInt64) -> CountedStep {
-        let gap = next.time - previous.time
+    /// Times and settings come from agents (through the store), so nothing here may trap on an extreme value: every
+    /// difference and product of times saturates instead of overflowing.
+    ///
+    /// - Parameters:
+    ///   - maximumRate: bytes per second assumed possible where the link speed is unknown (`max_rate`).
+    ///   - maximumSpan: the longest step that is placed in time (`max_age`); a longer one is unplaced.
+    public static func between(
+        _ previous: StepSample, _ next: StepSample, maximumRate: UInt64, maximumSpan: Int64 = .max
+    ) -> CountedStep {
+        let gap = Saturating.difference(next.time, previous.time)
         var events: StepEvents = next.clockShifted ? .clock : []
         var counted = Traffic()
         let sameEpoch = previous.epoch == next.epoch
@@ -80,20 +90,51 @@ public struct CountedStep: Sendable, Hashable {
             counted = next.counters
             events.insert(.epoch)
         }
+        // The stores' columns are signed: no step counts more than 2⁶³ − 1 of a counter (only a broken or hostile
+        // agent's counters move that much), so every share of it spread into buckets is exact.
+        counted = pointwiseMin(counted, Traffic(repeating: UInt64(Int64.max)))
+        let twiceGap = Saturating.product(2, gap)
         let timing: StepTiming
-        if gap <= 0 {
+        if !previous.placeable || !next.placeable || gap > maximumSpan {
+            timing = .unplaced
+        } else if gap <= 0 {
             timing = .instant
             events.insert(.clock)
-        } else if sameEpoch && 2 * gap <= 3 * next.interval {
+        } else if sameEpoch && twiceGap <= Saturating.product(3, next.interval) {
             timing = .measured
         } else if sameEpoch && next.heartbeat > 0 && previous.counters == next.counters
-            && 2 * gap <= 2 * next.heartbeat + 3 * next.interval
+            && twiceGap
+                <= Saturating.sum(Saturating.product(2, next.heartbeat), Saturating.product(3, next.interval))
         {
             timing = .idle
         } else {
             timing = .gap
         }
         return CountedStep(counted: counted, timing: timing, events: events)
+    }
+}
+
+/// Int64 arithmetic that clamps at the type's bounds instead of trapping, for values that came off the wire.
+public enum Saturating {
+    /// `a − b`, clamped.
+    @inline(__always)
+    public static func difference(_ a: Int64, _ b: Int64) -> Int64 {
+        let (value, overflow) = a.subtractingReportingOverflow(b)
+        return overflow ? (b < 0 ? .max : .min) : value
+    }
+
+    /// `a + b`, clamped.
+    @inline(__always)
+    public static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (value, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b < 0 ? .min : .max) : value
+    }
+
+    /// `a × b`, clamped.
+    @inline(__always)
+    public static func product(_ a: Int64, _ b: Int64) -> Int64 {
+        let (value, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? ((a < 0) != (b < 0) ? .min : .max) : value
     }
 }
 

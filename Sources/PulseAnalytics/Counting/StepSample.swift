@@ -21,11 +21,18 @@ public struct StepSample: Sendable, Hashable {
     public var relation: InterfaceRelation
     /// The batch's timestamps were moved back because the agent's clock was ahead.
     public var clockShifted: Bool
+    /// Whether the sample's time could be placed when its batch arrived: within `max_age` before the daemon's clock
+    /// and not ahead of it (`docs/windows.md`, "Time that cannot be placed"). A step from or to a sample that could
+    /// not is unplaced.
+    public var placeable: Bool
+    /// When the daemon received the sample's batch (ms); an unplaced step is filed under the later of its two
+    /// samples' receive times. 0 for samples stored before it was kept.
+    public var received: Int64
 
     public init(
         order: Int64, tick: Int32, time: Int64, epoch: Int64, width: CounterWidth = .bits64, counters: Traffic,
         interval: Int64, heartbeat: Int64, speed: UInt32 = 0, kind: InterfaceKind = .unknown,
-        relation: InterfaceRelation = [], clockShifted: Bool = false
+        relation: InterfaceRelation = [], clockShifted: Bool = false, placeable: Bool = true, received: Int64 = 0
     ) {
         self.order = order
         self.tick = tick
@@ -39,6 +46,8 @@ public struct StepSample: Sendable, Hashable {
         self.kind = kind
         self.relation = relation
         self.clockShifted = clockShifted
+        self.placeable = placeable
+        self.received = received
     }
 
     /// Whether `self` comes before `other` in counter order.

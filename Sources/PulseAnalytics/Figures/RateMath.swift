@@ -39,6 +39,6 @@ public enum RateMath {
     public static func utilisation(rate: Int64, speedMbps: Int64) -> Int64? {
         guard speedMbps > 0 else { return nil }
         // rate × 8 × 10⁴ / (speed × 10⁹) = rate × 8 / (speed × 10⁵)
-        return divide(rate, by: speedMbps * 100_000, scale: 8)
+        return divide(rate, by: Saturating.product(speedMbps, 100_000), scale: 8)
     }
 }

@@ -80,8 +80,9 @@ extension WindowFigures {
             rx: RateMath.rate(bytes: totals.traffic[.rxBytes], milliseconds: elapsed),
             tx: RateMath.rate(bytes: totals.traffic[.txBytes], milliseconds: elapsed))
         let speed = speedMbps ?? Int64(totals.speedMbps)
-        let packets = totals.traffic[.rxPackets] + totals.traffic[.txPackets]
-        let possible = elapsed * Int64(max(members, 1))
+        // Sums of what agents sent: clamped, never trapping (`docs/windows.md`).
+        let packets = Saturating.sum(totals.traffic[.rxPackets], totals.traffic[.txPackets])
+        let possible = Saturating.product(elapsed, Int64(max(members, 1)))
         return WindowFigures(
             window: window, resolution: resolution, elapsed: elapsed, totals: totals, average: average,
             minimum: Direction(rx: rates.rx.first, tx: rates.tx.first),
@@ -99,8 +100,10 @@ extension WindowFigures {
                         rx: Int64(clamping: totals.peakRx).multipliedReportingOverflow(by: 1_000).partialValue,
                         tx: Int64(clamping: totals.peakTx).multipliedReportingOverflow(by: 1_000).partialValue))
                 : Direction(rx: rates.rx.last, tx: rates.tx.last),
-            errorRatio: RateMath.perMillion(totals.traffic[.rxErrors] + totals.traffic[.txErrors], of: packets),
-            dropRatio: RateMath.perMillion(totals.traffic[.rxDropped] + totals.traffic[.txDropped], of: packets),
+            errorRatio: RateMath.perMillion(
+                Saturating.sum(totals.traffic[.rxErrors], totals.traffic[.txErrors]), of: packets),
+            dropRatio: RateMath.perMillion(
+                Saturating.sum(totals.traffic[.rxDropped], totals.traffic[.txDropped]), of: packets),
             coverage: RateMath.perMillion(totals.coveredMilliseconds, of: possible) ?? 0,
             measuredCoverage: RateMath.perMillion(totals.measuredMilliseconds, of: possible) ?? 0,
             bucketsWithData: withData, members: members, revision: revision)

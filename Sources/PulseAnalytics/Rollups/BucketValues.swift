@@ -32,8 +32,8 @@ public struct BucketValues: Sendable, Hashable {
     /// Adds `other`'s sums and keeps the larger peaks and speed.
     public mutating func merge(_ other: BucketValues) {
         traffic &+= other.traffic
-        measuredMilliseconds += other.measuredMilliseconds
-        interpolatedMilliseconds += other.interpolatedMilliseconds
+        measuredMilliseconds &+= other.measuredMilliseconds
+        interpolatedMilliseconds &+= other.interpolatedMilliseconds
         peakRx = max(peakRx, other.peakRx)
         peakTx = max(peakTx, other.peakTx)
         speedMbps = max(speedMbps, other.speedMbps)
@@ -41,7 +41,7 @@ public struct BucketValues: Sendable, Hashable {
     }
 
     /// Milliseconds the bucket's data covers, measured or interpolated.
-    public var coveredMilliseconds: Int64 { measuredMilliseconds + interpolatedMilliseconds }
+    public var coveredMilliseconds: Int64 { Saturating.sum(measuredMilliseconds, interpolatedMilliseconds) }
 
     /// Whether the bucket has data (`docs/windows.md`).
     public var hasData: Bool { coveredMilliseconds > 0 }
@@ -97,5 +97,5 @@ public struct Bucket: Sendable, Hashable {
         self.revision = revision
     }
 
-    public var end: Int64 { start + level.width }
+    public var end: Int64 { Saturating.sum(start, level.width) }
 }

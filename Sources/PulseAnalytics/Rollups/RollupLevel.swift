@@ -20,7 +20,8 @@ public struct RollupLevel: Sendable, Hashable, Comparable, CustomStringConvertib
     /// The start of the bucket holding `time`.
     public func bucketStart(_ time: Int64) -> Int64 {
         let remainder = time % width
-        return remainder < 0 ? time - remainder - width : time - remainder
+        // Clamped for the few times before the first whole bucket of Int64's range, so no time traps.
+        return remainder < 0 ? Saturating.difference(time - remainder, width) : time - remainder
     }
 
     /// Whether `time` is a bucket boundary.

@@ -32,18 +32,22 @@ public enum Spreader {
         from first: Int64, to last: Int64, _ add: (Int64, BucketValues) -> Void
     ) {
         precondition(sign == 1 || sign == -1 && step.timing.mayBeSplit, "only gap and instant steps are taken out")
+        // An unplaced step has no time to be spread over: the store keeps its counts apart (`docs/windows.md`).
+        guard step.timing != .unplaced else { return }
         var events = SIMD8<Int64>.zero
         for (lane, event) in StepEvents.columns.enumerated() where step.events.contains(event) {
             events[lane] = sign
         }
-        let signedCounted = TrafficDelta(truncatingIfNeeded: step.counted) &* TrafficDelta(repeating: sign)
+        let signedCounted = TrafficDelta(clamping: step.counted) &* TrafficDelta(repeating: sign)
         guard step.timing != .instant else {
             add(level.bucketStart(next.time), BucketValues(traffic: signedCounted, events: events))
             return
         }
         let start = previous.time
         let end = next.time
-        let span = end - start
+        // Placed steps span at most `max_age` between times the wire bounds (`docs/windows.md`), so this cannot
+        // overflow for a step the store spreads; clamped all the same, so no stored value can trap here.
+        let span = Saturating.difference(end, start)
         let measured = step.timing != .gap
         var peakRx: UInt64 = 0
         var peakTx: UInt64 = 0
@@ -69,7 +73,7 @@ public enum Spreader {
         if first > bucket {
             // Start at the first wanted bucket, with F at its lower bound.
             let aligned = level.bucketStart(first)
-            bucket = aligned < first ? aligned + level.width : aligned
+            bucket = aligned < first ? Saturating.sum(aligned, level.width) : aligned
             guard bucket < end else { return }
             for lane in 0..<8 {
                 before[lane] = Ceiling.muldiv(step.counted[lane], UInt64(bucket - start), UInt64(span))
@@ -77,7 +81,7 @@ public enum Spreader {
         }
         while bucket < end && bucket < last {
             let low = max(bucket, start)
-            let high = min(bucket + level.width, end)
+            let high = min(Saturating.sum(bucket, level.width), end)
             // F(x) = ⌊V × (x − start) / span⌋; a bucket gets F(high) − F(low), which telescopes to V over the step.
             var upTo = Traffic.zero
             if high == end {
@@ -96,7 +100,7 @@ public enum Spreader {
                     traffic: share, measuredMilliseconds: measured ? overlap : 0,
                     interpolatedMilliseconds: measured ? 0 : overlap, peakRx: peakRx, peakTx: peakTx,
                     speedMbps: speed, events: bucket == eventBucket ? events : .zero))
-            bucket += level.width
+            bucket = Saturating.sum(bucket, level.width)
         }
     }
 }

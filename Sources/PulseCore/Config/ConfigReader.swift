@@ -158,15 +158,20 @@ public struct ConfigReader: Sendable {
     }
 
     /// Every key of a free-form table as a label (`site = "fra1"`), in file order.
-    public mutating func labels(_ table: String) throws(ConfigError) -> Labels {
+    ///
+    /// - Parameter anyText: values may hold control characters (an alert rule's labels, which travel only as JSON);
+    ///   an agent's labels may not (`Labels/isValidValue(_:)`).
+    public mutating func labels(_ table: String, anyText: Bool = false) throws(ConfigError) -> Labels {
         known[table, default: []].formUnion(document.tables[table]?.keys.map { $0 } ?? [])
         var pairs = [(key: String, value: String)]()
         for (key, entry) in (document.tables[table] ?? [:]).sorted(by: { $0.value.line < $1.value.line }) {
             guard Labels.isValidKey(key) else {
-                throw fail(table, key, entry, "is not a label name: use a-z, 0-9, '_' and '-' (at most 64)")
+                throw fail(table, key, entry, "is not a label name: use \(Labels.keyRule)")
             }
-            guard case .string(let value) = entry.value, !value.isEmpty, value.utf8.count <= 255 else {
-                throw fail(table, key, entry, "must be a non-empty string in quotes (at most 255 bytes)")
+            guard case .string(let value) = entry.value, anyText ? !value.isEmpty : Labels.isValidValue(value) else {
+                throw fail(
+                    table, key, entry,
+                    "must be a non-empty string in quotes (at most 255 bytes, no control characters)")
             }
             pairs.append((key, value))
         }

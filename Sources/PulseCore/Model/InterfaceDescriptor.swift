@@ -17,7 +17,7 @@ public struct InterfaceDescriptor: Sendable, Hashable {
 
 /// An interface name as the kernel spells it.
 ///
-/// Kept as bytes because Linux names need not be UTF-8; ``description`` renders it for humans.
+/// Kept as bytes because Linux names need not be UTF-8; ``description`` is its text form.
 public struct InterfaceName: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The longest name the protocol carries (the kernel's own limit is 15 bytes).
     public static let maximumLength = 64
@@ -28,7 +28,74 @@ public struct InterfaceName: Sendable, Hashable, Comparable, CustomStringConvert
     public init(_ string: String) { self.bytes = Array(string.utf8) }
     public init(stringLiteral value: String) { self.init(value) }
 
-    public var description: String { String(decoding: bytes, as: UTF8.self) }
+    /// The name's text form (`docs/protocol.md`, "Interface descriptors"): its UTF-8 as it is, except that every
+    /// byte that is not part of valid UTF-8, every control character (C0, DEL and C1) and the backslash are written
+    /// `\xHH` (two lowercase hex digits per byte). Different names have different text forms, ``init(text:)``
+    /// turns one back into the bytes, and no form holds a control character.
+    public var description: String {
+        if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        var text = ""
+        func escape(_ slice: ArraySlice<UInt8>) {
+            for byte in slice {
+                text += "\\x"
+                text += Hex.string(UInt64(byte), width: 2)
+            }
+        }
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        var position = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                let scalar = Unicode.UTF8.decode(encoded)
+                let length = encoded.count
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\" {
+                    escape(bytes[position..<position + length])
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
+                position += length
+            case .error(let length):
+                escape(bytes[position..<position + length])
+                position += length
+            case .emptyInput:
+                return text
+            }
+        }
+    }
+
+    /// The name whose text form (``description``) is `text`; nil when `text` has a backslash that does not start
+    /// a `\xHH` escape.
+    public init?(text: String) {
+        var bytes = [UInt8]()
+        let utf8 = Array(text.utf8)
+        var index = 0
+        while index < utf8.count {
+            if utf8[index] == UInt8(ascii: "\\") {
+                guard index + 3 < utf8.count, utf8[index + 1] == UInt8(ascii: "x"),
+                    let value = UInt8(String(decoding: utf8[index + 2...index + 3], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+                index += 4
+            } else {
+                bytes.append(utf8[index])
+                index += 1
+            }
+        }
+        self.bytes = bytes
+    }
+
+    /// Why the protocol refuses this name, or nil (`docs/protocol.md`, "Interface descriptors"): a `/` (it would
+    /// make a path of a file name), or a control byte (NUL breaks text columns, the rest terminals and logs).
+    public var violation: String? {
+        if bytes.contains(UInt8(ascii: "/")) { return "interface name \(self) has a '/'" }
+        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return "interface name \(self) has a control character"
+        }
+        return nil
+    }
 
     public static func < (lhs: InterfaceName, rhs: InterfaceName) -> Bool {
         lhs.bytes.lexicographicallyPrecedes(rhs.bytes)

@@ -4,11 +4,13 @@
     import Musl
 #endif
 
-/// Faults that tests switch on to prove the watchdog works. Never set in production.
+/// Faults that tests switch on to prove the watchdog and crash recovery work. Never set in production.
 ///
 /// `NETPULSE_TEST_FAULT=stall-LOOP-after-SECONDS` (for example `stall-sampling-after-5`) makes the named loop
 /// block its thread for an hour the first time it runs after that many seconds of uptime, as a loop stuck in a
-/// syscall would.
+/// syscall would. `trap-applying-sequence-N` makes the daemon trap (as a bug in counting would) when its store is
+/// about to apply a batch with sequence number N; `kill-after-journal-N` makes it kill itself (SIGKILL) right after
+/// its N-th commit of the ingest journal, with those batches acknowledged and not yet applied to the store.
 ///
 /// Only debug builds (what the tests run) have them: in a release build ``stallIfRequested(_:)`` is empty and
 /// inlined away, so the loops operators run carry no test switch at all (`build_release` in
@@ -26,7 +28,35 @@ public enum TestFault {
         #endif
     }
 
+    /// Traps if a trap while applying a batch of `sequence` was requested (debug builds only).
+    @inline(__always)
+    public static func trapIfRequested(applyingSequence sequence: UInt64) {
+        #if DEBUG
+            if let wanted = number(after: "trap-applying-sequence-"), wanted == sequence {
+                fatalError("test fault: trapping while applying batch \(sequence) (NETPULSE_TEST_FAULT)")
+            }
+        #endif
+    }
+
+    /// Whether the daemon should kill itself after its `commit`-th journal commit (debug builds only).
+    @inline(__always)
+    public static func killRequested(afterJournalCommit commit: Int) -> Bool {
+        #if DEBUG
+            return number(after: "kill-after-journal-").map { $0 == UInt64(commit) } ?? false
+        #else
+            return false
+        #endif
+    }
+
     #if DEBUG
+        private static let text: String? = getenv("NETPULSE_TEST_FAULT").map { String(cString: $0) }
+
+        /// The number after `prefix` in the fault's text, when the text starts with it.
+        private static func number(after prefix: String) -> UInt64? {
+            guard let text, text.hasPrefix(prefix) else { return nil }
+            return UInt64(text.dropFirst(prefix.count))
+        }
+
         private static let requested: (loop: String, after: Int64)? = {
             guard let raw = getenv("NETPULSE_TEST_FAULT") else { return nil }
             let text = String(cString: raw)

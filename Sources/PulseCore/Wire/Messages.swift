@@ -75,8 +75,11 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     public static let linkState = Capabilities(rawValue: 1 << 1)
     /// The agent takes `REJECT` frames: the daemon refuses one batch by name and the connection goes on.
     public static let reject = Capabilities(rawValue: 1 << 2)
+    /// Both sides keep the descriptors and coding references of only the last ``StreamWindow/capacity`` streams a
+    /// connection carried (`docs/protocol.md`, "References").
+    public static let streamWindow = Capabilities(rawValue: 1 << 3)
 
-    public static let all: Capabilities = [.pace, .linkState, .reject]
+    public static let all: Capabilities = [.pace, .linkState, .reject, .streamWindow]
 }
 
 /// Daemon → agent, the answer to `HELLO`: the version chosen and the limits the agent must respect.
@@ -111,21 +114,35 @@ public struct Describe: Sendable, Hashable {
 public struct Labels: Sendable, Hashable {
     public var pairs: [(key: String, value: String)]
 
-    /// At most this many labels; keys are 1…64 bytes of `a-z 0-9 _ -`, values 1…255 bytes of UTF-8.
+    /// At most this many labels; keys are 1…64 bytes of `a-z 0-9 _` not starting with a digit or `__`, values
+    /// 1…255 bytes of UTF-8 without control characters.
     public static let maximumCount = 32
+
+    /// What a label key may be, in words for error messages.
+    public static let keyRule = "a-z, 0-9 and '_', not starting with a digit or '__', at most 64 bytes"
 
     public init(_ pairs: [(key: String, value: String)]) {
         self.pairs = pairs
     }
 
-    /// Whether `key` is a valid label key.
+    /// Whether `key` is a valid label key: a Prometheus label name in lower case (`[a-z_][a-z0-9_]*`) and not one of
+    /// the names Prometheus reserves (`__…`), so labels pass unchanged to remote write and alert notifications.
     public static func isValidKey(_ key: String) -> Bool {
-        !key.isEmpty && key.utf8.count <= 64
-            && key.utf8.allSatisfy {
-                ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
-                    || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
-                    || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
-            }
+        let bytes = Array(key.utf8)
+        guard let first = bytes.first, bytes.count <= 64, !(first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9"))
+        else { return false }
+        guard !key.hasPrefix("__") else { return false }
+        return bytes.allSatisfy {
+            ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                || $0 == UInt8(ascii: "_")
+        }
+    }
+
+    /// Whether `value` is a valid label value: 1…255 bytes without control characters (C0, DEL, C1), so no value
+    /// can break a line of stored labels, a log line or a terminal.
+    public static func isValidValue(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.count <= 255
+            && !value.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 
     public static func == (lhs: Labels, rhs: Labels) -> Bool {

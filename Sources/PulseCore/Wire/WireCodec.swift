@@ -281,9 +281,11 @@ public enum WireCodec {
             var pairs = [(key: String, value: String)]()
             for _ in 0..<count {
                 let key = try reader.readString(max: 64, "label key")
-                guard Labels.isValidKey(key) else { throw .malformed("label key '\(key)' (use a-z, 0-9, _ and -)") }
+                guard Labels.isValidKey(key) else { throw .malformed("label key '\(key)' (use \(Labels.keyRule))") }
                 let value = try reader.readString(max: maximumStringBytes, "label value")
-                guard !value.isEmpty else { throw .malformed("empty value of label '\(key)'") }
+                guard Labels.isValidValue(value) else {
+                    throw .malformed("value of label '\(key)' is empty or has a control character")
+                }
                 guard !pairs.contains(where: { $0.key == key }) else { throw .malformed("label '\(key)' twice") }
                 pairs.append((key, value))
             }
@@ -417,6 +419,11 @@ enum SectionFlags {
 public struct ReferenceKey: Sendable, Hashable {
     public var stream: UInt64
     public var descriptorID: UInt32
+
+    public init(stream: UInt64, descriptorID: UInt32) {
+        self.stream = stream
+        self.descriptorID = descriptorID
+    }
 }
 
 /// Per connection, the last sample of each interface sent on it, so the next batch need not repeat absolute
@@ -424,4 +431,35 @@ public struct ReferenceKey: Sendable, Hashable {
 public struct ReferenceTable: Sendable {
     public var entries: [ReferenceKey: CounterReference] = [:]
     public init() {}
+
+    /// Drops every reference of `stream` (it left the connection's ``StreamWindow``).
+    public mutating func forget(stream: UInt64) {
+        entries = entries.filter { $0.key.stream != stream }
+    }
+}
+
+/// The streams whose descriptors and coding references a connection keeps, when both sides announce
+/// ``Capabilities/streamWindow`` (`docs/protocol.md`, "References"): the ``capacity`` streams most recently named by
+/// a `DESCRIBE` or `BATCH`. A frame naming a stream outside the window makes the least recently named one leave it,
+/// and both sides forget that stream's descriptors and references, so an agent replaying many runs' spools keeps
+/// the daemon's state for its connection bounded. Both sides see the same frames in the same order, so they evict
+/// the same stream at the same frame.
+public struct StreamWindow: Sendable {
+    public static let capacity = 4
+
+    /// Most recently named last.
+    private var streams: [UInt64] = []
+
+    public init() {}
+
+    /// Records that a frame named `stream`; returns the stream that left the window, if one did.
+    public mutating func name(_ stream: UInt64) -> UInt64? {
+        if let index = streams.firstIndex(of: stream) {
+            streams.remove(at: index)
+            streams.append(stream)
+            return nil
+        }
+        streams.append(stream)
+        return streams.count > Self.capacity ? streams.removeFirst() : nil
+    }
 }

@@ -104,7 +104,7 @@ public struct AlertSettings: Sendable, Hashable {
         let severity = try reader.string(table, "severity", default: "warning")
         guard !severity.isEmpty else { throw reader.invalid(table, "severity", "must not be empty") }
         var labels = [String: String]()
-        for (key, value) in try reader.labels("\(table).labels").pairs { labels[key] = value }
+        for (key, value) in try reader.labels("\(table).labels", anyText: true).pairs { labels[key] = value }
         var annotations = [String: String]()
         for (key, value) in try reader.stringTable("\(table).annotations") {
             let unknown = AlertRule.unknownPlaceholders(in: value)

@@ -41,9 +41,17 @@ public struct DaemonConfig: Sendable, Hashable {
     public var paceThreshold: Int
     /// The most batches waiting for a commit; connections stop reading while it is reached.
     public var queueLimit: Int
+    /// The most bytes of batches waiting for a commit (``IngestBatch/memoryCost``), and as many again waiting to be
+    /// applied from the journal (`[ingest] queue_bytes`).
+    public var queueBytes: Int = 256 << 20
+    /// What one agent may grow (`[limits]`).
+    public var agentLimits = AgentLimits()
 
     /// Labels set per agent (`[labels.AGENT]`); they override what the agent sends.
     public var labels: [String: Labels]
+    /// The label keys agents may set themselves (`[labels] from_agents`); labels decide groups, bills and alert
+    /// routing, so by default an agent sets none and every label comes from `[labels.AGENT]`.
+    public var labelsFromAgents: Set<String> = []
     public var billing: BillingPolicy
     public var snapshots: SnapshotSettings
     public var dashboards: DashboardSettings
@@ -150,17 +158,45 @@ public struct DaemonConfig: Sendable, Hashable {
         config.paceThreshold = Int(
             try reader.integer("ingest", "pace_threshold", default: 4_096, range: 16...1_000_000))
         config.queueLimit = Int(try reader.integer("ingest", "queue_limit", default: 8_192, range: 1...1_000_000))
+        config.queueBytes = Int(
+            try reader.byteSize("ingest", "queue_bytes", default: 256 << 20, range: (1 << 20)...(64 << 30)))
+        config.agentLimits = AgentLimits(
+            connections: Int(try reader.integer("limits", "connections_per_agent", default: 4, range: 1...1_024)),
+            interfaces: Int(
+                try reader.integer("limits", "interfaces_per_agent", default: 4_096, range: 1...16_384)),
+            streams: Int(try reader.integer("limits", "streams_per_agent", default: 256, range: 1...65_536)),
+            labelValues: Int(
+                try reader.integer("limits", "label_values_per_agent", default: 64, range: 1...1_000_000)))
+        config.store.maximumSequenceRanges = Int(
+            try reader.integer("limits", "sequence_ranges_per_stream", default: 4_096, range: 16...1_000_000))
         config.store.maximumRate = UInt64(
             try reader.integer(
                 "ingest", "max_rate", default: 50_000_000_000, range: 1_000...1_000_000_000_000_000))
         config.store.clockTolerance = try reader.duration(
             "ingest", "clock_tolerance", default: 30_000, range: 1_000...86_400_000)
+        // `docs/windows.md`, "Clocks" and "Time that cannot be placed": a week-old spool is placed by default, a
+        // batch ending up to a day ahead is moved back.
+        config.store.maximumSkew = try reader.duration(
+            "ingest", "max_skew", default: 86_400_000, range: config.store.clockTolerance...(366 * 86_400_000))
+        config.store.maximumAge = try reader.duration(
+            "ingest", "max_age", default: 14 * 86_400_000, range: 3_600_000...(400 * 86_400_000))
         try parseRollups(&reader, into: &config)
         config.store.rules = try parseAggregation(&reader)
         for (agent, _) in reader.subtables(of: "labels") {
             config.labels[agent] = try reader.labels("labels.\(agent)")
         }
         config.billing = try parseBilling(&reader, calendar: config.calendar)
+        let fromAgents = try reader.stringArray("labels", "from_agents", default: [])
+        for key in fromAgents where !Labels.isValidKey(key) {
+            throw reader.invalid(
+                "labels", "from_agents", "has \"\(key)\", which is not a label name (\(Labels.keyRule))")
+        }
+        for key in fromAgents where config.billing.groupBy.contains(key) {
+            throw reader.invalid(
+                "labels", "from_agents",
+                "has \"\(key)\", a key of [billing] group_by: billing groups come only from [labels.AGENT]")
+        }
+        config.labelsFromAgents = Set(fromAgents)
         config.snapshots = try SnapshotSettings.parse(&reader, stateDirectory: stateDirectory)
         config.dashboards = try DashboardSettings.parse(&reader, stateDirectory: stateDirectory)
         config.alerts = try AlertSettings.parse(&reader, stateDirectory: stateDirectory)
@@ -290,14 +326,18 @@ public struct DaemonConfig: Sendable, Hashable {
         return policy
     }
 
-    /// An agent's labels as the daemon uses them: what it sent, except keys that decide billing groups, then the
-    /// daemon's own labels for it on top (`docs/windows.md`, "Scopes").
-    public func effectiveLabels(agent: String, sent: Labels) -> Labels {
+    /// An agent's labels as the daemon uses them: of what it sent, the keys `[labels] from_agents` allows (never one
+    /// that decides billing groups), then the daemon's own labels for it on top, which always win
+    /// (`docs/windows.md`, "Scopes").
+    ///
+    /// - Parameter ownLabels: false leaves the daemon's own out: what the agent sets itself.
+    public func effectiveLabels(agent: String, sent: Labels, ownLabels: Bool = true) -> Labels {
         let own = labels[agent] ?? Labels([])
         var pairs = sent.pairs.filter { pair in
-            !billing.groupBy.contains(pair.key) && !own.pairs.contains { $0.key == pair.key }
+            labelsFromAgents.contains(pair.key) && !billing.groupBy.contains(pair.key)
+                && !own.pairs.contains { $0.key == pair.key }
         }
-        pairs += own.pairs
+        if ownLabels { pairs += own.pairs }
         return Labels(pairs.sorted { $0.key < $1.key })
     }
 }

@@ -12,13 +12,20 @@ final class ApplyBacklog: Sendable {
         var entries: [Entry] = []
         var closed = false
         var taker: CheckedContinuation<Void, Never>?
-        var roomWaiters: [(limit: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var roomWaiters: [(limit: Int, bytes: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// The memory cost of the batches waiting (``IngestBatch/memoryCost``).
+        var bytes = 0
+
+        func hasRoom(below limit: Int, bytes byteLimit: Int) -> Bool { entries.count < limit && bytes < byteLimit }
     }
 
     private let state = Mutex(State())
 
     /// Batches waiting.
     var count: Int { state.withLock { $0.entries.count } }
+
+    /// The memory cost of the batches waiting.
+    var bytes: Int { state.withLock { $0.bytes } }
 
     /// How long the oldest batch waiting to be applied has waited since it was journaled (zero when none waits).
     /// A commit of the store takes a fraction of a second, so more than a second means the applier is behind.
@@ -31,6 +38,7 @@ final class ApplyBacklog: Sendable {
     func push(_ entries: [Entry]) {
         let taker = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.entries += entries
+            state.bytes += entries.reduce(0) { $0 + $1.batch.memoryCost }
             defer { state.taker = nil }
             return state.taker
         }
@@ -45,9 +53,11 @@ final class ApplyBacklog: Sendable {
                 if !state.entries.isEmpty {
                     let taken = Array(state.entries.prefix(limit))
                     state.entries.removeFirst(taken.count)
-                    let count = state.entries.count
-                    let ready = state.roomWaiters.filter { count < $0.limit }.map(\.continuation)
-                    state.roomWaiters.removeAll { count < $0.limit }
+                    state.bytes -= taken.reduce(0) { $0 + $1.batch.memoryCost }
+                    let current = state
+                    let ready = state.roomWaiters.filter { current.hasRoom(below: $0.limit, bytes: $0.bytes) }
+                        .map(\.continuation)
+                    state.roomWaiters.removeAll { current.hasRoom(below: $0.limit, bytes: $0.bytes) }
                     return .entries(taken, ready)
                 }
                 return state.closed ? .finished : .wait
@@ -71,19 +81,19 @@ final class ApplyBacklog: Sendable {
         }
     }
 
-    /// Returns once fewer than `limit` entries wait (or the backlog is closed).
-    func waitForRoom(below limit: Int) async {
+    /// Returns once fewer than `limit` entries and `bytes` bytes of them wait (or the backlog is closed).
+    func waitForRoom(below limit: Int, bytes: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
-                if state.entries.count < limit || state.closed { return true }
-                state.roomWaiters.append((limit, continuation))
+                if state.hasRoom(below: limit, bytes: bytes) || state.closed { return true }
+                state.roomWaiters.append((limit, bytes, continuation))
                 return false
             }
             if ready { continuation.resume() }
         }
     }
 
-    /// Wakes every ``waitForRoom(below:)`` (a timer, so a loop waiting for room still beats for the watchdog); they
+    /// Wakes every ``waitForRoom(below:bytes:)`` (a timer, so a loop waiting for room still beats for the watchdog); they
     /// check again.
     func wakeRoomWaiters() {
         let waiters = state.withLock { state in

@@ -7,9 +7,10 @@ import Synchronization
 /// ``offer(_:completion:)`` never blocks an event loop; the ingest service takes everything queued at once, so
 /// one commit (one fsync) covers every batch that arrived while the previous one was committing.
 ///
-/// It holds at most `limit` batches. A connection whose batch finds it full keeps the batch and stops reading
-/// from its agent until ``whenRoom(_:)`` calls it back (TCP backpressure: the agent's batches wait in its spool,
-/// not in the daemon's memory); the ingest service asks agents to slow down (`PACE`) before that.
+/// It holds at most `limit` batches and `byteLimit` bytes of them (``IngestBatch/memoryCost``: a batch may hold
+/// 65,536 samples, so a count alone bounds nothing). A connection whose batch finds it full keeps the batch and stops
+/// reading from its agent until ``whenRoom(_:)`` calls it back (TCP backpressure: the agent's batches wait in its
+/// spool, not in the daemon's memory); the ingest service asks agents to slow down (`PACE`) before that.
 public final class IngestQueue: Sendable {
     public struct Item: Sendable {
         public var batch: IngestBatch
@@ -32,14 +33,19 @@ public final class IngestQueue: Sendable {
         var refusals = 0
         /// When the oldest item still queued arrived (`ContinuousClock`), nil while nothing is queued.
         var oldestSince: ContinuousClock.Instant?
+        /// The memory cost of the batches queued.
+        var bytes = 0
     }
 
     private let state = Mutex(State())
     /// The most batches queued at once.
     public let limit: Int
+    /// The most bytes of batches queued at once (the batch that crosses it is still taken).
+    public let byteLimit: Int
 
-    public init(limit: Int = 8_192) {
+    public init(limit: Int = 8_192, byteLimit: Int = 256 << 20) {
         self.limit = max(1, limit)
+        self.byteLimit = max(1, byteLimit)
     }
 
     /// Queues a batch unless the queue is full; its completion runs once it is durably stored. Never blocks.
@@ -51,11 +57,15 @@ public final class IngestQueue: Sendable {
         enum Outcome { case queued(CheckedContinuation<Void, Never>?), full, closed }
         let outcome = state.withLock { state -> Outcome in
             guard state.accepting else { return .closed }
-            guard state.items.count < limit else {
+            // Full at `byteLimit` bytes: the batch that crosses it is taken (so the bound is that plus one batch, at
+            // most about 5 MB), and ``whenRoom(_:)`` waits on the same condition.
+            let cost = batch.memoryCost
+            guard state.items.count < limit, state.bytes < byteLimit else {
                 state.refusals += 1
                 return .full
             }
             if state.items.isEmpty { state.oldestSince = .now }
+            state.bytes += cost
             state.items.append(Item(batch: batch, completion: completion))
             defer { state.taker = nil }
             return .queued(state.taker)
@@ -75,7 +85,7 @@ public final class IngestQueue: Sendable {
     /// Calls `waiter` once the queue has room (at once when it has some now, or is closed).
     public func whenRoom(_ waiter: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
-            guard state.items.count >= limit && state.accepting else { return true }
+            guard (state.items.count >= limit || state.bytes >= byteLimit) && state.accepting else { return true }
             state.roomWaiters.append(waiter)
             return false
         }
@@ -90,6 +100,9 @@ public final class IngestQueue: Sendable {
 
     /// Offers refused because the queue was full, since start.
     public var refusals: Int { state.withLock { $0.refusals } }
+
+    /// The memory cost of the batches queued (not those in a commit).
+    public var bytes: Int { state.withLock { $0.bytes } }
 
     /// Batches queued and not yet committed.
     public var pending: Int { state.withLock { $0.items.count + $0.inCommit } }
@@ -126,6 +139,7 @@ public final class IngestQueue: Sendable {
             guard !state.items.isEmpty else { return (nil, []) }
             defer {
                 state.inCommit += state.items.count
+                state.bytes = 0
                 state.items.removeAll(keepingCapacity: true)
                 state.roomWaiters.removeAll()
                 state.oldestSince = nil

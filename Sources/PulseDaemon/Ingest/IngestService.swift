@@ -4,6 +4,12 @@ import PulseStore
 import ServiceLifecycle
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The single writer of the store, with group commit: every batch that arrived while the previous commit was
 /// running goes into the next one, so one fsync covers many batches and durability does not cost throughput.
 /// Completions (acknowledgements) run after the commit. Asks agents to slow down when it falls behind.
@@ -45,15 +51,38 @@ public final class IngestService: Service, Sendable {
     let applyFailure = Mutex<String?>(nil)
     /// Set by the applier when it asked agents to slow down (a full disk), so the ingest loop lifts it later.
     let applierPaced = Atomic<Bool>(false)
+    /// Which batch the store is applying (``ApplyMarker``); nil when it could not be opened.
+    let marker: ApplyMarker?
+    /// A batch the last run died while applying, once (its mark carries the death on to this run's marks), or
+    /// twice (set aside from the journal, or on PostgreSQL refused when its agent sends it again).
+    let suspect = Mutex<ApplyMarker.Mark?>(nil)
+    let poisoned = Mutex<ApplyMarker.Mark?>(nil)
+    /// Batches set aside or refused because the daemon died twice while applying them, since start.
+    public let setAsideAfterDeaths = Atomic<Int64>(0)
+    /// Journal commits since start, and whether a test fault asked for a kill after this one (debug builds).
+    let journalCommits = Atomic<Int>(0)
+    let killAfterAcknowledging = Atomic<Bool>(false)
 
+    /// - Parameter markerPath: where to keep the ``ApplyMarker``; with a journal, beside it unless given.
     public init(
         store: any MetricStore, journal: IngestJournal? = nil, queue: IngestQueue, logger: Logger,
         commitDelay: Int64 = 0, paceThreshold: Int = 4_096, heartbeat: LoopHeartbeat = LoopHeartbeat("ingest"),
-        metrics: DaemonMetrics? = nil, onPace: @escaping @Sendable (Pace) -> Void = { _ in }
+        metrics: DaemonMetrics? = nil, markerPath: String? = nil, onPace: @escaping @Sendable (Pace) -> Void = { _ in }
     ) {
         precondition(journal == nil || store is SQLiteStore, "a journal is applied to a SQLite store")
         self.store = store
         self.journal = journal
+        var marker: ApplyMarker?
+        if let path = markerPath ?? journal.map({ $0.path + ".applying" }) {
+            do {
+                marker = try ApplyMarker(path: path)
+            } catch {
+                logger.error(
+                    "cannot keep track of the batch being applied (\(error)): a batch that kills the daemon would do so at every start"
+                )
+            }
+        }
+        self.marker = marker
         self.queue = queue
         self.logger = logger
         self.commitDelay = commitDelay
@@ -76,6 +105,9 @@ public final class IngestService: Service, Sendable {
             }
         }
         defer { ticker.cancel() }
+        let unplaced = Task { await reportUnplaced() }
+        defer { unplaced.cancel() }
+        try readMarker()
         // What the last run journaled and did not apply (a crash, a kill) is applied before anything new.
         var applier: Task<Void, Never>?
         if let journal, let store = store as? SQLiteStore {
@@ -123,9 +155,11 @@ public final class IngestService: Service, Sendable {
             heartbeat.beat(within: 20_000)
             // The applier is a whole queue behind: the journal waits for it, so the queue fills (TCP backpressure).
             // The ticker wakes the wait every 2 s so this loop beats; the applier's own heartbeat tells a stuck store.
-            while journal != nil && backlog.count >= queue.limit && applyFailure.withLock({ $0 }) == nil {
+            while journal != nil && (backlog.count >= queue.limit || backlog.bytes >= queue.byteLimit)
+                && applyFailure.withLock({ $0 }) == nil
+            {
                 heartbeat.beat(within: 20_000)
-                await backlog.waitForRoom(below: queue.limit)
+                await backlog.waitForRoom(below: queue.limit, bytes: queue.byteLimit)
             }
             let items: [IngestQueue.Item]
             if commitDelay > 0 {
@@ -205,6 +239,21 @@ public final class IngestService: Service, Sendable {
     /// reading, so nothing is refused and nothing is lost, and acknowledgements resume once the disk has room. Said
     /// once when it starts and once when it ends, and shown in the status line meanwhile.
     private func commit(_ items: [IngestQueue.Item], pressured: inout Bool) async {
+        // On PostgreSQL a batch the daemon died on twice is refused for good when its agent sends it again.
+        if let poison = poisoned.withLock({ $0 }), let index = items.firstIndex(where: { poison.names($0.batch) }) {
+            poisoned.withLock { $0 = nil }
+            let batch = items[index].batch
+            logger.error(
+                "refusing batch \(batch.sequence) of agent \(batch.agent.name) (stream \(batch.stream)) for good: the daemon stopped twice while storing it; the agent keeps it in its spool's rejected/"
+            )
+            setAsideAfterDeaths.add(1, ordering: .relaxed)
+            items[index].completion(
+                .failure(StoreError.invalidBatch("the daemon stopped twice while storing this batch")))
+            var rest = items
+            rest.remove(at: index)
+            if !rest.isEmpty { await commit(rest, pressured: &pressured) }
+            return
+        }
         let started = ContinuousClock.now
         var failingSince: ContinuousClock.Instant?
         var delay = Duration.milliseconds(250)
@@ -252,6 +301,11 @@ public final class IngestService: Service, Sendable {
             )
         }
         for (item, outcome) in zip(items, outcomes) { item.completion(.success(outcome)) }
+        if killAfterAcknowledging.load(ordering: .relaxed) {
+            // A test fault (debug builds): give the acknowledgements time to leave, then die.
+            try? await Task.sleep(for: .milliseconds(300))
+            kill(getpid(), SIGKILL)
+        }
         metrics?.recordCommit(items, started: started)
         if journal == nil { count(items.map(\.batch), outcomes) }
     }
@@ -260,10 +314,18 @@ public final class IngestService: Service, Sendable {
     /// acknowledgement from the journal does not say whether the store already had the batch).
     private func write(_ batches: [IngestBatch]) async throws -> [IngestOutcome] {
         let now = WallClock.milliseconds()
-        guard let journal else { return try await store.ingest(batches, receivedAt: now) }
+        guard let journal else {
+            return try await store.ingest(batches, receivedAt: now, willStore: watch(batches, entries: nil))
+        }
         var stamped = batches
         for index in stamped.indices { stamped[index].receivedAt = now }
         let ids = try await journal.append(stamped)
+        if TestFault.killRequested(afterJournalCommit: journalCommits.add(1, ordering: .relaxed).newValue) {
+            // Not handed to the applier: ``commit(_:pressured:)`` acknowledges these and the daemon is killed, as a
+            // kill between the journal and the store leaves it.
+            killAfterAcknowledging.store(true, ordering: .relaxed)
+            return Array(repeating: .stored, count: batches.count)
+        }
         backlog.push(Array(zip(ids, stamped)))
         return Array(repeating: .stored, count: batches.count)
     }
@@ -278,6 +340,63 @@ public final class IngestService: Service, Sendable {
         valuesStored.add(values, ordering: .relaxed)
         batchesStored.add(stored, ordering: .relaxed)
         duplicates.add(Int64(batches.count) - stored, ordering: .relaxed)
+    }
+
+    /// Says once a minute, when it happened, how many steps could not be placed in time (`docs/windows.md`, "Time
+    /// that cannot be placed"): each batch with such steps is an anomaly in the store, this is the line to notice.
+    private func reportUnplaced() async {
+        var seen = (try? await store.totals().unplacedSteps) ?? 0
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(60))
+            guard let now = try? await store.totals().unplacedSteps, now > seen else { continue }
+            logger.warning(
+                "\(now - seen) counted step(s) in the last minute had times that cannot be placed (a clock far off, or data older than [ingest] max_age): their counts are kept as unplaced, in no bucket or bill; the store's anomalies name the batches"
+            )
+            seen = now
+        }
+    }
+
+    // MARK: A batch that kills the daemon
+
+    /// Reads what the last run was applying when it stopped: a batch it died on once is watched (a second death on
+    /// it sets it aside), one it died on twice is set aside now.
+    private func readMarker() throws {
+        guard let mark = marker?.interrupted() else { return }
+        if let store = store as? SQLiteStore, journal != nil, mark.entry <= (try store.journalApplied()) { return }
+        var died = mark
+        died.deaths += 1
+        let what =
+            "batch \(mark.sequence) of stream \(mark.stream)\(mark.entry > 0 ? " (journal entry \(mark.entry))" : "")"
+        if died.deaths >= 2 {
+            logger.critical(
+                "the daemon stopped twice while applying \(what) (a crash, a watchdog kill or running out of memory): setting it aside and going on"
+            )
+            poisoned.withLock { $0 = died }
+        } else {
+            logger.warning(
+                "the last run stopped while applying \(what); if this one stops on it again, it is set aside")
+            suspect.withLock { $0 = died }
+        }
+    }
+
+    /// The store's ``MetricStore/ingest(_:receivedAt:willStore:)`` callback for `batches` (journal `entries`, if
+    /// any): marks each batch before it is applied, and the commit after.
+    private func watch(_ batches: [IngestBatch], entries: [Int64]?) -> (@Sendable (Int) -> Void)? {
+        guard let marker else { return nil }
+        let suspect = self.suspect.withLock { $0 }
+        return { index in
+            guard index < batches.count else {
+                marker.committing()
+                return
+            }
+            let batch = batches[index]
+            var mark = ApplyMarker.Mark(
+                entry: entries?[index] ?? 0, agent: ApplyMarker.hash(batch.agent.name), stream: batch.stream,
+                sequence: batch.sequence, deaths: 0)
+            if let suspect, suspect.entry == mark.entry, suspect.names(batch) { mark.deaths = suspect.deaths }
+            marker.applying(mark)
+            TestFault.trapIfRequested(applyingSequence: batch.sequence)
+        }
     }
 
     // MARK: Applying the journal
@@ -299,6 +418,23 @@ public final class IngestService: Service, Sendable {
                 try await journal.setAside(id, reason: reason)
             }
             guard let last = (entries.map(\.id) + damaged.map(\.id)).max() else { break }
+            if let poison = poisoned.withLock({ $0 }), let index = entries.firstIndex(where: { $0.id == poison.entry })
+            {
+                // The entries before it in order, then it aside, then the rest in the next round.
+                try await apply(Array(entries[..<index]), journal: journal, into: store)
+                let reason =
+                    "the daemon stopped twice while applying it (a crash, a watchdog kill or running out of memory)"
+                try await journal.setAside(poison.entry, reason: reason)
+                _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: poison.entry)
+                poisoned.withLock { $0 = nil }
+                setAsideAfterDeaths.add(1, ordering: .relaxed)
+                logger.error(
+                    "journal entry \(poison.entry) (batch \(poison.sequence)) set aside in \(journal.path) (table set_aside): \(reason); see netpulse journal show"
+                )
+                cursor = poison.entry
+                applied += index
+                continue
+            }
             try await apply(entries, journal: journal, into: store)
             if damaged.contains(where: { $0.id == last }) {
                 _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: last)
@@ -352,7 +488,8 @@ public final class IngestService: Service, Sendable {
             try await whileTheStoreCannotWrite(holding: entries.count) {
                 let batches = entries.map(\.batch)
                 let outcomes = try await store.ingest(
-                    batches, receivedAt: WallClock.milliseconds(), journalThrough: last)
+                    batches, receivedAt: WallClock.milliseconds(), journalThrough: last,
+                    willStore: watch(batches, entries: entries.map(\.id)))
                 count(batches, outcomes)
             }
         } catch

@@ -131,8 +131,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 _ in
                 channel.close(promise: nil)
             }
-        case .reject(let reject):
+        case .reject(let reject, nil):
             refuse(reject, on: context.channel)
+        case .reject(let reject, let limit?):
+            // Over a per-agent limit: the refusal is counted and logged once a minute, not once per batch.
+            registry.rejectedBatches.add(1, ordering: .relaxed)
+            if let line = registry.limitRefusals.refused(agent: machine.agent?.name ?? "?", limit, reject.message) {
+                logger.warning("\(line)")
+            }
+            context.channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.reject(reject))), promise: nil)
         case .close:
             context.close(promise: nil)
         case .ingest(let agent, let batch, let descriptors):

@@ -31,6 +31,8 @@ public final class ConnectionRegistry: Sendable {
     private let state = NIOLockedValueBox(State())
     /// Batches refused for good (`REJECT`) since the daemon started.
     let rejectedBatches = Atomic<Int64>(0)
+    /// Refusals because an agent went over one of its limits.
+    public let limitRefusals = LimitRefusals()
 
     /// The limits ``admit(_:address:limits:)`` enforces.
     struct Limits {

@@ -19,8 +19,9 @@ public struct ConnectionStateMachine: Sendable {
         /// Send an `ERROR` frame, then close; first a `REJECT` of the batch that could not be decoded, when the agent
         /// takes them (the connection's coding references are in doubt after a failed decode, so it closes too).
         case fail(ErrorFrame, rejecting: Reject? = nil)
-        /// Refuse one batch by name (`REJECT`); the connection goes on.
-        case reject(Reject)
+        /// Refuse one batch by name (`REJECT`); the connection goes on. `limit` names the per-agent limit the batch
+        /// went over, when that is why.
+        case reject(Reject, limit: AgentLimits.Kind? = nil)
         /// Hand the batch to the writer; acknowledge when it is stored.
         case ingest(agent: AgentIdentity, batch: WireBatch, descriptors: [InterfaceDescriptor])
         /// A peer-sent `ERROR` or similar: just close.
@@ -33,12 +34,20 @@ public struct ConnectionStateMachine: Sendable {
     /// A connection may describe at most this many interfaces across its streams, so a hostile (but
     /// certified) peer cannot grow the daemon's memory without bound.
     public let maximumDescriptors: Int
+    /// What one agent may grow on this connection (`[limits]`).
+    public let agentLimits: AgentLimits
     /// The agent's labels as the daemon uses them (the daemon's config may override what the agent sent).
     let labelPolicy: @Sendable (_ agent: String, _ sent: Labels) -> Labels
     private var described: [UInt64: [UInt32: InterfaceDescriptor]] = [:]
-    /// The last sample of each interface on this connection, which the agent's sections are coded against.
+    /// The last sample of each interface on this connection, which the agent's sections are coded against: only of
+    /// described interfaces (and, with the stream window, of the streams in it), so it is bounded like them.
     private var references: ReferenceTable? = ReferenceTable()
     private var describedCount = 0
+    /// With ``Capabilities/streamWindow``: the streams whose descriptors and references are kept.
+    private var window = StreamWindow()
+    /// The interface names and streams this connection's batches may use: the first `agentLimits` of each.
+    private var names = Set<InterfaceName>()
+    private var streams = Set<UInt64>()
     /// Batches handed to the writer and not yet stored; the agent may have `limits.maximumInFlight` at a time.
     public private(set) var inFlight = 0
     /// What both sides support, once `WELCOME` is sent.
@@ -46,11 +55,13 @@ public struct ConnectionStateMachine: Sendable {
 
     public init(
         daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384,
+        agentLimits: AgentLimits = AgentLimits(),
         labelPolicy: @escaping @Sendable (_ agent: String, _ sent: Labels) -> Labels = { $1 }
     ) {
         self.daemonName = daemonName
         self.limits = limits
         self.maximumDescriptors = maximumDescriptors
+        self.agentLimits = agentLimits
         self.labelPolicy = labelPolicy
     }
 
@@ -67,6 +78,8 @@ public struct ConnectionStateMachine: Sendable {
 
     /// A whole frame arrived (type byte and payload).
     public mutating func frameReceived(_ bytes: [UInt8]) -> Action {
+        // Frames a closed connection's last read still held are not even decoded: they could only grow its state.
+        guard state != .closed else { return .none }
         let message: WireMessage
         do {
             message = try WireCodec.decode(bytes, limits: limits, references: &references)
@@ -88,6 +101,12 @@ public struct ConnectionStateMachine: Sendable {
         case (.awaitingTLS, _):
             return fail(.unexpectedFrame, "frame before the TLS handshake completed")
         case (.awaitingHello(let certificateName), .hello(let hello)):
+            for (what, text) in [
+                ("agent id", hello.agentID), ("host name", hello.hostname), ("agent version", hello.agentVersion),
+            ] where !Self.isPrintable(text) {
+                // NUL would break PostgreSQL's text columns, the rest logs and terminals.
+                return fail(.malformedFrame, "the \(what) in HELLO has a control character")
+            }
             guard hello.agentID == certificateName else {
                 return fail(
                     .identityMismatch,
@@ -116,6 +135,13 @@ public struct ConnectionStateMachine: Sendable {
         case (.awaitingHello, _):
             return fail(.unexpectedFrame, "the first frame must be HELLO")
         case (.ready, .describe(let describe)):
+            for interface in describe.interfaces {
+                if let why = interface.name.violation {
+                    // A real kernel's names never have these, and agents leave out the few interfaces that do.
+                    return fail(.malformedFrame, "\(why), which the protocol refuses")
+                }
+            }
+            nameStream(describe.stream)
             var table = described[describe.stream] ?? [:]
             for interface in describe.interfaces where table[interface.id] != interface {
                 if table[interface.id] == nil { describedCount += 1 }
@@ -127,11 +153,14 @@ public struct ConnectionStateMachine: Sendable {
             described[describe.stream] = table
             return .none
         case (.ready(let agent), .batch(let batch)):
+            nameStream(batch.stream)
             let table = described[batch.stream] ?? [:]
             var descriptors = [InterfaceDescriptor]()
             descriptors.reserveCapacity(batch.sections.count)
             for section in batch.sections {
                 guard let descriptor = table[section.descriptorID] else {
+                    // Its reference was made while decoding: dropped, so undescribed ids cannot grow the table.
+                    forgetUndescribed(batch, table)
                     return refuse(
                         batch, .unknownInterface,
                         "batch \(batch.sequence) uses interface \(section.descriptorID) of stream \(Hex.string(batch.stream, width: 16)), which was not described on this connection"
@@ -144,9 +173,26 @@ public struct ConnectionStateMachine: Sendable {
                     batch, .unknownInterface,
                     "batch \(batch.sequence) has a link state for undescribed interface \(record.descriptorID)")
             }
-            guard batch.order < UInt64(Int64.max) else {
-                return refuse(
-                    batch, .invalidBatch, "batch \(batch.sequence) has order \(batch.order), above 2⁶³ − 1")
+            if let why = BatchRules.violation(batch) {
+                return refuse(batch, .invalidBatch, why)
+            }
+            if !streams.contains(batch.stream) {
+                guard streams.count < agentLimits.streams else {
+                    return refuse(
+                        batch, .invalidBatch,
+                        "batch \(batch.sequence) is of a stream beyond the \(agentLimits.streams) one connection may carry ([limits] streams_per_agent)",
+                        limit: .streams)
+                }
+                streams.insert(batch.stream)
+            }
+            for descriptor in descriptors where !names.contains(descriptor.name) {
+                guard names.count < agentLimits.interfaces else {
+                    return refuse(
+                        batch, .invalidBatch,
+                        "batch \(batch.sequence) names interface \(descriptor.name), beyond the \(agentLimits.interfaces) one agent may have ([limits] interfaces_per_agent)",
+                        limit: .interfaces)
+                }
+                names.insert(descriptor.name)
             }
             // An agent that does not wait for acknowledgements would grow the ingest queue without bound.
             guard inFlight < limits.maximumInFlight else {
@@ -188,11 +234,35 @@ public struct ConnectionStateMachine: Sendable {
     }
 
     /// A batch that breaks a rule of the daemon's: refused by name when the agent takes `REJECT` (the connection goes
-    /// on, and the agent sets the batch aside), else the connection fails as before the frame existed.
-    private mutating func refuse(_ batch: WireBatch, _ code: ErrorCode, _ message: String) -> Action {
+    /// on, and the agent sets the batch aside), else the connection fails as before the frame existed. `limit`
+    /// names the per-agent limit it went over, if that is why (those are logged once a minute, not per batch).
+    private mutating func refuse(
+        _ batch: WireBatch, _ code: ErrorCode, _ message: String, limit: AgentLimits.Kind? = nil
+    ) -> Action {
         guard capabilities.contains(.reject) else { return fail(code, message) }
         return .reject(
-            Reject(stream: batch.stream, sequence: batch.sequence, code: code, permanent: true, message: message))
+            Reject(stream: batch.stream, sequence: batch.sequence, code: code, permanent: true, message: message),
+            limit: limit)
+    }
+
+    /// Records that a frame named `stream`: with the stream window, the stream that leaves it is forgotten (its
+    /// descriptors and references), as the agent forgets it at the same frame.
+    private mutating func nameStream(_ stream: UInt64) {
+        guard capabilities.contains(.streamWindow), let left = window.name(stream) else { return }
+        describedCount -= described.removeValue(forKey: left)?.count ?? 0
+        references?.forget(stream: left)
+    }
+
+    /// Drops the references the decoder made for sections of `batch` whose interface `table` does not describe.
+    private mutating func forgetUndescribed(_ batch: WireBatch, _ table: [UInt32: InterfaceDescriptor]) {
+        for section in batch.sections where table[section.descriptorID] == nil {
+            references?.entries[ReferenceKey(stream: batch.stream, descriptorID: section.descriptorID)] = nil
+        }
+    }
+
+    /// Whether `text` has no control character (C0, DEL, C1).
+    static func isPrintable(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 
     private mutating func fail(_ code: ErrorCode, _ message: String) -> Action {
@@ -206,6 +276,10 @@ public struct ConnectionStateMachine: Sendable {
     }
 
     public var isReady: Bool { agent != nil }
+
+    /// How many coding references and interface descriptors the connection holds (what a peer can grow).
+    public var keptReferences: Int { references?.entries.count ?? 0 }
+    public var keptDescriptors: Int { describedCount }
 }
 
 extension WireError {

@@ -61,7 +61,8 @@ public struct Listener: Sendable {
                         ByteToMessageHandler(FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
                     try pipeline.addHandler(
                         ConnectionHandler(
-                            machine: ConnectionStateMachine(daemonName: config.name, labelPolicy: labelPolicy),
+                            machine: ConnectionStateMachine(
+                                daemonName: config.name, agentLimits: config.agentLimits, labelPolicy: labelPolicy),
                             queue: queue,
                             registry: registry, logger: logger,
                             handshakeTimeout: .milliseconds(config.handshakeTimeout)))

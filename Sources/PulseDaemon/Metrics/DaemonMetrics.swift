@@ -54,6 +54,12 @@ public final class DaemonMetrics: Sendable {
     private let duplicates: MirroredCounter
     private let rejected: MirroredCounter
     private let cpuSeconds: MirroredCounter
+    /// Refusals because an agent went over one of its `[limits]`, by limit.
+    private let limitRefusals: [AgentLimits.Kind: MirroredCounter]
+    private let unplacedSteps: MirroredCounter
+    private let setAsideAfterDeaths: MirroredCounter
+    private let queueBytes: Gauge
+    private let applyBacklogBytes: Gauge
 
     public init() {
         let latencyBuckets: [Duration] = [
@@ -162,6 +168,32 @@ public final class DaemonMetrics: Sendable {
         cpuSeconds = MirroredCounter(
             registry.makeCounter(
                 descriptor: Self.named("process_cpu_seconds_total", "User and system CPU time spent in seconds.")))
+        let limits = Self.named(
+            "netpulse_limit_refusals_total",
+            "Batches, connections or labels refused because an agent went over a limit.")
+        let registry = self.registry
+        limitRefusals = Dictionary(
+            uniqueKeysWithValues: AgentLimits.Kind.allCases.map { kind in
+                (kind, MirroredCounter(registry.makeCounter(descriptor: limits, labels: [("limit", kind.rawValue)])))
+            })
+        unplacedSteps = MirroredCounter(
+            registry.makeCounter(
+                descriptor: Self.named(
+                    "netpulse_unplaced_steps_total",
+                    "Counted steps whose time could not be placed (a clock far off, data older than max_age), by the store."
+                )))
+        setAsideAfterDeaths = MirroredCounter(
+            registry.makeCounter(
+                descriptor: Self.named(
+                    "netpulse_batches_set_aside_after_deaths_total",
+                    "Batches set aside (or refused) because the daemon died twice while applying them.")))
+        queueBytes = registry.makeGauge(
+            descriptor: Self.named(
+                "netpulse_ingest_queue_bytes",
+                "Memory taken by the batches waiting for a commit ([ingest] queue_bytes)."))
+        applyBacklogBytes = registry.makeGauge(
+            descriptor: Self.named(
+                "netpulse_ingest_apply_backlog_bytes", "Memory taken by the journaled batches waiting to be applied."))
     }
 
     /// A metric's whole name (a `netpulse_` one, or a `process_` one as client libraries name them) and its help.
@@ -195,6 +227,11 @@ public final class DaemonMetrics: Sendable {
         valuesStored.catchUp(sources.ingest.valuesStored.load(ordering: .relaxed))
         duplicates.catchUp(sources.ingest.duplicates.load(ordering: .relaxed))
         rejected.catchUp(sources.registry.rejectedBatches.load(ordering: .relaxed))
+        for (kind, count) in sources.registry.limitRefusals.counts { limitRefusals[kind]?.catchUp(count) }
+        setAsideAfterDeaths.catchUp(sources.ingest.setAsideAfterDeaths.load(ordering: .relaxed))
+        queueBytes.set(Int64(sources.queue.bytes))
+        applyBacklogBytes.set(Int64(sources.ingest.backlog.bytes))
+        if let totals = try? await sources.store.totals() { unplacedSteps.catchUp(totals.unplacedSteps) }
         // The store's reader connections answer these; a store that cannot answer leaves the last figures.
         if let instances = try? await sources.store.alertInstances() {
             alertsPending.set(Int64(instances.filter { $0.phase.status == .pending }.count))

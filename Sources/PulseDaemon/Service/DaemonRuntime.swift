@@ -45,7 +45,7 @@ public struct DaemonRuntime: Sendable {
         current = CurrentConfig(config)
         store = try await Self.openStore(config, logger: logger)
         leadership = Leadership(leading: !(store is PostgresStore))
-        queue = IngestQueue(limit: config.queueLimit)
+        queue = IngestQueue(limit: config.queueLimit, byteLimit: config.queueBytes)
         let registry = ConnectionRegistry()
         self.registry = registry
         let metrics = DaemonMetrics()
@@ -59,9 +59,12 @@ public struct DaemonRuntime: Sendable {
                 synchronous: config.store.synchronous,
                 after: try store.journalApplied())
         }
+        // Beside the journal on SQLite; on PostgreSQL (no journal) in the state directory.
         ingest = IngestService(
             store: store, journal: journal, queue: queue, logger: logger, commitDelay: config.commitDelay,
-            paceThreshold: config.paceThreshold, metrics: metrics, onPace: { registry.broadcast($0) })
+            paceThreshold: config.paceThreshold, metrics: metrics,
+            markerPath: journal == nil ? config.stateDirectory + "/netpulse-apply.marker" : nil,
+            onPace: { registry.broadcast($0) })
         if let url = config.remoteWrite.url {
             do {
                 remoteWriteService = try RemoteWriteService(
@@ -86,9 +89,24 @@ public struct DaemonRuntime: Sendable {
             metricsService = nil
         }
         let current = self.current
+        let labelValues = LabelValueLimit()
         listener = try ListenerService(
             config: config, queue: queue, registry: registry, logger: logger,
-            labelPolicy: { agent, sent in current.value.effectiveLabels(agent: agent, sent: sent) },
+            labelPolicy: { [logger] agent, sent in
+                // Of what the agent may set itself, only a bounded number of distinct values (`[limits]`).
+                let config = current.value
+                let (admitted, refused) = labelValues.admit(
+                    agent: agent, config.effectiveLabels(agent: agent, sent: sent, ownLabels: false),
+                    limit: config.agentLimits.labelValues)
+                if !refused.isEmpty,
+                    let line = registry.limitRefusals.refused(
+                        agent: agent, .labelValues,
+                        "ignoring its new label(s) \(refused.joined(separator: ", ")), kept its earlier ones")
+                {
+                    logger.warning("\(line)")
+                }
+                return config.effectiveLabels(agent: agent, sent: admitted)
+            },
             onListening: onListening)
     }
 

@@ -129,8 +129,8 @@ public enum FigureFormat {
         if let agent = series.agent { fields.append(("agent", JSONText.string(agent))) }
         if let interface = series.interface {
             fields.append(("interface", JSONText.string(interface.description)))
-            // A name that is not UTF-8 cannot be a JSON string as it is: its bytes go beside it, in hex, so nothing is
-            // lost (`interface` shows the undecodable bytes as U+FFFD).
+            // A name that is not UTF-8 cannot be a JSON string as it is: `interface` is its text form (undecodable bytes
+            // as `\xHH`, which InterfaceName(text:) reverses), and its bytes go beside it in hex too.
             if String(validating: interface.bytes, as: UTF8.self) == nil {
                 fields.append(
                     (
@@ -220,6 +220,32 @@ public enum FigureFormat {
             "rx_utilisation_percent", "tx_utilisation_percent", "error_ratio_ppm", "drop_ratio_ppm",
             "coverage_percent", "measured_coverage_percent", "members", "revision",
         ]
+
+    /// A series' counts whose time could not be placed, received in `received` (`docs/windows.md`, "Time that
+    /// cannot be placed"): the eight counters and the number of steps.
+    public static func unplacedJSON(_ totals: UnplacedTotals, received: Window?) -> String {
+        var fields = [(String, String)]()
+        if let received {
+            fields.append(("received_from", JSONText.string(RFC3339.text(received.from))))
+            fields.append(("received_to", JSONText.string(RFC3339.text(received.to))))
+        }
+        fields += TrafficCounter.allCases.map { ($0.name, "\(totals.traffic[$0])") }
+        fields.append(("steps", "\(totals.steps)"))
+        return JSONText.object(fields)
+    }
+
+    /// The figures CSV's row of a series' unplaced counts for a window: its `resolution` is `unplaced`, its range
+    /// the days they were received on, and only the eight counters are filled.
+    public static func unplacedCSV(_ series: SeriesRecord, _ totals: UnplacedTotals, window: Window, received: Window)
+        -> [String]
+    {
+        var fields = [
+            window.name, RFC3339.text(received.from), RFC3339.text(received.to), "unplaced", series.kind.name,
+            series.name, series.agent ?? "", series.interface?.description ?? "", series.group?.description ?? "",
+        ]
+        fields += TrafficCounter.allCases.map { "\(totals.traffic[$0])" }
+        return fields + Array(repeating: "", count: figuresCSVHeader.count - fields.count)
+    }
 
     public static func figuresCSV(_ series: SeriesRecord, _ figures: WindowFigures) -> [String] {
         let totals = figures.totals

@@ -65,6 +65,20 @@ public struct IngestBatch: Sendable {
     }
 }
 
+extension IngestBatch {
+    /// About how many bytes of memory the batch holds while it waits for a commit or to be applied: per sample its
+    /// tick, timestamp and eight rolled-up counters (76 bytes), its sections' chunks, and fixed costs per section and
+    /// batch. The ingest queue and the apply backlog are bounded by the sum of these, not only by a count of batches
+    /// (a batch may hold 65,536 samples).
+    public var memoryCost: Int {
+        var bytes = 512 + agent.name.utf8.count + agent.hostname.utf8.count
+        for section in sections {
+            bytes += 160 + section.ticks.count * 76 + section.chunk.count + section.links.count * 48
+        }
+        return bytes
+    }
+}
+
 /// What the store did with one batch of a group commit.
 public enum IngestOutcome: Sendable, Hashable {
     case stored

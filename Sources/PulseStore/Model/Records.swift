@@ -134,11 +134,46 @@ public struct IngestTotals: Sendable, Hashable {
     public var batches: Int64
     public var values: Int64
     public var revision: Int64
+    /// Steps whose time could not be placed (`docs/windows.md`, "Time that cannot be placed") since the store was
+    /// made: a count of events, so one that late data splits again counts once more for each step it becomes.
+    public var unplacedSteps: Int64
 
-    public init(batches: Int64, values: Int64, revision: Int64) {
+    public init(batches: Int64, values: Int64, revision: Int64, unplacedSteps: Int64 = 0) {
         self.batches = batches
         self.values = values
         self.revision = revision
+        self.unplacedSteps = unplacedSteps
+    }
+}
+
+/// What a series counted in steps whose time could not be placed (`docs/windows.md`, "Time that cannot be
+/// placed"): the eight counters' sums, and how many steps.
+public struct UnplacedTotals: Sendable, Hashable {
+    public var traffic: TrafficDelta
+    public var steps: Int64
+
+    public init(traffic: TrafficDelta = .zero, steps: Int64 = 0) {
+        self.traffic = traffic
+        self.steps = steps
+    }
+
+    public mutating func add(_ other: UnplacedTotals) {
+        traffic &+= other.traffic
+        steps &+= other.steps
+    }
+
+    public var isEmpty: Bool { steps == 0 && traffic == .zero }
+}
+
+/// The unplaced totals of one series received on one UTC day.
+public struct UnplacedDay: Sendable, Hashable {
+    /// The day's start (UTC midnight, ms).
+    public var day: Int64
+    public var totals: UnplacedTotals
+
+    public init(day: Int64, totals: UnplacedTotals) {
+        self.day = day
+        self.totals = totals
     }
 }
 

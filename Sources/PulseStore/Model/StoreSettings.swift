@@ -9,6 +9,17 @@ public struct StoreSettings: Sendable, Hashable {
     public var maximumRate: UInt64
     /// How far ahead of the daemon's clock a batch may end before it is moved back (`[ingest] clock_tolerance`).
     public var clockTolerance: Int64
+    /// How far ahead a batch may end and still be moved back (`[ingest] max_skew`); one further ahead is not moved,
+    /// and its samples after the daemon's clock cannot be placed (`docs/windows.md`, "Clocks").
+    public var maximumSkew: Int64
+    /// How old a sample may be when it arrives and still be placed in time, and the longest step that is spread
+    /// (`[ingest] max_age`; `docs/windows.md`, "Time that cannot be placed").
+    public var maximumAge: Int64
+    /// The most separate ranges of sequence numbers one stream may have stored (`[limits]
+    /// sequence_ranges_per_stream`): a batch that would open one more is refused. Holes come from batches an
+    /// agent's spool dropped or the daemon refused, a few in a stream's life; a hostile agent sending every other
+    /// sequence number would make the deduplication rows grow without end.
+    public var maximumSequenceRanges = 4_096
     /// What counts toward host, group and fleet totals.
     public var rules: ScopeRules
     /// `FULL` fsyncs every commit before anything is acknowledged; `NORMAL` survives crashes of the process only.
@@ -21,11 +32,14 @@ public struct StoreSettings: Sendable, Hashable {
 
     public init(
         levels: [RollupLevel] = RollupLevel.standard, maximumRate: UInt64 = 50_000_000_000,
-        clockTolerance: Int64 = 30_000, rules: ScopeRules = ScopeRules(), synchronous: Synchronous = .full
+        clockTolerance: Int64 = 30_000, maximumSkew: Int64 = 86_400_000, maximumAge: Int64 = 14 * 86_400_000,
+        rules: ScopeRules = ScopeRules(), synchronous: Synchronous = .full
     ) {
         self.levels = levels
         self.maximumRate = maximumRate
         self.clockTolerance = clockTolerance
+        self.maximumSkew = maximumSkew
+        self.maximumAge = maximumAge
         self.rules = rules
         self.synchronous = synchronous
     }

@@ -104,13 +104,20 @@ final class PostgresIngestTransaction: IngestTransaction {
             ?? 0
     }
 
-    func advanceTotals(revision: Int64, batches: Int64, values: Int64) throws {
+    func advanceTotals(revision: Int64, batches: Int64, values: Int64, unplacedSteps: Int64) throws {
         try session.query(
             """
             UPDATE meta SET value = CASE key WHEN 'revision' THEN \(revision) WHEN 'stamped' THEN value + 1
                 WHEN 'batches' THEN value + \(batches) ELSE value + \(values) END
             WHERE key IN ('revision', 'stamped', 'batches', 'values')
             """)
+        if unplacedSteps != 0 {
+            try session.query(
+                """
+                INSERT INTO meta (key, value) VALUES ('unplaced_steps', \(unplacedSteps))
+                ON CONFLICT (key) DO UPDATE SET value = meta.value + excluded.value
+                """)
+        }
     }
 
     // MARK: Agents and memberships
@@ -309,17 +316,18 @@ final class PostgresIngestTransaction: IngestTransaction {
     func gap(series: Int64, before position: SamplePosition) throws -> StoreWriter.Gap? {
         try session.query(
             """
-            SELECT prev, next, scopes, virtual FROM gap
+            SELECT prev, next, scopes, virtual, step, from_ts FROM gap
             WHERE series_id = \(series) AND (prev_order < \(position.order)
                 OR (prev_order = \(position.order) AND prev_tick < \(Int64(position.tick))))
             ORDER BY prev_order DESC, prev_tick DESC LIMIT 1
             """
         ).first.map { row in
-            let (previous, next, scopes, isVirtual) = try row.decode((ByteBuffer, ByteBuffer, ByteBuffer, Bool).self)
-            return StoreWriter.Gap(
-                previous: try SampleCoding.decode(Array(previous.readableBytesView)),
-                next: try SampleCoding.decode(Array(next.readableBytesView)),
-                scopes: try SampleCoding.decodeIDs(Array(scopes.readableBytesView)), isVirtual: isVirtual)
+            let (previous, next, scopes, isVirtual, step, from) = try row.decode(
+                (ByteBuffer, ByteBuffer, ByteBuffer, Bool, ByteBuffer, Int64).self)
+            return try StoreWriter.Gap(
+                previous: Array(previous.readableBytesView), next: Array(next.readableBytesView),
+                scopes: Array(scopes.readableBytesView), isVirtual: isVirtual, step: Array(step.readableBytesView),
+                from: from)
         }
     }
 
@@ -331,7 +339,7 @@ final class PostgresIngestTransaction: IngestTransaction {
             """)
     }
 
-    func saveGap(_ gap: StoreWriter.Gap, series: Int64, step: CountedStep, revision: Int64) throws {
+    func saveGap(_ gap: StoreWriter.Gap, series: Int64, revision: Int64) throws {
         let (previous, next) = (gap.previous, gap.next)
         try session.query(
             """
@@ -340,8 +348,8 @@ final class PostgresIngestTransaction: IngestTransaction {
             VALUES (\(series), \(previous.order), \(Int64(previous.tick)), \(next.order), \(Int64(next.tick)),
                 \(ByteBuffer(bytes: SampleCoding.encode(previous))), \(ByteBuffer(bytes: SampleCoding.encode(next))),
                 \(ByteBuffer(bytes: SampleCoding.encode(ids: gap.scopes))),
-                \(ByteBuffer(bytes: SampleCoding.encode(step))), \(gap.isVirtual), \(min(previous.time, next.time)),
-                \(max(previous.time, next.time)), \(revision))
+                \(ByteBuffer(bytes: SampleCoding.encode(gap.step))), \(gap.isVirtual), \(gap.span.from),
+                \(gap.span.to), \(revision))
             ON CONFLICT (series_id, prev_order, prev_tick) DO UPDATE SET next_order = excluded.next_order,
                 next_tick = excluded.next_tick, prev = excluded.prev, next = excluded.next, scopes = excluded.scopes,
                 step = excluded.step, virtual = excluded.virtual, from_ts = excluded.from_ts, to_ts = excluded.to_ts,
@@ -349,21 +357,21 @@ final class PostgresIngestTransaction: IngestTransaction {
             """)
     }
 
-    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(
-        series: Int64, gap: StoreWriter.Gap, step: CountedStep
-    )] {
+    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(series: Int64, gap: StoreWriter.Gap)] {
         try session.query(
-            "SELECT series_id, prev, next, scopes, step FROM gap WHERE virtual AND to_ts < \(cutoff) LIMIT \(Int64(limit))"
+            """
+            SELECT series_id, prev, next, scopes, step, from_ts FROM gap WHERE virtual AND to_ts < \(cutoff)
+            LIMIT \(Int64(limit))
+            """
         ).map { row in
-            let (series, previous, next, scopes, step) = try row.decode(
-                (Int64, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer).self)
+            let (series, previous, next, scopes, step, from) = try row.decode(
+                (Int64, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, Int64).self)
             return (
                 series,
-                StoreWriter.Gap(
-                    previous: try SampleCoding.decode(Array(previous.readableBytesView)),
-                    next: try SampleCoding.decode(Array(next.readableBytesView)),
-                    scopes: try SampleCoding.decodeIDs(Array(scopes.readableBytesView)), isVirtual: true),
-                try SampleCoding.decodeStep(Array(step.readableBytesView))
+                try StoreWriter.Gap(
+                    previous: Array(previous.readableBytesView), next: Array(next.readableBytesView),
+                    scopes: Array(scopes.readableBytesView), isVirtual: true, step: Array(step.readableBytesView),
+                    from: from)
             )
         }
     }
@@ -430,6 +438,26 @@ final class PostgresIngestTransaction: IngestTransaction {
                             revision = excluded.revision
                         """, binds: binds))
         }
+    }
+
+    func writeUnplaced(_ changes: [StoreWriter.UnplacedKey: UnplacedTotals], revision: Int64) throws {
+        let entries = changes.filter { !$0.value.isEmpty }
+        guard !entries.isEmpty else { return }
+        let columns = TrafficCounter.allCases.map(\.name)
+        var binds = PostgresBindings()
+        binds.append(entries.map(\.key.series))
+        binds.append(entries.map(\.key.day))
+        for lane in 0..<8 { binds.append(entries.map { $0.value.traffic[lane] }) }
+        binds.append(entries.map(\.value.steps))
+        try session.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO unplaced (series_id, day, \(columns.joined(separator: ", ")), steps, revision)
+                    SELECT *, \(revision)::bigint FROM unnest(\((1...11).map { "$\($0)::bigint[]" }.joined(separator: ", ")))
+                    ON CONFLICT (series_id, day) DO UPDATE SET
+                        \(columns.map { "\($0) = unplaced.\($0) + excluded.\($0)" }.joined(separator: ", ")),
+                        steps = unplaced.steps + excluded.steps, revision = excluded.revision
+                    """, binds: binds))
     }
 
     func insertAnomaly(_ anomaly: Anomaly, revision: Int64) throws {

@@ -281,6 +281,23 @@ enum PostgresSchema {
             INSERT INTO meta (key, value) SELECT 'stamped', value FROM meta WHERE key = 'revision'
             """
         ),
+        (
+            // Steps whose time cannot be placed: their counts per series and UTC day of receipt (as in SQLite's
+            // v6-unplaced).
+            "v5-unplaced",
+            """
+            CREATE TABLE unplaced (
+                series_id bigint NOT NULL,
+                day bigint NOT NULL,
+                \(TrafficCounter.allCases.map { "\($0.name) bigint NOT NULL" }.joined(separator: ",\n    ")),
+                steps bigint NOT NULL,
+                revision bigint NOT NULL,
+                PRIMARY KEY (series_id, day)
+            );
+            CREATE INDEX gap_settled_by_time ON gap (to_ts) WHERE NOT virtual;
+            INSERT INTO meta (key, value) VALUES ('unplaced_steps', 0)
+            """
+        ),
     ]
 
     static func createRollupTable(_ level: RollupLevel) -> String {

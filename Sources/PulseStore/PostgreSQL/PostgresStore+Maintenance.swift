@@ -75,6 +75,23 @@ extension PostgresStore {
                 if deleted < slice { break }
             }
         }
+        // Instant and unplaced steps once late data can no longer split them, and the days of unplaced totals past
+        // the coarsest level's retention (as in SQLite's prune).
+        while true {
+            let deleted = try await leaderWrite { session in
+                try session.query(
+                    """
+                    DELETE FROM gap WHERE ctid IN (
+                        SELECT ctid FROM gap WHERE NOT virtual AND to_ts < \(now - policy.lateData) LIMIT \(Int64(slice)))
+                    RETURNING 1
+                    """
+                ).count
+            }
+            if deleted < slice { break }
+        }
+        if let coarsest = settings.levels.max(), let keep = policy.keeps(coarsest) {
+            try await leaderWrite { session in try session.query("DELETE FROM unplaced WHERE day < \(now - keep)") }
+        }
         // Anomalies are kept as long as the finest rollups that would show them.
         let anomalyCutoff = now - (settings.levels.sorted().first.flatMap { policy.keeps($0) } ?? policy.raw)
         try await leaderWrite { session in try session.query("DELETE FROM anomaly WHERE ts < \(anomalyCutoff)") }

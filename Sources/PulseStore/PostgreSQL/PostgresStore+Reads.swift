@@ -170,7 +170,35 @@ extension PostgresStore {
         try await sessions.read { session in
             let meta = try PostgresSnapshotReader.meta(session)
             return IngestTotals(
-                batches: meta["batches"] ?? 0, values: meta["values"] ?? 0, revision: meta["revision"] ?? 0)
+                batches: meta["batches"] ?? 0, values: meta["values"] ?? 0, revision: meta["revision"] ?? 0,
+                unplacedSteps: meta["unplaced_steps"] ?? 0)
+        }
+    }
+
+    public func unplacedDays(series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [UnplacedDay]] {
+        guard !series.isEmpty else { return [:] }
+        return try await sessions.read { session in
+            var result = [Int64: [UnplacedDay]]()
+            var binds = PostgresBindings()
+            binds.append(series)
+            binds.append(from)
+            binds.append(to)
+            let rows = try session.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT series_id, day, \(TrafficCounter.allCases.map(\.name).joined(separator: ", ")), steps
+                        FROM unplaced WHERE series_id = ANY($1) AND day >= $2 AND day < $3 ORDER BY series_id, day
+                        """, binds: binds))
+            for row in rows {
+                var cells = row.makeIterator()
+                guard let id = try cells.next()?.decode(Int64.self), let day = try cells.next()?.decode(Int64.self)
+                else { continue }
+                var totals = UnplacedTotals()
+                for lane in 0..<8 { totals.traffic[lane] = try cells.next()?.decode(Int64.self) ?? 0 }
+                totals.steps = try cells.next()?.decode(Int64.self) ?? 0
+                if !totals.isEmpty { result[id, default: []].append(UnplacedDay(day: day, totals: totals)) }
+            }
+            return result
         }
     }
 }

@@ -141,7 +141,9 @@ public final class PostgresStore: MetricStore {
     // MARK: Ingest
 
     /// Stores one group commit in one transaction (see ``MetricStore/ingest(_:receivedAt:)``).
-    public func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome] {
+    public func ingest(
+        _ batches: [IngestBatch], receivedAt: Int64, willStore: (@Sendable (Int) -> Void)?
+    ) async throws -> [IngestOutcome] {
         guard !batches.isEmpty else { return [] }
         if receivedAt - sizeMeasuredAt.load(ordering: .relaxed) >= 60_000 {
             sizeMeasuredAt.store(receivedAt, ordering: .relaxed)
@@ -152,7 +154,8 @@ public final class PostgresStore: MetricStore {
             do {
                 return try side.session.transaction {
                     try side.session.limitIdle(idleTimeout)
-                    return try side.writer.ingest(batches, receivedAt: receivedAt, in: side.ingestTransaction())
+                    return try side.writer.ingest(
+                        batches, receivedAt: receivedAt, willStore: willStore, in: side.ingestTransaction())
                 }
             } catch {
                 // Rolled back: what the caches learnt in it may not exist.

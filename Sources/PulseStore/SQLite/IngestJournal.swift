@@ -160,3 +160,45 @@ public final class IngestJournal: Sendable {
         }
     }
 }
+
+/// A journal entry set aside (`set_aside`): the store refused it, it could not be read, or the daemon died twice
+/// while applying it. Kept for an operator to look at (`netpulse journal show`).
+public struct SetAsideEntry: Sendable {
+    public var id: Int64
+    public var receivedAt: Int64
+    public var reason: String
+    /// The batch, or nil when its bytes cannot be read (then `damage` says why).
+    public var batch: IngestBatch?
+    public var damage: String?
+}
+
+extension IngestJournal {
+    /// The entries set aside in the journal at `path`, oldest first, and how many entries wait to be applied; read
+    /// without writing anything, while the daemon runs or not.
+    /// - Throws: when the file does not exist or is not a journal.
+    public static func inspect(path: String) throws -> (setAside: [SetAsideEntry], waiting: Int) {
+        guard FileIO.exists(path) else {
+            throw StoreError.unusable(
+                "\(path): no ingest journal here (the daemon makes it beside its SQLite store at its first start)")
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        return try queue.read { db in
+            let waiting = try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") ?? 0
+            let entries = try Row.fetchAll(db, sql: "SELECT id, received_at, batch, reason FROM set_aside ORDER BY id")
+                .map { row -> SetAsideEntry in
+                    let bytes = Array(row[2] as Data)
+                    do {
+                        return SetAsideEntry(
+                            id: row[0], receivedAt: row[1], reason: row[3],
+                            batch: try IngestBatch(journalBytes: bytes), damage: nil)
+                    } catch {
+                        return SetAsideEntry(
+                            id: row[0], receivedAt: row[1], reason: row[3], batch: nil, damage: "\(error)")
+                    }
+                }
+            return (entries, waiting)
+        }
+    }
+}

@@ -19,12 +19,19 @@ struct SQLiteIngestTransaction: IngestTransaction {
         try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) ?? 0
     }
 
-    func advanceTotals(revision: Int64, batches: Int64, values: Int64) throws {
+    func advanceTotals(revision: Int64, batches: Int64, values: Int64, unplacedSteps: Int64) throws {
         try db.run(
             sql: """
                 UPDATE meta SET value = CASE key WHEN 'revision' THEN ? WHEN 'batches' THEN value + ?
                     ELSE value + ? END WHERE key IN ('revision', 'batches', 'values')
                 """, arguments: [revision, batches, values])
+        if unplacedSteps != 0 {
+            try db.run(
+                sql: """
+                    INSERT INTO meta (key, value) VALUES ('unplaced_steps', ?)
+                    ON CONFLICT (key) DO UPDATE SET value = value + excluded.value
+                    """, arguments: [unplacedSteps])
+        }
     }
 
     // MARK: Agents and memberships
@@ -195,16 +202,15 @@ struct SQLiteIngestTransaction: IngestTransaction {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT prev, next, scopes, virtual FROM gap
+                    SELECT prev, next, scopes, virtual, step, from_ts FROM gap
                     WHERE series_id = ? AND (prev_order < ? OR (prev_order = ? AND prev_tick < ?))
                     ORDER BY prev_order DESC, prev_tick DESC LIMIT 1
                     """,
                 arguments: [series, position.order, position.order, position.tick])
         else { return nil }
-        return StoreWriter.Gap(
-            previous: try SampleCoding.decode(Array(row[0] as Data)),
-            next: try SampleCoding.decode(Array(row[1] as Data)),
-            scopes: try SampleCoding.decodeIDs(Array(row[2] as Data)), isVirtual: row[3] as Bool)
+        return try StoreWriter.Gap(
+            previous: Array(row[0] as Data), next: Array(row[1] as Data), scopes: Array(row[2] as Data),
+            isVirtual: row[3] as Bool, step: Array(row[4] as Data), from: row[5] as Int64)
     }
 
     func deleteGap(series: Int64, previous: SamplePosition) throws {
@@ -213,7 +219,7 @@ struct SQLiteIngestTransaction: IngestTransaction {
             arguments: [series, previous.order, previous.tick])
     }
 
-    func saveGap(_ gap: StoreWriter.Gap, series: Int64, step: CountedStep, revision: Int64) throws {
+    func saveGap(_ gap: StoreWriter.Gap, series: Int64, revision: Int64) throws {
         let (previous, next) = (gap.previous, gap.next)
         try db.run(
             sql: """
@@ -224,26 +230,23 @@ struct SQLiteIngestTransaction: IngestTransaction {
             arguments: [
                 series, previous.order, previous.tick, next.order, next.tick, Data(SampleCoding.encode(previous)),
                 Data(SampleCoding.encode(next)), Data(SampleCoding.encode(ids: gap.scopes)),
-                Data(SampleCoding.encode(step)), gap.isVirtual, min(previous.time, next.time),
-                max(previous.time, next.time), revision,
+                Data(SampleCoding.encode(gap.step)), gap.isVirtual, gap.span.from, gap.span.to, revision,
             ])
     }
 
-    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(
-        series: Int64, gap: StoreWriter.Gap, step: CountedStep
-    )] {
+    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(series: Int64, gap: StoreWriter.Gap)] {
         try Row.fetchAll(
             db,
-            sql: "SELECT series_id, prev, next, scopes, step FROM gap WHERE virtual = 1 AND to_ts < ? LIMIT ?",
+            sql: """
+                SELECT series_id, prev, next, scopes, step, from_ts FROM gap WHERE virtual = 1 AND to_ts < ? LIMIT ?
+                """,
             arguments: [cutoff, limit]
         ).map { row in
             (
                 row[0],
-                StoreWriter.Gap(
-                    previous: try SampleCoding.decode(Array(row[1] as Data)),
-                    next: try SampleCoding.decode(Array(row[2] as Data)),
-                    scopes: try SampleCoding.decodeIDs(Array(row[3] as Data)), isVirtual: true),
-                try SampleCoding.decodeStep(Array(row[4] as Data))
+                try StoreWriter.Gap(
+                    previous: Array(row[1] as Data), next: Array(row[2] as Data), scopes: Array(row[3] as Data),
+                    isVirtual: true, step: Array(row[4] as Data), from: row[5] as Int64)
             )
         }
     }
@@ -300,6 +303,27 @@ struct SQLiteIngestTransaction: IngestTransaction {
                     ON CONFLICT (series_id, start) DO UPDATE SET rx = rx + excluded.rx, tx = tx + excluded.tx,
                         unknown = unknown + excluded.unknown, revision = excluded.revision
                     """, arguments: [key.series, key.start, change.rx, change.tx, change.unknown, revision])
+        }
+    }
+
+    func writeUnplaced(_ changes: [StoreWriter.UnplacedKey: UnplacedTotals], revision: Int64) throws {
+        let columns = TrafficCounter.allCases.map(\.name)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO unplaced (series_id, day, \(columns.joined(separator: ", ")), steps, revision)
+                VALUES (?, ?, \(Array(repeating: "?", count: columns.count).joined(separator: ", ")), ?, ?)
+                ON CONFLICT (series_id, day) DO UPDATE SET
+                    \(columns.map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")),
+                    steps = steps + excluded.steps, revision = excluded.revision
+                """)
+        var arguments = [Int64](repeating: 0, count: 12)
+        for (key, totals) in changes where !totals.isEmpty {
+            arguments[0] = key.series
+            arguments[1] = key.day
+            for lane in 0..<8 { arguments[2 + lane] = totals.traffic[lane] }
+            arguments[10] = totals.steps
+            arguments[11] = revision
+            try arguments.withUnsafeBufferPointer { try db.run(statement, integers: $0) }
         }
     }
 

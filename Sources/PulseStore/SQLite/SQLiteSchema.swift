@@ -364,6 +364,24 @@ enum SQLiteSchema {
                     INSERT INTO meta (key, value) VALUES ('forward_mark', 0), ('forward_cursor', 0);
                     """)
         }
+        // Steps whose time cannot be placed (`docs/windows.md`, "Time that cannot be placed"): their counts per series
+        // and UTC day of receipt. The gap table holds them (virtual = 0, from_ts = to_ts = when received) so late data
+        // can split them; those rows and instant steps are deleted `late_data` after (the settled-time index).
+        migrator.registerMigration("v6-unplaced") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE unplaced (
+                        series_id INTEGER NOT NULL,
+                        day INTEGER NOT NULL,
+                        \(TrafficCounter.allCases.map { "\($0.name) INTEGER NOT NULL" }.joined(separator: ",\n"))
+                        ,steps INTEGER NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (series_id, day)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX gap_settled_by_time ON gap (to_ts) WHERE virtual = 0;
+                    INSERT INTO meta (key, value) VALUES ('unplaced_steps', 0);
+                    """)
+        }
         return migrator
     }
 

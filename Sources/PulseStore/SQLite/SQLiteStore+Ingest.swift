@@ -3,15 +3,18 @@ import PulseAnalytics
 import PulseCore
 
 extension SQLiteStore {
-    public func ingest(_ batches: [IngestBatch], receivedAt: Int64) async throws -> [IngestOutcome] {
-        try await ingest(batches, receivedAt: receivedAt, journalThrough: nil)
+    public func ingest(
+        _ batches: [IngestBatch], receivedAt: Int64, willStore: (@Sendable (Int) -> Void)?
+    ) async throws -> [IngestOutcome] {
+        try await ingest(batches, receivedAt: receivedAt, journalThrough: nil, willStore: willStore)
     }
 
-    /// Stores `batches` as ``ingest(_:receivedAt:)`` does and, in the same transaction, records that the daemon's
-    /// journal (``IngestJournal``) is applied up to entry `journalThrough`: after a crash, exactly the entries after
-    /// ``journalApplied()`` are still to apply.
+    /// Stores `batches` as ``ingest(_:receivedAt:willStore:)`` does and, in the same transaction, records that the
+    /// daemon's journal (``IngestJournal``) is applied up to entry `journalThrough`: after a crash, exactly the
+    /// entries after ``journalApplied()`` are still to apply.
     public func ingest(
-        _ batches: [IngestBatch], receivedAt: Int64, journalThrough: Int64?
+        _ batches: [IngestBatch], receivedAt: Int64, journalThrough: Int64?,
+        willStore: (@Sendable (Int) -> Void)? = nil
     ) async throws -> [IngestOutcome] {
         guard !batches.isEmpty || journalThrough != nil else { return [] }
         return try await pool.writeWithoutTransaction { db in
@@ -22,7 +25,8 @@ extension SQLiteStore {
                         try db.inTransaction(.immediate) {
                             if !batches.isEmpty {
                                 outcomes = try writer.ingest(
-                                    batches, receivedAt: receivedAt, in: SQLiteIngestTransaction(db: db))
+                                    batches, receivedAt: receivedAt, willStore: willStore,
+                                    in: SQLiteIngestTransaction(db: db))
                             }
                             if let journalThrough {
                                 try db.execute(

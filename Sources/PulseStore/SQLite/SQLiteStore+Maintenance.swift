@@ -68,6 +68,25 @@ extension SQLiteStore {
                 }
             }
         }
+        // Instant and unplaced steps late data could still split, once it no longer can (`late_data`): a batch landing
+        // in one later counts as already counted, as in a settled gap. The days of unplaced totals go with the
+        // coarsest level's retention, which keeps the totals they sit beside.
+        while true {
+            let deleted = try await pool.write { db in
+                try db.execute(
+                    sql: """
+                        DELETE FROM gap WHERE (series_id, prev_order, prev_tick) IN (
+                            SELECT series_id, prev_order, prev_tick FROM gap WHERE virtual = 0 AND to_ts < ? LIMIT ?)
+                        """, arguments: [now - policy.lateData, slice])
+                return db.changesCount
+            }
+            if deleted < slice { break }
+        }
+        if let coarsest = levels.max(), let keep = policy.keeps(coarsest) {
+            _ = try await pool.write { db in
+                try db.execute(sql: "DELETE FROM unplaced WHERE day < ?", arguments: [now - keep])
+            }
+        }
         // Anomalies are kept as long as the finest rollups that would show them.
         let anomalyCutoff = now - (levels.first.flatMap { policy.keeps($0) } ?? policy.raw)
         _ = try await pool.write { db in
@@ -171,8 +190,7 @@ extension StoreWriter {
                     StepSample(
                         order: order, tick: Int32(index), time: time, epoch: epoch, width: width,
                         counters: Traffic(rolledUpFrom: chunk.values, offset: index * Counter.count),
-                        interval: interval,
-                        heartbeat: 60_000, speed: speed))
+                        interval: interval, heartbeat: 60_000, speed: speed, received: time))
             }
             var raw = RawBatch()
             raw.append(series: series, epoch: epoch, firstTick: 0, chunk: Array(row[1] as Data))
@@ -183,6 +201,7 @@ extension StoreWriter {
         }
         try writeStates(in: transaction)
         try writeDeltas(revision: revision, billed: false, in: transaction)
+        if !unplaced.isEmpty { try transaction.writeUnplaced(unplaced, revision: revision) }
         try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'revision'", arguments: [revision])
         self.revision = revision
         try db.execute(

@@ -390,7 +390,36 @@ extension SQLiteStore {
         try await pool.read { db in
             IngestTotals(
                 batches: try SQLiteStore.meta("batches", db), values: try SQLiteStore.meta("values", db),
-                revision: try SQLiteStore.meta("revision", db))
+                revision: try SQLiteStore.meta("revision", db),
+                unplacedSteps: try SQLiteStore.meta("unplaced_steps", db))
+        }
+    }
+
+    public func unplacedDays(series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [UnplacedDay]] {
+        guard !series.isEmpty else { return [:] }
+        return try await pool.read { db in
+            var result = [Int64: [UnplacedDay]]()
+            // The store a daemon made before unplaced totals existed has none (the CLI does not migrate).
+            guard try db.tableExists("unplaced") else { return result }
+            for part in stride(from: 0, to: series.count, by: 500) {
+                let ids = Array(series[part..<min(part + 500, series.count)])
+                let statement = try db.makeStatement(
+                    sql: """
+                        SELECT series_id, day, \(TrafficCounter.allCases.map(\.name).joined(separator: ", ")), steps
+                        FROM unplaced WHERE series_id IN (\(SQLiteStore.placeholders(ids.count))) AND day >= ? AND day < ?
+                        ORDER BY series_id, day
+                        """)
+                statement.arguments = StatementArguments(ids + [from, to])
+                try db.forEachRow(of: statement) { row in
+                    var totals = UnplacedTotals()
+                    for lane in 0..<8 { totals.traffic[lane] = sqlite3_column_int64(row, Int32(2 + lane)) }
+                    totals.steps = sqlite3_column_int64(row, 10)
+                    guard !totals.isEmpty else { return }
+                    result[sqlite3_column_int64(row, 0), default: []].append(
+                        UnplacedDay(day: sqlite3_column_int64(row, 1), totals: totals))
+                }
+            }
+            return result
         }
     }
 }

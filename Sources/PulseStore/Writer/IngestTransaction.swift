@@ -19,8 +19,8 @@ protocol IngestTransaction {
     /// one query per table, so a writer that takes turns with others refreshes only what they changed.
     func changes(after revision: Int64) throws -> StoreWriter.SharedChanges?
     func meta(_ key: String) throws -> Int64
-    /// Sets the revision and adds to the totals of stored batches and values.
-    func advanceTotals(revision: Int64, batches: Int64, values: Int64) throws
+    /// Sets the revision and adds to the totals of stored batches, values and unplaced steps.
+    func advanceTotals(revision: Int64, batches: Int64, values: Int64, unplacedSteps: Int64) throws
 
     // MARK: Agents and memberships
 
@@ -67,11 +67,10 @@ protocol IngestTransaction {
     /// The gap of `series` that starts last before `position`.
     func gap(series: Int64, before position: SamplePosition) throws -> StoreWriter.Gap?
     func deleteGap(series: Int64, previous: SamplePosition) throws
-    func saveGap(_ gap: StoreWriter.Gap, series: Int64, step: CountedStep, revision: Int64) throws
-    /// Up to `limit` virtual gaps that ended before `cutoff`, with their series and step (for settling them).
-    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(
-        series: Int64, gap: StoreWriter.Gap, step: CountedStep
-    )]
+    /// Saves a step late data may split (gap, instant or unplaced: its ``StoreWriter/Gap/step`` says which).
+    func saveGap(_ gap: StoreWriter.Gap, series: Int64, revision: Int64) throws
+    /// Up to `limit` virtual gaps that ended before `cutoff`, with their series (for settling them).
+    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(series: Int64, gap: StoreWriter.Gap)]
 
     // MARK: The commit's changes
 
@@ -81,5 +80,7 @@ protocol IngestTransaction {
     func writeChanges(
         bill: [StoreWriter.ChangeKey: StoreWriter.Change], forward: [StoreWriter.ChangeKey: StoreWriter.Change],
         revision: Int64) throws
+    /// Adds each change to the unplaced totals of its series and day.
+    func writeUnplaced(_ changes: [StoreWriter.UnplacedKey: UnplacedTotals], revision: Int64) throws
     func insertAnomaly(_ anomaly: Anomaly, revision: Int64) throws
 }

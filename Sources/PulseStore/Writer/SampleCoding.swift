@@ -16,7 +16,9 @@ enum SampleCoding {
         writer.writeVarint(UInt64(sample.speed))
         writer.writeByte(sample.kind.rawValue)
         writer.writeByte(sample.relation.rawValue)
-        writer.writeByte(sample.clockShifted ? 1 : 0)
+        // Bit 0: moved back by the clock check; bit 1: its time could not be placed (both 0 in stores before it).
+        writer.writeByte((sample.clockShifted ? 1 : 0) | (sample.placeable ? 0 : 2))
+        writer.writeVarint(UInt64(clamping: sample.received))
         return writer.bytes
     }
 
@@ -36,10 +38,13 @@ enum SampleCoding {
         let speed = UInt32(truncatingIfNeeded: try reader.readVarint())
         let kind = InterfaceKind(rawValue: try reader.readByte()) ?? .unknown
         let relation = InterfaceRelation(rawValue: try reader.readByte())
-        let shifted = try reader.readByte() == 1
+        let flags = try reader.readByte()
+        // Samples stored before receive times were kept end here.
+        let received = reader.isAtEnd ? 0 : Int64(clamping: try reader.readVarint())
         return StepSample(
             order: order, tick: tick, time: time, epoch: epoch, width: width, counters: counters, interval: interval,
-            heartbeat: heartbeat, speed: speed, kind: kind, relation: relation, clockShifted: shifted)
+            heartbeat: heartbeat, speed: speed, kind: kind, relation: relation, clockShifted: flags & 1 != 0,
+            placeable: flags & 2 == 0, received: received)
     }
 
     /// A counted step: the eight counted values, its timing and events.

@@ -29,13 +29,23 @@ struct StoreWriter {
         var last: StepSample
     }
 
-    /// A step late data may still split (see `docs/windows.md`): its two samples and the scopes it counted toward.
+    /// A step late data may still split (see `docs/windows.md`): its two samples, the scopes it counted toward, and
+    /// the step as it was counted (taken out as it went in, whatever the settings are by then).
     struct Gap {
         var previous: StepSample
         var next: StepSample
         var scopes: [Int64]
         /// Not counted into the rollups (reads spread it) while late data may split it.
         var isVirtual: Bool
+        var step: CountedStep
+        /// When an unplaced step was received: its counts are in that day's unplaced totals.
+        var recorded: Int64 = 0
+    }
+
+    /// A row of the unplaced totals: a series and the UTC day its steps were received.
+    struct UnplacedKey: Hashable {
+        var series: Int64
+        var day: Int64
     }
 
     struct BucketKey: Hashable {
@@ -68,6 +78,8 @@ struct StoreWriter {
     var agents: [String: AgentRow] = [:]
     var streams: [StreamKey: Int64] = [:]
     var ranges: [Int64: [ClosedRange<UInt64>]] = [:]
+    /// Ranges held in ``ranges``, about (bounds the cache, with ``streams``).
+    var cachedRanges = 0
     var series: [SeriesKey: Int64] = [:]
     var epochs: [CounterEpoch: Int64] = [:]
     var states: [Int64: SeriesState] = [:]
@@ -85,6 +97,10 @@ struct StoreWriter {
     /// The host, group and fleet series the commit changed (remote write forwards interfaces only).
     var scopeSeries = Set<Int64>()
     var changedStates = Set<Int64>()
+    /// Changes to the unplaced totals (`docs/windows.md`, "Time that cannot be placed"), and how many steps the
+    /// commit could not place.
+    var unplaced: [UnplacedKey: UnplacedTotals] = [:]
+    var unplacedSteps: Int64 = 0
     var run: Run?
     var anomalies: [Anomaly] = []
     var pendingRevision: Int64 = 0
@@ -110,6 +126,7 @@ struct StoreWriter {
     mutating func forgetSharedRows() {
         agents.removeAll()
         ranges.removeAll()
+        cachedRanges = 0
         streams.removeAll()
         states.removeAll()
         facts.removeAll()
@@ -139,7 +156,8 @@ struct StoreWriter {
     // MARK: The commit
 
     mutating func ingest(
-        _ batches: [IngestBatch], receivedAt now: Int64, in db: some IngestTransaction
+        _ batches: [IngestBatch], receivedAt now: Int64, willStore: ((Int) -> Void)? = nil,
+        in db: some IngestTransaction
     ) throws -> [IngestOutcome] {
         let revision = try begin(in: db)
         var outcomes = [IngestOutcome]()
@@ -149,7 +167,8 @@ struct StoreWriter {
         // A relabelling counts as a change even when every batch was a duplicate: other writers learn of it from
         // the revision moving (``begin(in:)``).
         var relabelled = false
-        for batch in batches {
+        for (index, batch) in batches.enumerated() {
+            willStore?(index)
             let now = batch.receivedAt ?? now
             var agent = try agentRow(batch.agent, at: now, in: db)
             if agent.identity.labels != batch.agent.labels {
@@ -166,11 +185,13 @@ struct StoreWriter {
             stored += 1
             values += Int64(batch.valueCount)
         }
-        if stored > 0 || relabelled || !deltas.isEmpty || !changedSpans.isEmpty {
+        willStore?(batches.count)
+        if stored > 0 || relabelled || !deltas.isEmpty || !changedSpans.isEmpty || !unplaced.isEmpty {
             try writeStates(in: db)
             try writeDeltas(revision: revision, in: db)
+            if !unplaced.isEmpty { try db.writeUnplaced(unplaced, revision: revision) }
             for anomaly in anomalies { try db.insertAnomaly(anomaly, revision: revision) }
-            try db.advanceTotals(revision: revision, batches: stored, values: values)
+            try db.advanceTotals(revision: revision, batches: stored, values: values, unplacedSteps: unplacedSteps)
             self.revision = revision
         }
         return outcomes
@@ -182,9 +203,18 @@ struct StoreWriter {
         changedSpans.removeAll(keepingCapacity: true)
         scopeSeries.removeAll(keepingCapacity: true)
         changedStates.removeAll(keepingCapacity: true)
+        unplaced.removeAll(keepingCapacity: true)
+        unplacedSteps = 0
         run = nil
         anomalies.removeAll()
         catalogueChanged = false
+        // Between commits nothing is pending in them: the caches of series' samples and facts stay bounded however
+        // many interfaces agents name (a miss costs a lookup).
+        if states.count >= 200_000 || facts.count >= 200_000 {
+            states.removeAll(keepingCapacity: true)
+            facts.removeAll(keepingCapacity: true)
+        }
+        if agents.count >= 100_000 { agents.removeAll(keepingCapacity: true) }
         let current = try db.lockRevision()
         if current != revision {
             // A revision lower than the last one seen means the database went back (see PostgresStore.WriterSide).
@@ -259,9 +289,16 @@ struct StoreWriter {
         if let known = streams[key] {
             stream = known
         } else {
+            // Agents restart (a stream each run) and come and go: the caches stay bounded; a miss costs a lookup.
+            if streams.count >= 100_000 || cachedRanges >= 1_000_000 {
+                streams.removeAll(keepingCapacity: true)
+                ranges.removeAll(keepingCapacity: true)
+                cachedRanges = 0
+            }
             stream = try db.streamID(agent: agent, stream: batch.stream)
             streams[key] = stream
             ranges[stream] = try db.ranges(stream: stream)
+            cachedRanges += ranges[stream]?.count ?? 0
         }
         var known = ranges[stream] ?? []
         let sequence = batch.sequence
@@ -284,8 +321,14 @@ struct StoreWriter {
             try db.updateRange(stream: stream, first: known[after].lowerBound, to: sequence...known[after].upperBound)
             known[after] = sequence...known[after].upperBound
         case (false, false):
+            guard known.count < settings.maximumSequenceRanges else {
+                throw StoreError.invalidBatch(
+                    "batch \(sequence) would be stream \(Hex.string(batch.stream, width: 16))'s \(known.count + 1)th separate range of sequence numbers, more than [limits] sequence_ranges_per_stream (\(settings.maximumSequenceRanges))"
+                )
+            }
             try db.insertRange(stream: stream, sequence...sequence)
             known.insert(sequence...sequence, at: after)
+            cachedRanges += 1
         }
         ranges[stream] = known
         if batch.droppedBefore > 0 {
@@ -299,8 +342,21 @@ struct StoreWriter {
     private mutating func store(
         _ batch: IngestBatch, agent: AgentRow, receivedAt now: Int64, in db: some IngestTransaction
     ) throws {
-        // The clock check: a batch that ends in the future is moved back to end when it was received.
-        let shift = batch.lastTimestamp > now + settings.clockTolerance ? now - batch.lastTimestamp : 0
+        // The connection checked these before the batch was journaled; a journal of an older daemon was not.
+        if let why = BatchRules.violation(
+            sequence: batch.sequence, order: batch.order, droppedBefore: batch.droppedBefore,
+            lastTimestamp: batch.lastTimestamp)
+        {
+            throw StoreError.invalidBatch(why)
+        }
+        for section in batch.sections {
+            guard section.timestamps.allSatisfy({ $0 >= 0 && $0 <= BatchRules.latestTimestamp }) else {
+                throw StoreError.invalidBatch("batch \(batch.sequence) has a timestamp out of range")
+            }
+        }
+        let order = Int64(batch.order)
+        let clock = ClockCheck(lastTimestamp: batch.lastTimestamp, receivedAt: now, settings: settings)
+        let shift = clock.shift
         if shift != 0 {
             anomalies.append(
                 Anomaly(
@@ -308,14 +364,19 @@ struct StoreWriter {
                     detail:
                         "agent \(agent.identity.name): batch \(batch.order) ended \(Units.formatDuration(-shift)) ahead of the daemon's clock; moved back"
                 ))
-        }
-        guard let order = Int64(exactly: batch.order) else {
-            throw StoreError.invalidBatch("batch order \(batch.order) is out of range")
+        } else if clock.tooFarAhead {
+            anomalies.append(
+                Anomaly(
+                    series: 0, timestamp: now, kind: "clock-ahead",
+                    detail:
+                        "agent \(agent.identity.name): batch \(batch.order) ended \(Units.formatDuration(clock.ahead)) ahead of the daemon's clock, more than [ingest] max_skew: not moved, its samples from the future are unplaced"
+                ))
         }
         // Sections of one logical interface (two epochs in one batch) are counted together, by tick.
         var byName = [InterfaceName: [StepSample]]()
         var names = [InterfaceName]()
         var raw = RawBatch()
+        var unplacedTimes: (from: Int64, to: Int64)?
         for section in batch.sections {
             let name = section.descriptor.name
             let seriesID = try self.seriesID(.interface, agent: agent.id, name: name.bytes, at: now, in: db)
@@ -331,12 +392,18 @@ struct StoreWriter {
                     current = section.links[link].state
                     link += 1
                 }
+                let time = section.timestamps[index] + shift
+                let placeable = clock.placeable(time)
+                if !placeable {
+                    unplacedTimes = (min(unplacedTimes?.from ?? time, time), max(unplacedTimes?.to ?? time, time))
+                }
                 samples.append(
                     StepSample(
-                        order: order, tick: tick, time: section.timestamps[index] + shift, epoch: epoch,
-                        width: section.descriptor.epoch.width, counters: section.traffic[index],
-                        interval: batch.interval, heartbeat: batch.heartbeat, speed: current?.speedMbps ?? 0,
-                        kind: current?.kind ?? .unknown, relation: current?.relation ?? [], clockShifted: shift != 0))
+                        order: order, tick: tick, time: time, epoch: epoch, width: section.descriptor.epoch.width,
+                        counters: section.traffic[index], interval: batch.interval, heartbeat: batch.heartbeat,
+                        speed: current?.speedMbps ?? 0, kind: current?.kind ?? .unknown,
+                        relation: current?.relation ?? [], clockShifted: shift != 0, placeable: placeable,
+                        received: now))
             }
             byName[name] = samples
             if let latest = section.links.last {
@@ -345,14 +412,33 @@ struct StoreWriter {
             }
         }
         let times = batch.sections.flatMap { [$0.timestamps[0], $0.timestamps[$0.timestamps.count - 1]] }
-        try db.insertRaw(
-            raw, agent: agent.id, order: order, shift: shift, interval: batch.interval, heartbeat: batch.heartbeat,
-            from: (times.min() ?? 0) + shift, to: (times.max() ?? 0) + shift)
+        let rawTo = (times.max() ?? 0) + shift
+        // Raw samples are kept by time, for `[retention] raw`: a batch that ends at a time that cannot be placed
+        // (1970, the far future) keeps none, or it would be filed under days retention never reaches (and on
+        // PostgreSQL make a partition for each); its counts are in the unplaced totals.
+        if clock.placeable(rawTo) {
+            try db.insertRaw(
+                raw, agent: agent.id, order: order, shift: shift, interval: batch.interval, heartbeat: batch.heartbeat,
+                from: (times.min() ?? 0) + shift, to: rawTo)
+        }
+        let unplacedBefore = unplacedSteps
+        var unplacedInterfaces = 0
         for name in names {
             var samples = byName[name]!
             if samples.count > 1 { samples.sort { $0.tick < $1.tick } }
             let seriesID = try self.seriesID(.interface, agent: agent.id, name: name.bytes, at: now, in: db)
+            let before = unplacedSteps
             try place(samples, series: seriesID, name: name, agent: agent, in: db)
+            if unplacedSteps > before { unplacedInterfaces += 1 }
+        }
+        if unplacedSteps > unplacedBefore {
+            let span = unplacedTimes.map { " (samples from \(RFC3339.text($0.from)) to \(RFC3339.text($0.to)))" } ?? ""
+            anomalies.append(
+                Anomaly(
+                    series: 0, timestamp: now, kind: "unplaced",
+                    detail:
+                        "agent \(agent.identity.name): \(unplacedSteps - unplacedBefore) step(s) of batch \(batch.order) on \(unplacedInterfaces) interface(s) could not be placed in time\(span): counted as unplaced ([ingest] max_age, max_skew)"
+                ))
         }
     }
 
@@ -396,11 +482,14 @@ struct StoreWriter {
                 steps.append((last, state.first))
                 states[series]!.first = first
             } else if let gap = try gap(of: series, around: first.position, last.position, in: db) {
-                if !gap.isVirtual {
-                    let removed = CountedStep.between(gap.previous, gap.next, maximumRate: settings.maximumRate)
-                    add(removed, from: gap.previous, to: gap.next, series: series, scopes: gap.scopes, sign: -1)
+                if gap.step.timing == .unplaced {
+                    addUnplaced(gap.step.counted, series: series, scopes: gap.scopes, at: gap.recorded, sign: -1)
+                } else {
+                    if !gap.isVirtual {
+                        add(gap.step, from: gap.previous, to: gap.next, series: series, scopes: gap.scopes, sign: -1)
+                    }
+                    markChanged(from: gap.previous.time, to: gap.next.time, series: [series] + gap.scopes)
                 }
-                markChanged(from: gap.previous.time, to: gap.next.time, series: [series] + gap.scopes)
                 try db.deleteGap(series: series, previous: gap.previous.position)
                 steps.insert((gap.previous, first), at: 0)
                 steps.append((last, gap.next))
@@ -409,7 +498,7 @@ struct StoreWriter {
                 // bytes already (`docs/windows.md`); keep the rollups as they are and say so.
                 anomalies.append(
                     Anomaly(
-                        series: series, timestamp: first.time, kind: "unplaced",
+                        series: series, timestamp: first.time, kind: "already-counted",
                         detail:
                             "\(agent.identity.name)/\(name): batch \(first.order) falls inside a step already counted"
                     ))
@@ -422,7 +511,24 @@ struct StoreWriter {
         // steps of a batch mostly share them: working them out for every step took 40 % of the writer's time.
         var known: (kind: InterfaceKind, relation: InterfaceRelation, time: Int64, scopes: [Int64])?
         for (previous, next) in steps {
-            let step = CountedStep.between(previous, next, maximumRate: settings.maximumRate)
+            let step = CountedStep.between(
+                previous, next, maximumRate: settings.maximumRate, maximumSpan: settings.maximumAge)
+            if step.timing == .unplaced {
+                // No time to place it at: its counts go to the unplaced totals of the day it was received (the later
+                // of its samples' receive times), toward the scopes it would count for then.
+                let recorded = max(previous.received, next.received, 0)
+                var received = next
+                received.time = recorded
+                let scopes = try self.scopes(of: name, agent: agent, at: received, in: db)
+                addUnplaced(step.counted, series: series, scopes: scopes, at: recorded, sign: 1)
+                try db.saveGap(
+                    Gap(
+                        previous: previous, next: next, scopes: scopes, isVirtual: false, step: step,
+                        recorded: recorded),
+                    series: series, revision: pendingRevision)
+                unplacedSteps += 1
+                continue
+            }
             let scopes: [Int64]
             if let known, known.kind == next.kind, known.relation == next.relation,
                 Self.sameGroups(agent.memberships, at: known.time, next.time)
@@ -441,8 +547,8 @@ struct StoreWriter {
             }
             if step.timing.mayBeSplit {
                 try db.saveGap(
-                    Gap(previous: previous, next: next, scopes: scopes, isVirtual: isVirtual), series: series,
-                    step: step, revision: pendingRevision)
+                    Gap(previous: previous, next: next, scopes: scopes, isVirtual: isVirtual, step: step),
+                    series: series, revision: pendingRevision)
             }
             if step.events.contains(.implausible) {
                 anomalies.append(
@@ -473,6 +579,17 @@ struct StoreWriter {
     ) throws -> Gap? {
         guard let gap = try db.gap(series: series, before: first), last < gap.next.position else { return nil }
         return gap
+    }
+
+    /// Adds (or with `sign` −1 takes out) an unplaced step's counts to the unplaced totals of the interface and its
+    /// scopes, on the UTC day of `time`, when it was received.
+    mutating func addUnplaced(_ counted: Traffic, series: Int64, scopes: [Int64], at time: Int64, sign: Int64) {
+        let day = RollupLevel.oneDay.bucketStart(time)
+        let change = UnplacedTotals(
+            traffic: TrafficDelta(clamping: counted) &* TrafficDelta(repeating: sign), steps: sign)
+        for id in [series] + scopes {
+            unplaced[UnplacedKey(series: id, day: day), default: UnplacedTotals()].add(change)
+        }
     }
 
     /// Records that the 5-minute buckets of `series` between `from` and `to` changed without a delta row (a
@@ -650,10 +767,10 @@ struct StoreWriter {
         let revision = try begin(in: db)
         let gaps = try db.virtualGaps(endedBefore: cutoff, limit: limit)
         guard !gaps.isEmpty else { return 0 }
-        for (owner, gap, step) in gaps {
+        for (owner, gap) in gaps {
             for (levelIndex, level) in settings.levels.enumerated() {
                 let oldest = policy.keeps(level).map { now - $0 } ?? .min
-                Spreader.spread(step, from: gap.previous, to: gap.next, level: level) { start, values in
+                Spreader.spread(gap.step, from: gap.previous, to: gap.next, level: level) { start, values in
                     guard start >= oldest else { return }
                     deltas[BucketKey(series: owner, level: levelIndex, start: start), default: .empty].merge(values)
                     for scope in gap.scopes {
@@ -665,7 +782,7 @@ struct StoreWriter {
             try db.deleteGap(series: owner, previous: gap.previous.position)
         }
         try writeDeltas(revision: revision, billed: false, in: db)
-        try db.advanceTotals(revision: revision, batches: 0, values: 0)
+        try db.advanceTotals(revision: revision, batches: 0, values: 0, unplacedSteps: 0)
         self.revision = revision
         return gaps.count
     }
@@ -734,20 +851,6 @@ struct RawBatch {
     }
 }
 
-/// Labels as stored in the agent table: `key=value` lines.
-enum LabelText {
-    static func encode(_ labels: Labels) -> String {
-        labels.pairs.map { "\($0.key)=\($0.value)" }.joined(separator: "\n")
-    }
-
-    static func decode(_ text: String) -> Labels {
-        Labels(
-            text.split(separator: "\n").compactMap { line in
-                line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
-            })
-    }
-}
-
 /// The 16 bytes of a boot id, as stored.
 enum BootIDBytes {
     static func bytes(_ bootID: BootID) -> [UInt8] {
@@ -771,5 +874,23 @@ enum LinkColumns {
             Int64(state.speedMbps ?? 0), Int64(state.operState.rawValue), carrier, Int64(state.mtu),
             Int64(state.kind.rawValue), Int64(state.relation.rawValue),
         ]
+    }
+}
+
+extension StoreWriter.Gap {
+    /// The times the store files the step under: its span, or for an unplaced step (whose times cannot be placed)
+    /// when it was received, both ends.
+    var span: (from: Int64, to: Int64) {
+        step.timing == .unplaced
+            ? (recorded, recorded) : (min(previous.time, next.time), max(previous.time, next.time))
+    }
+
+    /// A gap from its stored columns (`from` is the start of its ``span``).
+    init(previous: [UInt8], next: [UInt8], scopes: [UInt8], isVirtual: Bool, step: [UInt8], from: Int64) throws {
+        let step = try SampleCoding.decodeStep(step)
+        self.init(
+            previous: try SampleCoding.decode(previous), next: try SampleCoding.decode(next),
+            scopes: try SampleCoding.decodeIDs(scopes), isVirtual: isVirtual, step: step,
+            recorded: step.timing == .unplaced ? from : 0)
     }
 }

@@ -89,16 +89,28 @@ final class Fleet: @unchecked Sendable {
         return path
     }
 
-    /// Starts `netpulsed` and waits until it listens.
-    func startDaemon(arguments: [String] = []) throws {
+    /// Starts `netpulsed` (with `environment` added to its own) and, unless told not to, waits until it listens.
+    func startDaemon(
+        arguments: [String] = [], environment: [String: String] = [:], waitUntilListening: Bool = true
+    ) throws {
+        let command =
+            environment.isEmpty
+            ? [Build.netpulsed]
+            : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0)=\($1)" } + [Build.netpulsed]
         let process = try Daemonized(
-            [Build.netpulsed, "--config", "\(directory)/netpulsed.toml"] + arguments, log: "\(directory)/netpulsed.log",
+            command + ["--config", "\(directory)/netpulsed.toml"] + arguments, log: "\(directory)/netpulsed.log",
             netns: netns)
         daemon = process
-        let logSize = process.output.count
-        try eventually("netpulsed listening") {
-            guard process.isRunning else { throw CommandFailure(description: "netpulsed exited:\n\(process.output)") }
-            return process.output.dropFirst(logSize).contains("listening on")
+        guard waitUntilListening else { return }
+        do {
+            try eventually("netpulsed listening") {
+                guard process.isRunning else {
+                    throw CommandFailure(description: "netpulsed exited:\n\(process.output)")
+                }
+                return process.output.contains("listening on")
+            }
+        } catch {
+            throw CommandFailure(description: "\(error); its log:\n\(process.output.suffix(3_000))")
         }
     }
 
