@@ -310,6 +310,86 @@ extension EndToEnd {
                     == true, "\(lines)")
         }
 
+        /// Silent connections from 40 addresses of one /24 (127.0.5.1 … 127.0.5.40) hold only that network's
+        /// handshake slots (`max_handshakes_per_network`), while an agent from 127.0.0.1 delivers: before, each
+        /// address was limited on its own, so the 40 took every connection slot until the handshake timeout.
+        @Test(.timeLimit(.minutes(2)))
+        func aHandshakeFloodFromOneNetworkDoesNotLockAgentsOut() throws {
+            let fleet = try Fleet()
+            defer { fleet.shutdown() }
+            try fleet.editDaemonConfig {
+                $0.replacingOccurrences(
+                    of: "[listen]\n",
+                    with:
+                        "[listen]\nmax_connections = 24\nmax_handshakes_per_address = 4\nmax_handshakes_per_network = 8\n"
+                ).replacingOccurrences(of: "handshake_timeout = \"10s\"", with: "handshake_timeout = \"90s\"")
+            }
+            try fleet.startDaemon()
+            let flood = try (1...40).map { try TCPProbe(port: fleet.port, from: "127.0.5.\($0)") }
+            try eventually("all but 8 refused at once", timeout: 10) { flood.filter { $0.hasClosed() }.count == 32 }
+            try fleet.startAgent("agent-1", config: try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#))
+            try eventually("the agent's points arrive long before the flood times out", timeout: 30) {
+                try fleet.samples("agent-1", "lo").count >= 2
+            }
+            #expect(flood.filter { $0.hasClosed() }.count == 32, "the flood's 8 connections are still held")
+            let lines = fleet.daemon!.output.split(separator: "\n").filter { $0.contains("refused ") }
+            #expect(!lines.isEmpty && lines.count <= 3, "\(lines)")
+            #expect(
+                lines.first?.contains(
+                    "with 8 handshakes pending from 127.0.5.0/24 ([listen] max_handshakes_per_network)")
+                    == true, "\(lines)")
+        }
+
+        /// The same from IPv6: in a network namespace of its own, netpulsed listens on `[::]`; silent connections
+        /// from 40 addresses of one /64 (`Tests/Tools/hold_connections.py`) hold only that network's slots, and an
+        /// agent connecting from `::1` (another /64) delivers. Before, one /64 could fill every slot.
+        @Test(.enabled(if: isRoot, "needs root to create network namespaces"), .timeLimit(.minutes(2)))
+        func aHandshakeFloodFromOneIPv6NetworkDoesNotLockAgentsOut() throws {
+            let network = try IPv6TestNetwork(addresses: 41)
+            defer { network.remove() }
+            let fleet = try Fleet(netns: network.name)
+            defer { fleet.shutdown() }
+            try fleet.editDaemonConfig {
+                $0.replacingOccurrences(of: "address = \"127.0.0.1:", with: "address = \"[::]:")
+                    .replacingOccurrences(
+                        of: "[listen]\n",
+                        with:
+                            "[listen]\nmax_connections = 24\nmax_handshakes_per_address = 4\nmax_handshakes_per_network = 8\n"
+                    ).replacingOccurrences(of: "handshake_timeout = \"10s\"", with: "handshake_timeout = \"90s\"")
+            }
+            try fleet.startDaemon()
+            let target = network.addresses[0]
+            let sources = Array(network.addresses.dropFirst())
+            let flood = try Daemonized(
+                ["/usr/bin/python3", Build.root + "/Tests/Tools/hold_connections.py", target, "\(fleet.port)"]
+                    + sources, log: fleet.directory + "/flood.log", netns: network.name)
+            defer { flood.killHard() }
+            // The flood's last report: connections still held, and closed by the daemon.
+            func floodState() -> (held: Int, closed: Int)? {
+                guard let line = flood.output.split(separator: "\n").last(where: { $0.hasPrefix("held ") }) else {
+                    return nil
+                }
+                let numbers = line.split(separator: " ").compactMap { Int($0) }
+                return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
+            }
+            try eventually("all but 8 refused at once", timeout: 10) {
+                guard flood.isRunning else { throw CommandFailure(description: "the flood ended: \(flood.output)") }
+                return floodState().map { $0.held == 8 && $0.closed == 32 } ?? false
+            }
+            let agent = try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#, endpoint: "[::1]:\(fleet.port)")
+            try fleet.startAgent("agent-1", config: agent)
+            try eventually("the agent's points arrive long before the flood times out", timeout: 30) {
+                try fleet.samples("agent-1", "lo").count >= 2
+            }
+            #expect(floodState().map { $0.held == 8 && $0.closed == 32 } == true, "the flood's 8 are still held")
+            let lines = fleet.daemon!.output.split(separator: "\n").filter { $0.contains("refused ") }
+            #expect(!lines.isEmpty && lines.count <= 3, "\(lines)")
+            #expect(
+                lines.first?.contains(
+                    "with 8 handshakes pending from 2001:db8:1::/64 ([listen] max_handshakes_per_network)") == true,
+                "\(lines)")
+        }
+
         /// An agent that says HELLO and then nothing is closed at the idle timeout, with an ERROR saying why.
         @Test(.timeLimit(.minutes(2)))
         func idleConnectionsAreClosed() async throws {

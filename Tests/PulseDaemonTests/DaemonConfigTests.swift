@@ -24,10 +24,31 @@ import Testing
         #expect(
             throws: ConfigError(
                 file: "d.toml", line: 2, key: "listen.adress",
-                "is not a known setting of [listen]; known: address, handshake_timeout, idle_timeout, max_connections, max_handshakes, max_handshakes_per_address"
+                "is not a known setting of [listen]; known: address, handshake_timeout, idle_timeout, max_connections, max_handshakes, max_handshakes_per_address, max_handshakes_per_network, network_prefix_ipv4, network_prefix_ipv6"
             )
         ) {
             try DaemonConfig.parse(ConfigDocument(text: "[listen]\nadress = \"x\"\n", file: "d.toml"))
+        }
+    }
+
+    @Test func handshakeNetworkSettingsAreReadWithDefaultsAndRanges() throws {
+        let defaults = try DaemonConfig.parse(ConfigDocument(text: "", file: "d.toml"))
+        #expect(defaults.maximumHandshakesPerNetwork == 128)
+        #expect(defaults.handshakeNetworkPrefixes == ConnectionSource.Prefixes(ipv4: 24, ipv6: 64))
+        let set = try DaemonConfig.parse(
+            ConfigDocument(
+                text: "[listen]\nmax_handshakes_per_network = 16\nnetwork_prefix_ipv4 = 20\nnetwork_prefix_ipv6 = 48\n",
+                file: "d.toml"))
+        #expect(set.maximumHandshakesPerNetwork == 16)
+        #expect(set.handshakeNetworkPrefixes == ConnectionSource.Prefixes(ipv4: 20, ipv6: 48))
+        #expect(throws: ConfigError.self) {
+            try DaemonConfig.parse(ConfigDocument(text: "[listen]\nnetwork_prefix_ipv6 = 129\n", file: "d.toml"))
+        }
+        #expect(
+            throws: ConfigError(
+                file: "d.toml", line: 3, key: "listen.network_prefix_ipv4", "is 4; it must be between 8 and 32")
+        ) {
+            try DaemonConfig.parse(ConfigDocument(text: "[listen]\n\nnetwork_prefix_ipv4 = 4\n", file: "d.toml"))
         }
     }
 

@@ -1,60 +1,50 @@
-import Foundation
 import PulseCore
 
-/// Runs the configured program without a shell, the notification on its stdin, and waits for it to exit within
-/// the timeout (then it is killed). Exit status 0 is delivered; anything else is retried.
+/// Runs the configured program without a shell, the notification on its stdin. Exit status 0 within the timeout is
+/// delivered; anything else is an error (retried). A program still running at the timeout gets SIGTERM, then
+/// SIGKILL ``ChildProcess/stopGrace`` (2 s) later, so one delivery lasts at most timeout + 2 s and a moment
+/// (``bound``), whatever the program does with its input and output.
 struct CommandReceiver: Sendable {
     let arguments: [String]
+    /// Milliseconds.
     let timeout: Int64
 
+    private var child: ChildProcess { ChildProcess(arguments: arguments, timeout: timeout) }
+
+    /// Milliseconds one ``run(_:)`` can take at most (a stuck program's SIGKILL not taking effect included).
+    var bound: Int64 { timeout + child.stopGrace + child.reapMargin + 1_000 }
+
+    /// - Throws: ``WebhookError`` saying what the program did instead of exiting 0 in time, with the start of
+    ///   what it wrote.
     func run(_ body: [UInt8]) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        let exited = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { process in
-            exited.continuation.yield(process.terminationStatus)
-            exited.continuation.finish()
-        }
+        let program = arguments.first ?? "the command"
+        let outcome: ChildProcess.Outcome
         do {
-            try process.run()
+            outcome = try await child.run(input: body)
         } catch {
-            throw WebhookError(description: "cannot start \(arguments[0]): \(error)")
+            throw WebhookError(description: "\(error)")
         }
-        // The program may not read its input: a closed pipe must not kill the daemon (SIGPIPE is ignored).
-        let writer = input.fileHandleForWriting
-        try? writer.write(contentsOf: Data(body))
-        try? writer.close()
-        let timeout = self.timeout
-        let status = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                var iterator = exited.stream.makeAsyncIterator()
-                return await iterator.next()
-            }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(timeout))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let said = String(decoding: outcome.output, as: UTF8.self).trimmingWhitespace()
+        let saying = said.isEmpty ? "" : ": \(said)"
+        if let stopped = outcome.stopped {
+            let how =
+                outcome.killed
+                ? "SIGTERM, then SIGKILL \(Units.formatDuration(child.stopGrace)) later"
+                : "SIGTERM"
+            let why =
+                switch stopped {
+                case .timeout: "did not exit within \(Units.formatDuration(timeout))"
+                case .cancelled: "was still running when the daemon stopped"
+                }
+            throw WebhookError(description: "\(program) \(why); stopped with \(how)\(saying)")
         }
-        let said = String(decoding: output.fileHandleForReading.availableData.prefix(2_048), as: UTF8.self)
-        guard let status else {
-            process.terminate()
-            throw WebhookError(
-                description: "\(arguments[0]) did not exit within \(Units.formatDuration(timeout)); killed")
+        if let code = outcome.exitCode {
+            guard code == 0 else { throw WebhookError(description: "\(program) exited with status \(code)\(saying)") }
+            return
         }
-        guard status == 0 else {
-            throw WebhookError(
-                description:
-                    "\(arguments[0]) exited with status \(status)\(said.isEmpty ? "" : ": \(said.trimmingWhitespace())")"
-            )
+        if let signal = outcome.signal {
+            throw WebhookError(description: "\(program) was killed by signal \(signal)\(saying)")
         }
+        throw WebhookError(description: "\(program) ended, but its exit status was lost")
     }
 }

@@ -15,35 +15,52 @@ import ServiceLifecycle
 /// What each group was last told, and every notification not yet delivered, are kept in the store, so a restart
 /// neither repeats nor loses a notification. Each receiver delivers from its own queue in order, retrying with
 /// backoff; one that is down holds up only its own queue, never ingest, evaluation or the other receiver.
+///
+/// Every attempt is bounded (the webhook by its timeout, the command by ``CommandReceiver/bound``), and each loop
+/// beats a ``LoopHeartbeat`` for the watchdog, so a loop that stalls all the same (a store call that never returns)
+/// stops the watchdog's pings instead of silencing notifications unnoticed.
 final class NotifierService: Service, Sendable {
     let store: any MetricStore
     let current: CurrentConfig
     let logger: Logger
     let group: any EventLoopGroup
+    /// The grouping loop's, then one per receiver's delivery loop.
+    let heartbeats: [LoopHeartbeat]
+
+    static let receivers = ["webhook", "command"]
+    /// Milliseconds a loop's store reads and writes of one round may take, beside its sleep and its attempt: as
+    /// long as the ingest loops allow one store call, twice over.
+    static let storeAllowance: Int64 = 40_000
 
     init(store: any MetricStore, current: CurrentConfig, logger: Logger, group: any EventLoopGroup) {
         self.store = store
         self.current = current
         self.logger = logger
         self.group = group
+        heartbeats =
+            [LoopHeartbeat("alert notification grouping")]
+            + Self.receivers.map { LoopHeartbeat("alert notification delivery (\($0))") }
     }
 
     func run() async throws {
         await withTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { await self.dispatchLoop() }
-            for receiver in ["webhook", "command"] {
-                tasks.addTask { await self.deliveryLoop(receiver) }
+            tasks.addTask { await self.dispatchLoop(heartbeat: self.heartbeats[0]) }
+            for (receiver, heartbeat) in zip(Self.receivers, heartbeats.dropFirst()) {
+                tasks.addTask { await self.deliveryLoop(receiver, heartbeat: heartbeat) }
             }
             await tasks.waitForAll()
         }
+        // Stopped on purpose (shutdown, or the leader lease lost): not a stall.
+        for heartbeat in heartbeats { heartbeat.finish() }
     }
 
     // MARK: Grouping
 
     /// Group timers are whole seconds: the groups are looked at every second.
-    private func dispatchLoop() async {
+    private func dispatchLoop(heartbeat: LoopHeartbeat) async {
         var reported = Set<String>()
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            heartbeat.beat(within: Self.storeAllowance + 1_000)
             do {
                 try await dispatch(now: WallClock.milliseconds())
                 reported.removeAll()
@@ -147,9 +164,10 @@ final class NotifierService: Service, Sendable {
 
     // MARK: Delivery
 
-    private func deliveryLoop(_ receiver: String) async {
+    private func deliveryLoop(_ receiver: String, heartbeat: LoopHeartbeat) async {
         var reported = Set<String>()
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            heartbeat.beat(within: Self.storeAllowance + attemptBound(receiver) + 1_000)
             var pause: Int64 = 1_000
             do {
                 if let next = try await store.queuedNotifications(receiver: receiver, limit: 1).first {
@@ -167,6 +185,16 @@ final class NotifierService: Service, Sendable {
                 if reported.insert(text).inserted { logger.error("alert notifications: \(text)") }
             }
             if pause > 0 { try? await Task.sleep(for: .milliseconds(pause)) }
+        }
+    }
+
+    /// Milliseconds one delivery attempt to `receiver` can take at most.
+    func attemptBound(_ receiver: String) -> Int64 {
+        let notify = current.value.alerts.notify
+        switch receiver {
+        case "command": return CommandReceiver(arguments: notify.command, timeout: notify.timeout).bound
+        // The connection has the timeout, then the whole exchange has it again.
+        default: return 2 * notify.timeout
         }
     }
 

@@ -13,9 +13,12 @@ public struct DaemonConfig: Sendable, Hashable {
 
     public var listen: Endpoint
     public var maximumConnections: Int
-    /// Connections still in their TLS handshake or before `HELLO`, in all and from one address.
+    /// Connections still in their TLS handshake or before `HELLO`, in all, from one address and from one network.
     public var maximumHandshakes: Int
     public var maximumHandshakesPerAddress: Int
+    public var maximumHandshakesPerNetwork: Int
+    /// What counts as one network for ``maximumHandshakesPerNetwork``: an IPv4 /24 and an IPv6 /64 by default.
+    var handshakeNetworkPrefixes = ConnectionSource.Prefixes()
     /// Milliseconds a new connection has to complete TLS and `HELLO`.
     public var handshakeTimeout: Int64
     /// Milliseconds without any frame after which a connection is closed (agents send keepalives every 20 s).
@@ -82,6 +85,7 @@ public struct DaemonConfig: Sendable, Hashable {
         maximumConnections = 10_000
         maximumHandshakes = 1_024
         maximumHandshakesPerAddress = 128
+        maximumHandshakesPerNetwork = 128
         handshakeTimeout = 10_000
         idleTimeout = 120_000
         self.tls = tls
@@ -128,6 +132,11 @@ public struct DaemonConfig: Sendable, Hashable {
             try reader.integer("listen", "max_handshakes", default: 1_024, range: 1...1_000_000))
         config.maximumHandshakesPerAddress = Int(
             try reader.integer("listen", "max_handshakes_per_address", default: 128, range: 1...1_000_000))
+        config.maximumHandshakesPerNetwork = Int(
+            try reader.integer("listen", "max_handshakes_per_network", default: 128, range: 1...1_000_000))
+        config.handshakeNetworkPrefixes = ConnectionSource.Prefixes(
+            ipv4: Int(try reader.integer("listen", "network_prefix_ipv4", default: 24, range: 8...32)),
+            ipv6: Int(try reader.integer("listen", "network_prefix_ipv6", default: 64, range: 16...128)))
         config.handshakeTimeout = try reader.duration(
             "listen", "handshake_timeout", default: 10_000, range: 100...600_000)
         config.idleTimeout = try reader.duration("listen", "idle_timeout", default: 120_000, range: 1_000...86_400_000)

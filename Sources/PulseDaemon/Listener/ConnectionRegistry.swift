@@ -6,26 +6,30 @@ import Synchronization
 /// The connections open right now: for the connection and handshake limits, status lines and `PACE` broadcasts.
 ///
 /// A connection counts as a handshake from when it is accepted until its `HELLO` is taken (or it closes). Those
-/// have limits of their own, in all and per source address, apart from `max_connections`: clients that open
-/// connections and never finish a handshake can hold only those slots, and one flooding address only its share,
-/// while agents from elsewhere keep connecting. Each slot is freed at the latest by the handshake timeout.
+/// have limits of their own, in all, per source network (an IPv4 /24, an IPv6 /64: ``ConnectionSource``) and per
+/// source address, apart from `max_connections`: clients that open connections and never finish a handshake can
+/// hold only those slots, and one flooding network (or address) only its share, while agents from elsewhere keep
+/// connecting. Each slot is freed at the latest by the handshake timeout.
 public final class ConnectionRegistry: Sendable {
     private struct State {
         /// Connections past `HELLO`.
         var channels: [ObjectIdentifier: any Channel] = [:]
         var open = 0
-        /// Connections before `HELLO`, with their source address, and how many each address has.
-        var handshaking: [ObjectIdentifier: String] = [:]
+        /// Connections before `HELLO`, with their source, and how many each address and each network has.
+        var handshaking: [ObjectIdentifier: ConnectionSource] = [:]
         var handshakesFrom: [String: Int] = [:]
+        var handshakesFromNetwork: [String: Int] = [:]
         var pace: Pace = .normal
         /// Refusals since the last line logged about them, by reason; when that line was logged.
         var refusals: [String: Int] = [:]
         var refusalsLogged: NIODeadline?
 
         mutating func leaveHandshake(_ id: ObjectIdentifier) {
-            guard let address = handshaking.removeValue(forKey: id) else { return }
-            let left = (handshakesFrom[address] ?? 1) - 1
-            handshakesFrom[address] = left > 0 ? left : nil
+            guard let source = handshaking.removeValue(forKey: id) else { return }
+            let left = (handshakesFrom[source.address] ?? 1) - 1
+            handshakesFrom[source.address] = left > 0 ? left : nil
+            let leftInNetwork = (handshakesFromNetwork[source.network] ?? 1) - 1
+            handshakesFromNetwork[source.network] = leftInNetwork > 0 ? leftInNetwork : nil
         }
     }
     private let state = NIOLockedValueBox(State())
@@ -34,11 +38,14 @@ public final class ConnectionRegistry: Sendable {
     /// Refusals because an agent went over one of its limits.
     public let limitRefusals = LimitRefusals()
 
-    /// The limits ``admit(_:address:limits:)`` enforces.
-    struct Limits {
+    /// The limits ``admit(_:source:limits:)`` enforces.
+    struct Limits: Sendable {
         var connections: Int
         var handshakes: Int
         var handshakesPerAddress: Int
+        var handshakesPerNetwork: Int
+        /// What makes a network for ``handshakesPerNetwork``.
+        var prefixes = ConnectionSource.Prefixes()
     }
 
     public init() {}
@@ -51,9 +58,14 @@ public final class ConnectionRegistry: Sendable {
     public var handshakeCount: Int { state.withLockedValue { $0.handshaking.count } }
     public var currentPace: Pace? { state.withLockedValue { $0.pace } }
 
-    /// Counts a new connection from `address`, in its handshake, unless that would exceed a limit: then returns
-    /// why it is refused.
-    func admit(_ channel: any Channel, address: String, limits: Limits) -> String? {
+    /// Counts a new connection from `source`, in its handshake, unless that would exceed a limit: then returns
+    /// why it is refused (the limit, whom it held back and the setting).
+    func admit(_ channel: any Channel, source: ConnectionSource, limits: Limits) -> String? {
+        admit(ObjectIdentifier(channel), source: source, limits: limits)
+    }
+
+    /// ``admit(_:source:limits:)`` for the connection known by `connection` (its channel's identity).
+    func admit(_ connection: ObjectIdentifier, source: ConnectionSource, limits: Limits) -> String? {
         state.withLockedValue { state in
             guard state.open < limits.connections else {
                 return "\(limits.connections) connections open ([listen] max_connections)"
@@ -61,13 +73,18 @@ public final class ConnectionRegistry: Sendable {
             guard state.handshaking.count < limits.handshakes else {
                 return "\(limits.handshakes) handshakes pending ([listen] max_handshakes)"
             }
-            guard state.handshakesFrom[address, default: 0] < limits.handshakesPerAddress else {
+            guard state.handshakesFrom[source.address, default: 0] < limits.handshakesPerAddress else {
                 return
-                    "\(limits.handshakesPerAddress) handshakes pending from \(address) ([listen] max_handshakes_per_address)"
+                    "\(limits.handshakesPerAddress) handshakes pending from \(source.address) ([listen] max_handshakes_per_address)"
+            }
+            guard state.handshakesFromNetwork[source.network, default: 0] < limits.handshakesPerNetwork else {
+                return
+                    "\(limits.handshakesPerNetwork) handshakes pending from \(source.network) ([listen] max_handshakes_per_network)"
             }
             state.open += 1
-            state.handshaking[ObjectIdentifier(channel)] = address
-            state.handshakesFrom[address, default: 0] += 1
+            state.handshaking[connection] = source
+            state.handshakesFrom[source.address, default: 0] += 1
+            state.handshakesFromNetwork[source.network, default: 0] += 1
             return nil
         }
     }
@@ -92,11 +109,13 @@ public final class ConnectionRegistry: Sendable {
     }
 
     /// A connection closed: its slot, and its handshake slot if it never said `HELLO`, are free again.
-    func release(_ channel: any Channel) {
+    func release(_ channel: any Channel) { release(ObjectIdentifier(channel)) }
+
+    func release(_ connection: ObjectIdentifier) {
         state.withLockedValue { state in
             state.open -= 1
-            state.channels.removeValue(forKey: ObjectIdentifier(channel))
-            state.leaveHandshake(ObjectIdentifier(channel))
+            state.channels.removeValue(forKey: connection)
+            state.leaveHandshake(connection)
         }
     }
 

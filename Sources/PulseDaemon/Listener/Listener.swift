@@ -41,14 +41,15 @@ public struct Listener: Sendable {
         let labelPolicy = self.labelPolicy
         let limits = ConnectionRegistry.Limits(
             connections: config.maximumConnections, handshakes: config.maximumHandshakes,
-            handshakesPerAddress: config.maximumHandshakesPerAddress)
+            handshakesPerAddress: config.maximumHandshakesPerAddress,
+            handshakesPerNetwork: config.maximumHandshakesPerNetwork, prefixes: config.handshakeNetworkPrefixes)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                let address = channel.remoteAddress?.ipAddress ?? "an unknown address"
-                if let reason = registry.admit(channel, address: address, limits: limits) {
+                let source = ConnectionSource(channel.remoteAddress, prefixes: limits.prefixes)
+                if let reason = registry.admit(channel, source: source, limits: limits) {
                     if let line = registry.refused(because: reason) { logger.warning("\(line)") }
                     return channel.close()
                 }

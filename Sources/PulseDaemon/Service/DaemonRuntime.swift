@@ -134,20 +134,18 @@ public struct DaemonRuntime: Sendable {
 
     /// The services in start order, with what their ending means for the group. Call once.
     public func makeServices() -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        let notifier = NotifierService(
+            store: store, current: current, logger: logger, group: MultiThreadedEventLoopGroup.singleton)
         let status = StatusService(
-            loops: [ingest.heartbeat, ingest.applyHeartbeat] + listener.loopHeartbeats, registry: registry,
-            ingest: ingest, store: store,
-            logger: logger)
+            loops: [ingest.heartbeat, ingest.applyHeartbeat] + listener.loopHeartbeats + notifier.heartbeats,
+            registry: registry, ingest: ingest, store: store, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: ingest),
             .init(service: listener, successTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: leaderOnly(RetentionService(store: store, policy: config.retention, logger: logger))),
             .init(service: leaderOnly(BillingService(store: store, config: config, logger: logger, metrics: metrics))),
             .init(service: leaderOnly(AlertService(store: store, current: current, logger: logger, metrics: metrics))),
-            .init(
-                service: leaderOnly(
-                    NotifierService(
-                        store: store, current: current, logger: logger, group: MultiThreadedEventLoopGroup.singleton))),
+            .init(service: leaderOnly(notifier)),
             .init(
                 service: ReloadService(
                     configPath: configPath, current: current, tls: listener.tls, status: status, logger: logger)),
