@@ -43,6 +43,7 @@ public struct DaemonRuntime: Sendable {
         self.configPath = configPath
         self.logger = logger
         current = CurrentConfig(config)
+        for warning in config.warnings { logger.warning("\(warning)") }
         store = try await Self.openStore(config, logger: logger)
         leadership = Leadership(leading: !(store is PostgresStore))
         queue = IngestQueue(limit: config.queueLimit)
