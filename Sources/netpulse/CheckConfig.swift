@@ -2,6 +2,7 @@ import ArgumentParser
 import PulseAgent
 import PulseCore
 import PulseDaemon
+import PulseStore
 
 struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -48,8 +49,26 @@ struct CheckConfig: ParsableCommand {
                 _ = try TLSSetup.client(tls)
             }
             print("\(file): OK (\(isDaemon ? "daemon" : "agent") config; certificates load)")
+            if isDaemon {
+                let config = try DaemonConfig.parse(document)
+                for warning in config.warnings { printError("netpulse: warning: \(warning)") }
+                if let location = try config.postgresLocation() { reportReplication(location) }
+            }
         } catch {
             throw fail(error, code: 2)
+        }
+    }
+
+    /// What a PostgreSQL deployment must set to lose no acknowledged batch on a failover, and whether the server
+    /// does (when it can be reached now; an unreachable server is not a config error).
+    func reportReplication(_ location: PostgresLocation) {
+        print("PostgreSQL: \(PostgresReplication.requirement)")
+        do {
+            let replication = try PostgresReplication.read(location: location)
+            print("\(location): \(replication.summary)")
+            if let warning = replication.warning { printError("netpulse: warning: \(warning)") }
+        } catch {
+            print("\(location): not checked now (\(error))")
         }
     }
 }
