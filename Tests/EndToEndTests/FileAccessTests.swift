@@ -118,9 +118,10 @@ extension EndToEnd {
                     """).write(toFile: config, atomically: true, encoding: .utf8)
             let expected =
                 "\(config):\(lines + 3): 'remote_write.bearer_token_file' would be sent in clear text to http://127.0.0.1:9/api/v1/write (plain http://, readable by anyone on the path); use an https:// URL, or set allow_insecure_credentials = true in [remote_write] to send it anyway"
-            let daemon = try runCapturing([Build.netpulsed, "--config", config])
-            #expect(daemon.status == 2)
-            #expect(daemon.errors.contains(expected), "\(daemon.errors)")
+            let refused = try Daemonized([Build.netpulsed, "--config", config], log: "\(fleet.directory)/refused.log")
+            try eventually("netpulsed refuses the config and exits", timeout: 10) { !refused.isRunning }
+            #expect(refused.stop() == 2)
+            #expect(refused.output.contains(expected), "\(refused.output)")
             let check = try runCapturing([Build.cli, "check-config", config])
             #expect(check.status == 2)
             #expect(check.errors.contains(expected), "\(check.errors)")
