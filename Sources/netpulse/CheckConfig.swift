@@ -36,23 +36,21 @@ struct CheckConfig: ParsableCommand {
             throw ValidationError("--kind must be agent or daemon")
         }
         do {
-            let tls: TLSFiles
+            var daemon: DaemonConfig?
             if isDaemon {
                 let config = try DaemonConfig.parse(document)
-                tls = config.tls
-                _ = try TLSSetup.server(tls)
-                // The files of TLS to PostgreSQL too (the server itself is not contacted).
+                _ = try TLSSetup.server(config.tls)
+                // The files of TLS to PostgreSQL too (the server is contacted only below, for its replication).
                 try config.postgres?.tls.validate()
+                daemon = config
             } else {
                 let config = try AgentConfig.parse(document)
-                tls = config.tls
-                _ = try TLSSetup.client(tls)
+                _ = try TLSSetup.client(config.tls)
             }
             print("\(file): OK (\(isDaemon ? "daemon" : "agent") config; certificates load)")
-            if isDaemon {
-                let config = try DaemonConfig.parse(document)
-                for warning in config.warnings { printError("netpulse: warning: \(warning)") }
-                if let location = try config.postgresLocation() { reportReplication(location) }
+            if let daemon {
+                for warning in daemon.warnings { printError("netpulse: warning: \(warning)") }
+                if let location = try daemon.postgresLocation() { reportReplication(location) }
             }
         } catch {
             throw fail(error, code: 2)
