@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Netpulse as systemd services: release binaries, units, example configs (an operator's edited config is
-# never overwritten), the `netpulse` group that may read the certificates, and enables the services (and, with the
-# daemon, the daily report timer).
+# never overwritten), a group per role (netpulse-daemon, netpulse-agents: each reads its own key and config; netpulse:
+# the reports' readers), and enables the services (and, with the daemon, the daily report timer).
 #
 #   scripts/install.sh [--prefix /usr/local] [--binaries DIR] [--no-enable] [--start]
 #                      [--only agent|daemon] [--socket-activation]
@@ -53,29 +53,56 @@ install -m 0755 "$BINARIES/netpulse" "$PREFIX/bin/netpulse"
 [ "$ONLY" = agent ] || install -m 0755 "$BINARIES/netpulsed" "$PREFIX/bin/netpulsed"
 install -m 0644 docs/*.md "$PREFIX/share/doc/netpulse/"
 
-# Services run as a dynamic user with the supplementary group `netpulse`, which may read /etc/netpulse.
-getent group netpulse >/dev/null || groupadd --system netpulse
-install -d -m 0750 -g netpulse "$CONF"
+# One group per role, so that no service can read another role's key or config: netpulse-daemon (the daemon and the
+# report job: the daemon's key and netpulsed.toml), netpulse-agents (the agent: its key and agent.toml), and
+# netpulse (people and tools that read the reports; no service needs it). The services run as dynamic users with
+# their role's group as a supplementary group.
+[ "$ONLY" = agent ] || getent group netpulse-daemon >/dev/null || groupadd --system netpulse-daemon
+[ "$ONLY" = daemon ] || getent group netpulse-agents >/dev/null || groupadd --system netpulse-agents
+[ "$ONLY" = agent ] || getent group netpulse >/dev/null || groupadd --system netpulse
+# Anyone may list it; each file guards itself (keys and configs 0640 in their role's group, certificates public).
+install -d -m 0755 -o root -g root "$CONF"
 install_config() { # never overwrite an operator's file
     if [ -e "$CONF/$2" ]; then
         if ! cmp -s "config/$1" "$CONF/$2"; then echo "    keeping your $CONF/$2 (the example is config/$1)"; fi
     else
-        install -m 0640 -g netpulse "config/$1" "$CONF/$2"
+        install -m 0640 -g "$3" "config/$1" "$CONF/$2"
         echo "    $CONF/$2 (example; edit it)"
     fi
 }
 echo "==> configs in $CONF"
-[ "$ONLY" = daemon ] || install_config agent.toml agent.toml
-[ "$ONLY" = agent ] || install_config netpulsed.toml netpulsed.toml
-# Certificates and keys already there become readable by the services (group netpulse, not by others).
+[ "$ONLY" = daemon ] || install_config agent.toml agent.toml netpulse-agents
+[ "$ONLY" = agent ] || install_config netpulsed.toml netpulsed.toml netpulse-daemon
+
+# An upgrade from the one shared group `netpulse`: each config, and each key a config names (`key = "…"`), goes to
+# its role's group; certificates, which are public, become readable by all. A key of group netpulse that no config
+# names is left as it is, and said.
+give_role() { # config group
+    local config=$CONF/$1 group=$2 key
+    [ -f "$config" ] || return 0
+    [ "$(stat -c %G "$config")" = netpulse ] && chgrp "$group" "$config" && echo "    $config: group $group"
+    sed -n 's/^[[:space:]]*key[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\1/p' "$config" | while read -r key; do
+        [ -f "$key" ] && [ "$(stat -c %G "$key")" = netpulse ] || continue
+        chgrp "$group" "$key" && chmod 0640 "$key" && echo "    $key: group $group"
+    done
+}
+[ "$ONLY" = daemon ] || give_role agent.toml netpulse-agents
+[ "$ONLY" = agent ] || give_role netpulsed.toml netpulse-daemon
 for file in "$CONF"/*.pem; do
-    [ -e "$file" ] || continue
-    chgrp netpulse "$file"
-    chmod g+r,o-rwx "$file"
+    [ -f "$file" ] && [ "$(stat -c %G "$file")" = netpulse ] || continue
+    case "$file" in
+        *-key.pem) echo "    warning: $file is readable by group netpulse (the reports' readers); give it to its role's group: chgrp netpulse-daemon or netpulse-agents" >&2 ;;
+        *) chgrp root "$file" && chmod 0644 "$file" ;;
+    esac
 done
 if [ "$ONLY" != agent ]; then
-    # netpulse-report.service writes here; new files get group netpulse (setgid), whose members may read them.
-    install -d -m 2775 -o root -g netpulse /var/lib/netpulse-reports
+    # Reports: readable by group netpulse, writable by the report job only (netpulse-report.service makes its user
+    # the owner at each start); the readers may not write it (they could plant links the job would follow).
+    if [ -d /var/lib/netpulse-reports ]; then
+        chgrp netpulse /var/lib/netpulse-reports && chmod 2750 /var/lib/netpulse-reports
+    else
+        install -d -m 2750 -o root -g netpulse /var/lib/netpulse-reports
+    fi
 fi
 
 echo "==> units in $UNITS"
@@ -106,8 +133,8 @@ fi
 cat <<TEXT
 ==> installed. Next:
     netpulse ca init --dir /etc/netpulse/ca
-    netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out $CONF --group netpulse
-    netpulse ca issue --dir /etc/netpulse/ca --agent \$(hostname) --out $CONF --group netpulse
+    netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out $CONF --group netpulse-daemon
+    netpulse ca issue --dir /etc/netpulse/ca --agent \$(hostname) --out $CONF --group netpulse-agents
     systemctl start ${enabled[*]}
     systemctl status ${enabled[*]}
 TEXT

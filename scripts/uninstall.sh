@@ -26,7 +26,9 @@ if [ "$PURGE" = yes ]; then
     # StateDirectory= with DynamicUser= keeps data under /var/lib/private.
     rm -rf /etc/netpulse /var/lib/netpulsed /var/lib/netpulse-agent /var/lib/private/netpulsed \
         /var/lib/private/netpulse-agent /var/log/netpulsed /var/log/netpulse-agent /var/lib/netpulse-reports
-    getent group netpulse >/dev/null && groupdel netpulse || true
+    for group in netpulse netpulse-daemon netpulse-agents; do
+        getent group $group >/dev/null && groupdel $group || true
+    done
     echo "removed Netpulse, its configuration, certificates and data"
 else
     echo "removed Netpulse; kept /etc/netpulse and the data in /var/lib (use --purge to remove them)"

@@ -10,7 +10,7 @@ import X509
 
 extension CertificateAuthority {
     /// Issues a certificate for an agent or the daemon, writing `NAME.pem` (mode 0644) and `NAME-key.pem`
-    /// (mode 0600) into `outputDirectory`.
+    /// (mode 0600, or 0640 for `keyGroup`) into `outputDirectory`.
     ///
     /// The certificate has subject CN=`name`, a DNS subject alternative name `name`, keyUsage digitalSignature
     /// (critical), basicConstraints CA:FALSE (critical), subject and authority key identifiers, and a new P-256
@@ -29,9 +29,12 @@ extension CertificateAuthority {
     ///   - validityDays: How long the certificate is valid, from now; it may not outlive the CA.
     ///   - outputDirectory: Where the two files go.
     ///   - overwrite: Whether existing `NAME.pem` / `NAME-key.pem` may be replaced. The CA's own files never are.
+    ///   - keyGroup: The group that may read the key (mode 0640, set before the key gets its name); nil: the owner
+    ///     only (0600). Refused when the group already reads a key of the other role in `outputDirectory`.
     /// - Returns: What was written, with the certificate.
     /// - Throws: ``CertificateAuthorityError`` for an invalid name, address or validity, an expired CA, existing
-    ///   files, or a failed write. Nothing is written unless everything checks out.
+    ///   files, a key group shared with the other role, or a failed write. Nothing is written unless everything
+    ///   checks out.
     public func issue(
         role: CertificateRole,
         name: String,
@@ -39,7 +42,8 @@ extension CertificateAuthority {
         ipAddresses: [String] = [],
         validityDays: Int = defaultLeafValidityDays,
         outputDirectory: String,
-        overwrite: Bool = false
+        overwrite: Bool = false,
+        keyGroup: KeyGroup? = nil
     ) throws(CertificateAuthorityError) -> IssuedCertificate {
         try issue(
             role: role,
@@ -49,6 +53,7 @@ extension CertificateAuthority {
             validityDays: validityDays,
             outputDirectory: outputDirectory,
             overwrite: overwrite,
+            keyGroup: keyGroup,
             now: Date()
         )
     }
@@ -61,6 +66,7 @@ extension CertificateAuthority {
         validityDays: Int,
         outputDirectory: String,
         overwrite: Bool,
+        keyGroup: KeyGroup? = nil,
         now: Date
     ) throws(CertificateAuthorityError) -> IssuedCertificate {
         try NameRules.validateCertificateName(name)
@@ -74,6 +80,7 @@ extension CertificateAuthority {
         let certificatePath = SecureFile.path(name + ".pem", in: outputDirectory)
         let privateKeyPath = SecureFile.path(name + "-key.pem", in: outputDirectory)
         try checkOutputPaths([certificatePath, privateKeyPath], overwrite: overwrite)
+        try keyGroup?.checkExclusive(for: role, in: outputDirectory, replacing: privateKeyPath)
         try SecureFile.makeDirectory(outputDirectory, mode: 0o755)
 
         let key = P256.Signing.PrivateKey()
@@ -114,7 +121,8 @@ extension CertificateAuthority {
             to: privateKeyPath,
             certificate: encoded.pem,
             to: certificatePath,
-            replacing: overwrite
+            replacing: overwrite,
+            keyGroup: keyGroup?.id
         )
 
         return IssuedCertificate(

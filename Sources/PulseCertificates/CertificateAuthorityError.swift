@@ -39,6 +39,10 @@ public struct CertificateAuthorityError: Error, Sendable, Hashable, CustomString
         case writeFailed
         /// swift-certificates could not build or sign a certificate.
         case signingFailed
+        /// The group named to read a key does not exist.
+        case noSuchGroup
+        /// The group named to read a key already reads a key of the other role.
+        case sharedKeyGroup
     }
 
     /// What kind of failure this is.
@@ -279,6 +283,32 @@ extension CertificateAuthorityError {
         Self(
             .signingFailed,
             "Could not build the \(what): \(underlying). This is a bug in Netpulse; please report it."
+        )
+    }
+
+    static func noSuchGroup(_ name: String) -> Self {
+        Self(
+            .noSuchGroup,
+            """
+            There is no group \(quoted(name)) on this host. scripts/install.sh makes netpulse-daemon (the daemon's \
+            key) and netpulse-agents (agents' keys); or create one: groupadd --system \(name).
+            """
+        )
+    }
+
+    static func sharedKeyGroup(
+        group: String, role: CertificateRole, otherKey: String, otherRole: CertificateRole
+    ) -> Self {
+        let roles =
+            role == .daemon ? "the daemon's key would be readable by agents" : "agents could read the daemon's key"
+        return Self(
+            .sharedKeyGroup,
+            path: otherKey,
+            """
+            Group \(group) already reads the \(otherRole.rawValue) key \(otherKey); giving it this \(role.rawValue) \
+            key too means \(roles). Give each role a group of its own: --group netpulse-daemon for the daemon, \
+            --group netpulse-agents for agents (scripts/install.sh makes both and runs each service with its own).
+            """
         )
     }
 

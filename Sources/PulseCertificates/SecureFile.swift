@@ -143,9 +143,11 @@ enum SecureFile {
 
     /// Writes `contents` to a temporary file beside `path`, created with `mode` from the start (so a key is never
     /// readable by others, not even while being written), and syncs it to disk.
-    static func stage(_ contents: String, for path: String, mode: UInt32) throws(CertificateAuthorityError)
-        -> StagedFile
-    {
+    ///
+    /// - Parameter group: the file's group (set before it gets its name); nil: the creator's.
+    static func stage(
+        _ contents: String, for path: String, mode: UInt32, group: UInt32? = nil
+    ) throws(CertificateAuthorityError) -> StagedFile {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let temporaryPath = SecureFile.path(
             "." + name + ".tmp-" + String(UInt64.random(in: .min ... .max), radix: 16),
@@ -155,7 +157,8 @@ enum SecureFile {
         let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode_t(mode))
         guard fd >= 0 else { throw .writeFailed(path, reason: describe(errno: errno)) }
         // open() applies the umask; set the exact mode so certificates stay readable by the service user.
-        if fchmod(fd, mode_t(mode)) != 0 || !writeAll(Array(contents.utf8), to: fd) || fsync(fd) != 0 {
+        let grouped = group.map { fchown(fd, uid_t.max, gid_t($0)) == 0 } ?? true
+        if !grouped || fchmod(fd, mode_t(mode)) != 0 || !writeAll(Array(contents.utf8), to: fd) || fsync(fd) != 0 {
             let error = errno
             close(fd)
             unlink(temporaryPath)
@@ -169,8 +172,8 @@ enum SecureFile {
         return StagedFile(temporaryPath: temporaryPath, path: path)
     }
 
-    /// Writes a private key (mode 0600) and its certificate (mode 0644) so that a crash or a failure never leaves
-    /// either half-written.
+    /// Writes a private key (mode 0600, or 0640 in `keyGroup`) and its certificate (mode 0644) so that a crash or a
+    /// failure never leaves either half-written.
     ///
     /// Both are staged completely before either gets its real name, and the key is published first, so a
     /// certificate, once visible, has its key beside it. If publishing the certificate fails, a key that did not
@@ -180,9 +183,10 @@ enum SecureFile {
         to keyPath: String,
         certificate: String,
         to certificatePath: String,
-        replacing: Bool
+        replacing: Bool,
+        keyGroup: UInt32? = nil
     ) throws(CertificateAuthorityError) {
-        let stagedKey = try stage(key, for: keyPath, mode: 0o600)
+        let stagedKey = try stage(key, for: keyPath, mode: keyGroup == nil ? 0o600 : 0o640, group: keyGroup)
         let stagedCertificate: StagedFile
         do {
             stagedCertificate = try stage(certificate, for: certificatePath, mode: 0o644)

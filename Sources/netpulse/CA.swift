@@ -63,7 +63,11 @@ struct CA: ParsableCommand {
         @Option(name: .long, help: "Validity in days.")
         var days = CertificateAuthority.defaultLeafValidityDays
 
-        @Option(name: .long, help: "Give the files to this group, and let it read the key (for services: netpulse).")
+        @Option(
+            name: .long,
+            help:
+                "Let this group read the key (0640): the role's own group, netpulse-daemon for the daemon, netpulse-agents for agents. Refused when it already reads a key of the other role here."
+        )
         var group: String?
 
         @Flag(name: .long, help: "Replace an existing certificate and key of the same name.")
@@ -80,37 +84,18 @@ struct CA: ParsableCommand {
 
         func run() throws {
             do {
+                let keyGroup = try group.map(KeyGroup.named)
                 let ca = try CertificateAuthority.load(directory: dir)
                 for warning in ca.warnings { printError("netpulse: warning: \(warning)") }
                 let issued = try ca.issue(
                     role: agent != nil ? .agent : .daemon, name: agent ?? daemon ?? "", dnsNames: dns,
-                    ipAddresses: ip, validityDays: days, outputDirectory: out ?? dir, overwrite: overwrite)
-                if let group { try FileAccess.share([issued.certificatePath, issued.keyPath], withGroup: group) }
+                    ipAddresses: ip, validityDays: days, outputDirectory: out ?? dir, overwrite: overwrite,
+                    keyGroup: keyGroup)
                 print("issued \(issued.role.rawValue) certificate '\(issued.name)'")
                 print("  certificate: \(issued.certificatePath)")
-                print("  private key: \(issued.keyPath)")
+                print("  private key: \(issued.keyPath)\(keyGroup.map { "  (readable by group \($0.name))" } ?? "")")
             } catch {
                 throw fail(error)
-            }
-        }
-    }
-}
-
-/// Lets a group (the services' `netpulse` group) read issued files, the key included, and nobody else.
-enum FileAccess {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func share(_ paths: [String], withGroup name: String) throws {
-        guard let entry = getgrnam(name) else {
-            throw Failure(
-                description: "no group '\(name)' (scripts/install.sh creates 'netpulse'; or: groupadd --system \(name))"
-            )
-        }
-        for path in paths {
-            guard chown(path, uid_t.max, entry.pointee.gr_gid) == 0, chmod(path, 0o640) == 0 else {
-                throw Failure(description: "cannot give \(path) to group \(name): \(String(cString: strerror(errno)))")
             }
         }
     }

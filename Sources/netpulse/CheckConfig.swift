@@ -2,6 +2,7 @@ import ArgumentParser
 import PulseAgent
 import PulseCore
 import PulseDaemon
+import PulseStore
 
 struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,21 +36,37 @@ struct CheckConfig: ParsableCommand {
             throw ValidationError("--kind must be agent or daemon")
         }
         do {
-            let tls: TLSFiles
+            var daemon: DaemonConfig?
             if isDaemon {
                 let config = try DaemonConfig.parse(document)
-                tls = config.tls
-                _ = try TLSSetup.server(tls)
-                // The files of TLS to PostgreSQL too (the server itself is not contacted).
+                _ = try TLSSetup.server(config.tls)
+                // The files of TLS to PostgreSQL too (the server is contacted only below, for its replication).
                 try config.postgres?.tls.validate()
+                daemon = config
             } else {
                 let config = try AgentConfig.parse(document)
-                tls = config.tls
-                _ = try TLSSetup.client(tls)
+                _ = try TLSSetup.client(config.tls)
             }
             print("\(file): OK (\(isDaemon ? "daemon" : "agent") config; certificates load)")
+            if let daemon {
+                for warning in daemon.warnings { printError("netpulse: warning: \(warning)") }
+                if let location = try daemon.postgresLocation() { reportReplication(location) }
+            }
         } catch {
             throw fail(error, code: 2)
+        }
+    }
+
+    /// What a PostgreSQL deployment must set to lose no acknowledged batch on a failover, and whether the server
+    /// does (when it can be reached now; an unreachable server is not a config error).
+    func reportReplication(_ location: PostgresLocation) {
+        print("PostgreSQL: \(PostgresReplication.requirement)")
+        do {
+            let replication = try PostgresReplication.read(location: location)
+            print("\(location): \(replication.summary)")
+            if let warning = replication.warning { printError("netpulse: warning: \(warning)") }
+        } catch {
+            print("\(location): not checked now (\(error))")
         }
     }
 }

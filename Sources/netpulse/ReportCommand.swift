@@ -122,8 +122,8 @@ struct ReportCommand: AsyncParsableCommand {
         }
         try FileIO.createDirectory(directory, mode: 0o755)
         // One run at a time per directory (the timer and an operator's run): the ledger is read, reconciled and
-        // written whole.
-        let lock = open("\(directory)/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        // written whole. Never through a symbolic link: the lock file is opened for writing.
+        let lock = open("\(directory)/.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard lock >= 0, flock(lock, LOCK_EX) == 0 else {
             throw QueryError("\(directory)/.lock: cannot lock the reports directory (errno \(errno))")
         }

@@ -84,6 +84,7 @@ extension EndToEnd {
                     [alerts.notify]
                     webhook = "http://127.0.0.1:\#(receiver.port)/hook"
                     bearer_token_file = "\#(fleet.directory)/token"
+                    allow_insecure_credentials = true
                     group_by = ["alertname"]
                     group_wait = "1s"
                     group_interval = "2s"
@@ -110,6 +111,11 @@ extension EndToEnd {
                     """#
             }
             try fleet.startDaemon()
+            // The token goes to a plain http:// receiver, as allowed: said at start.
+            #expect(
+                fleet.daemon!.output.contains(
+                    "[alerts.notify] sends the token of bearer_token_file in clear text to http://127.0.0.1:\(receiver.port)/hook"
+                ), "\(fleet.daemon!.output)")
             let config = try fleet.writeAgentConfig("agent-1", interval: "500ms", batch: "1s", exclude: #"["lo"]"#)
             let agent = try fleet.startAgent("agent-1", config: config)
             try eventually("agent connected") { agent.output.contains("connected to netpulsed") }

@@ -24,6 +24,18 @@ extension EndToEnd {
                 return status.hasPrefix("1 agent(s) connected;") && status.contains(" values/s; store ")
             }
             try eventually("points flow") { try sandbox.storedSamples() >= 3 }
+            // Each role's key in its role's group: what runs as netpulse-agent.service does (a dynamic user with
+            // the agents' group) reads the agent's key and cannot read the daemon's.
+            #expect(
+                try sandbox.must(
+                    "stat -c '%a %U %G' /etc/netpulse/netpulsed-key.pem /etc/netpulse/sandbox-agent-key.pem")
+                    == "640 root netpulse-daemon\n640 root netpulse-agents\n")
+            let asAgent =
+                "systemd-run --wait --collect --pipe -q -p DynamicUser=yes -p SupplementaryGroups=netpulse-agents"
+            let daemonKey = try sandbox.shell("\(asAgent) cat /etc/netpulse/netpulsed-key.pem 2>&1")
+            #expect(daemonKey.status != 0 && daemonKey.output.contains("Permission denied"), "\(daemonKey.output)")
+            let agentKey = try sandbox.shell("\(asAgent) head -c 27 /etc/netpulse/sandbox-agent-key.pem 2>&1")
+            #expect(agentKey.status == 0 && agentKey.output == "-----BEGIN PRIVATE KEY-----", "\(agentKey.output)")
             // Structured journal entries: the daemon's lines about an agent carry its id as a field.
             let entries = try sandbox.must("journalctl -u netpulsed AGENT_ID=sandbox-agent -o cat --no-pager")
             #expect(entries.contains("agent sandbox-agent connected"))
@@ -83,8 +95,8 @@ extension EndToEnd {
             // New certificates for both and a new batch interval for the agent, then reload both.
             try sandbox.must(
                 """
-                netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out /etc/netpulse --group netpulse --overwrite
-                netpulse ca issue --dir /etc/netpulse/ca --agent sandbox-agent --out /etc/netpulse --group netpulse --overwrite
+                netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out /etc/netpulse --group netpulse-daemon --overwrite
+                netpulse ca issue --dir /etc/netpulse/ca --agent sandbox-agent --out /etc/netpulse --group netpulse-agents --overwrite
                 """)
             try sandbox.writeAgentConfig(batch: "3s")
             try sandbox.must("systemctl reload netpulsed.service netpulse-agent.service")
@@ -193,6 +205,19 @@ extension EndToEnd {
             }
             let owner = try sandbox.must("stat -L -c '%G %a' /var/lib/netpulse-reports/day-latest/report.html")
             #expect(owner.trimmingCharacters(in: .whitespacesAndNewlines) == "netpulse 640", "\(owner)")
+            // The directory belongs to the job's user (the daemon's) and its readers' group, which may not write
+            // it: a reader (an unprivileged user of group netpulse) reads a report and cannot plant anything.
+            let directory = try sandbox.must(
+                "stat -c '%a %G %u' /var/lib/netpulse-reports; stat -c %u /var/lib/private/netpulsed")
+            let uid = directory.split(separator: "\n").last.map(String.init) ?? "?"
+            #expect(directory == "2750 netpulse \(uid)\n\(uid)\n", "\(directory)")
+            let reader = "setpriv --reuid=65534 --regid=$(getent group netpulse | cut -d: -f3) --clear-groups"
+            #expect(
+                try sandbox.shell("\(reader) cat /var/lib/netpulse-reports/day-latest/report.html >/dev/null").status
+                    == 0)
+            let planted = try sandbox.shell(
+                "\(reader) ln -s /var/lib/private/netpulsed/netpulse.db /var/lib/netpulse-reports/ledger.json.tmp 2>&1")
+            #expect(planted.status != 0 && planted.output.contains("Permission denied"), "\(planted.output)")
             let html = try sandbox.must("cat /var/lib/netpulse-reports/day-latest/report.html")
             #expect(html.contains("Netpulse report: Day ") && html.contains("</html>"))
             let journal = try sandbox.must("journalctl -u netpulse-report -o cat --no-pager")
@@ -210,7 +235,7 @@ extension EndToEnd {
             // With the daemon stopped (its WAL gone), a report of a range still reads the store.
             try sandbox.must("systemctl stop netpulse-agent.service netpulsed.service")
             try sandbox.must(
-                "systemd-run --wait --collect -p User=netpulsed -p DynamicUser=yes -p StateDirectory=netpulsed -p SupplementaryGroups=netpulse -p ReadWritePaths=/var/lib/netpulse-reports -p ProtectSystem=strict netpulse report --config /etc/netpulse/netpulsed.toml --output /var/lib/netpulse-reports --from \"$(date -u -d '-1 hour' +%Y-%m-%dT%H:00:00Z)\" --to \"$(date -u +%Y-%m-%dT%H:%M:00Z)\""
+                "systemd-run --wait --collect -p User=netpulsed -p DynamicUser=yes -p StateDirectory=netpulsed -p SupplementaryGroups=netpulse-daemon -p ReadWritePaths=/var/lib/netpulse-reports -p ProtectSystem=strict netpulse report --config /etc/netpulse/netpulsed.toml --output /var/lib/netpulse-reports --from \"$(date -u -d '-1 hour' +%Y-%m-%dT%H:00:00Z)\" --to \"$(date -u +%Y-%m-%dT%H:%M:00Z)\""
             )
             let range = try sandbox.must("ls /var/lib/netpulse-reports")
             #expect(range.contains("range-"), "\(range)")

@@ -150,11 +150,17 @@ extension BatcherTests {
         try spool.append(record(1))
         try FileIO.writeAtomically("\(directory)/00000000000000000002.np2", [1, 2, 3])
         try FileIO.writeAtomically("\(directory)/00000000000000000003.np2.tmp-99", [1, 2, 3])
+        try FileIO.writeAtomically(FileIO.temporaryPath(for: "\(directory)/00000000000000000004.np2"), [1, 2, 3])
+        // Someone else's files in a state directory pointed at a shared place: not ours, never deleted.
+        try FileIO.writeAtomically("\(directory)/backup.tmp-1", [1, 2, 3])
+        try FileIO.writeAtomically("\(directory)/.notes.tmp-2", [1, 2, 3])
         let reopened = try Spool(directory: directory, maximumBytes: 1 << 20)
         #expect(reopened.entries.map(\.sequence) == [1])
         #expect(reopened.quarantined == ["00000000000000000002.np2"])
         #expect(FileIO.exists("\(directory)/corrupt/00000000000000000002.np2"))
         #expect(!FileIO.exists("\(directory)/00000000000000000003.np2.tmp-99"))
+        #expect(!(try FileIO.listDirectory(directory)).contains { $0.hasPrefix(".00000000000000000004.np2.tmp-") })
+        #expect(FileIO.exists("\(directory)/backup.tmp-1") && FileIO.exists("\(directory)/.notes.tmp-2"))
         // New entries continue after the highest ordinal seen, quarantined ones included, so replay order holds and
         // a quarantined file moved back never meets a newer one of its name.
         var next = reopened

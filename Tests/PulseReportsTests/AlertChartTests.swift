@@ -73,12 +73,23 @@ import Testing
                 try "x".write(
                     toFile: "\(directory)/\(AlertFiles.stem(event))\(suffix)", atomically: true, encoding: .utf8)
             }
+            // As the daemon records what it writes.
+            try AlertFiles.ledger(in: directory).record([
+                "\(AlertFiles.stem(event)).svg", "\(AlertFiles.stem(event)).json",
+            ])
         }
         try "keep".write(toFile: "\(directory)/README.txt", atomically: true, encoding: .utf8)
+        // Someone else's files of the same pattern and age, in a directory an operator may share: never deleted.
+        let foreign = [
+            "\(AlertFiles.stem(event("Backup", .firing, at: now - 200 * day))).json", "notes-20200101T000000Z.svg",
+        ]
+        for name in foreign { try "theirs".write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8) }
         #expect(try AlertFiles.prune(in: directory, before: now - 90 * day) == 4)
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
         let expected = Set(recent.flatMap { ["\(AlertFiles.stem($0)).svg", "\(AlertFiles.stem($0)).json"] })
-        #expect(left == expected.union(["README.txt"]))
+        #expect(left == expected.union(["README.txt", ".netpulse-alerts.published"]).union(foreign))
+        // The ledger forgot what it deleted.
+        #expect(try AlertFiles.ledger(in: directory).names() == expected)
         #expect(try AlertFiles.prune(in: directory + "/missing", before: now) == 0)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PulseAnalytics
+import PulseCore
 import Testing
 
 @testable import PulseReports
@@ -16,8 +17,11 @@ import Testing
             svg: "<svg xmlns=\"http://www.w3.org/2000/svg\"><title>\(spec.name) \(time)</title></svg>\n")
     }
 
+    /// The directory's entries but the publisher's ledger (``PublishedFiles/Ledger``).
     func names(_ directory: String) throws -> Set<String> {
-        Set(try FileManager.default.contentsOfDirectory(atPath: directory))
+        Set(try FileManager.default.contentsOfDirectory(atPath: directory)).subtracting([
+            ".netpulse-dashboards.published"
+        ])
     }
 
     func latest(_ directory: String, _ name: String) throws -> String {
@@ -78,6 +82,26 @@ import Testing
             try keeper.publish([rendered(spec, .day, at: time)], dashboards: [spec], now: time)
         }
         #expect(try names(all).filter { $0.hasSuffix("Z.svg") }.count == 5)
+    }
+
+    /// Files that look like renders but were not written by the publisher (someone else's, in a directory an
+    /// operator shares) are neither listed in the index nor deleted by retention, however old.
+    @Test func retentionDeletesOnlyTheFilesItWrote() throws {
+        let directory = temporaryDirectory()
+        let publisher = DashboardPublisher(directory: directory, retention: DashboardRetention(keep: 1))
+        let fleet = DashboardSpec.fleetOverview(groupKey: nil)
+        let foreign = ["fleet-hour-20200101T000000Z.svg", "fleet-hour-20251123T140600Z.svg"]
+        for name in foreign { try "<svg/>".write(toFile: "\(directory)/\(name)", atomically: false, encoding: .utf8) }
+        for minute: Int64 in 0..<3 {
+            let time = t0 + minute * 60_000
+            try publisher.publish([rendered(fleet, at: time)], dashboards: [fleet], now: time)
+        }
+        #expect(
+            try names(directory)
+                == Set(foreign + ["fleet-hour-20251123T140730Z.svg", "fleet-hour-latest.svg", "index.html"]))
+        let index = try String(contentsOfFile: "\(directory)/index.html", encoding: .utf8)
+        #expect(!foreign.contains { index.contains($0) })
+        #expect(try publisher.ledger.names() == ["fleet-hour-20251123T140730Z.svg"])
     }
 
     @Test func dashboardsWhoseNamesExtendAnothersKeepTheirOwnFiles() throws {

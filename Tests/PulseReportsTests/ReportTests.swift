@@ -25,6 +25,48 @@ import Testing
         return (report, try ReportPublisher.publish(report, ledger: ledger, in: directory))
     }
 
+    /// Links planted in the reports directory where a publication used to look (the issue's temporary name of
+    /// this process, and the issue's own name) point at directories elsewhere: publishing replaces the links and
+    /// deletes nothing they point at.
+    @Test(.timeLimit(.minutes(2)))
+    func linksPlantedInTheReportsDirectoryDeleteNothingElsewhere() async throws {
+        let period = ReportPeriod.previous(.day, now: Fleet.now, settle: 3_600_000, calendar: .utc)
+        let probe = temporaryDirectory() + "/probe"
+        let issueName = String(try await make(period, in: probe).1.issue.split(separator: "/").last ?? "")
+        let root = temporaryDirectory()
+        let directory = root + "/reports"
+        try FileIO.createDirectory(directory + "/issues", mode: 0o755)
+        for victim in ["elsewhere-1", "elsewhere-2"] {
+            try FileIO.createDirectory("\(root)/\(victim)", mode: 0o755)
+            try "precious\n".write(toFile: "\(root)/\(victim)/store.db", atomically: false, encoding: .utf8)
+        }
+        #expect(symlink("\(root)/elsewhere-1", "\(directory)/issues/.\(issueName).tmp-\(getpid())") == 0)
+        #expect(symlink("\(root)/elsewhere-2", "\(directory)/issues/\(issueName)") == 0)
+        #expect(symlink("\(root)/elsewhere-1/store.db", "\(directory)/ledger.json.tmp-\(getpid())-1") == 0)
+
+        var publication: ReportPublisher.Published?
+        do {
+            publication = try await make(period, in: directory).1
+        } catch {
+            Issue.record("publishing failed: \(error)")
+        }
+        for victim in ["elsewhere-1", "elsewhere-2"] {
+            #expect(
+                (try? String(contentsOfFile: "\(root)/\(victim)/store.db", encoding: .utf8)) == "precious\n",
+                "\(victim)")
+        }
+        let published = try #require(publication)
+        var info = stat()
+        #expect(lstat(published.issue, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR)
+        let check = try python(
+            """
+            import subprocess, sys
+            done = subprocess.run(["sha256sum", "--check", "--strict", "--quiet", "SHA256SUMS"], cwd=sys.argv[1])
+            print(done.returncode)
+            """, [published.path])
+        #expect(check.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(check)")
+    }
+
     @Test func previousPeriodsAreTheLastCompleteOnesAfterTheSettleDelay() {
         // Fleet.now is Sunday 2025-11-23 14:05:30 UTC.
         let day = ReportPeriod.previous(.day, now: Fleet.now, settle: 3_600_000, calendar: .utc)

@@ -57,7 +57,7 @@ public struct Spool: Sendable {
         }
         var found = [Entry]()
         for name in try FileIO.listDirectory(directory) {
-            if name.contains(".tmp-") {
+            if Self.isInterruptedWrite(name) {
                 // A write that a crash interrupted before its rename: never acknowledged, never complete.
                 try? FileIO.remove("\(directory)/\(name)")
                 continue
@@ -218,6 +218,15 @@ public struct Spool: Sendable {
             try? FileIO.remove("\(rejectedDirectory)/\(oldest)")
             try? FileIO.remove("\(rejectedDirectory)/\(oldest.dropLast(Self.suffix.count)).txt")
         }
+    }
+
+    /// Whether `name` is the temporary file of a spool file's write (`.NNN.np2.tmp-RANDOM`, or `NNN.np2.tmp-…` as
+    /// older agents named it). Only those are deleted at start: the directory may hold files that are not ours.
+    static func isInterruptedWrite(_ name: String) -> Bool {
+        guard let marker = name.firstRange(of: ".tmp-") else { return false }
+        var file = name[..<marker.lowerBound]
+        if file.hasPrefix(".") { file = file.dropFirst() }
+        return file.hasSuffix(suffix) && UInt64(file.dropLast(suffix.count)) != nil
     }
 
     /// Splits a spool file back into its frames.

@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -8,8 +6,6 @@ import Synchronization
 
 /// Small POSIX file helpers (no Foundation, so the agent stays light). Blocking: call them off event loops.
 public enum FileIO {
-    private static let temporaryCounter = Atomic<UInt64>(0)
-
     /// An errno with the operation and path it belongs to.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var operation: String
@@ -25,8 +21,14 @@ public enum FileIO {
         public var description: String { "\(operation) \(path): \(String(cString: strerror(errno)))" }
     }
 
-    public static func readBytes(_ path: String, limit: Int = 64 << 20) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// Reads a whole file (at most `limit` bytes).
+    ///
+    /// - Parameter followingLinks: false refuses a symbolic link at `path` (`ELOOP`), for files in directories that
+    ///   others may write.
+    public static func readBytes(
+        _ path: String, limit: Int = 64 << 20, followingLinks: Bool = true
+    ) throws(Failure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
         guard fd >= 0 else { throw Failure(operation: "open", path: path, errno: errno) }
         defer { close(fd) }
         var result = [UInt8]()
@@ -51,10 +53,27 @@ public enum FileIO {
 
     /// Writes a file so that readers and crashes see either the old content or the new, never a mix: a temporary
     /// file in the same directory created with `mode`, fsync, rename, fsync of the directory.
+    ///
+    /// The temporary file has a name nobody can guess (``temporaryPath(for:)``) and is created exclusively without
+    /// following symbolic links, so another user who may write the directory cannot make the write land in a file
+    /// of their choosing (a symlink planted at the name fails the create; it never truncates what it points at).
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(Failure) {
-        // Unique per write, so two writes of one file at once (from two threads) never share a temporary file.
-        let temporary = "\(path).tmp-\(getpid())-\(temporaryCounter.add(1, ordering: .relaxed).newValue)"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        var attempts = 0
+        while true {
+            do {
+                return try writeAtomically(path, bytes, mode: mode, temporary: temporaryPath(for: path))
+            } catch {
+                // Something was at the name already (a leftover of a crash, or someone else's): draw again.
+                guard error.errno == EEXIST && attempts < 3 else { throw error }
+                attempts += 1
+            }
+        }
+    }
+
+    /// ``writeAtomically(_:_:mode:)`` through the temporary file `temporary`, which must not exist: anything at
+    /// that name (a file, a symbolic link) fails the write with `EEXIST` and is left as it is.
+    static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t, temporary: String) throws(Failure) {
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(operation: "create", path: temporary, errno: errno) }
         var written = 0
         while written < bytes.count {
@@ -81,6 +100,47 @@ public enum FileIO {
             throw Failure(operation: "rename", path: path, errno: error)
         }
         syncDirectory(of: path)
+    }
+
+    /// A fresh name beside `path` for a file that becomes `path` by rename: hidden (`.NAME.tmp-` and 128 random
+    /// bits from the kernel's generator), so no one can plant something at it in advance, and two writes of one
+    /// file at once (from two threads or processes) never share it.
+    public static func temporaryPath(for path: String) -> String {
+        let directory = parentDirectory(path)
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+        var random = SystemRandomNumberGenerator()
+        let bits = (random.next() as UInt64, random.next() as UInt64)
+        let suffix = hex(bits.0) + hex(bits.1)
+        return (directory == "/" ? "/" : directory + "/") + ".\(name).tmp-\(suffix)"
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    /// Points the symbolic link `path` at `target`, atomically: a new link under a fresh name
+    /// (``temporaryPath(for:)``) renamed over the old one. `symlink` never follows anything at its name, and rename
+    /// replaces a link rather than what it points at.
+    public static func replaceSymlink(_ path: String, target: String) throws(Failure) {
+        var attempts = 0
+        while true {
+            let temporary = temporaryPath(for: path)
+            guard symlink(target, temporary) == 0 else {
+                if errno == EEXIST && attempts < 3 {
+                    attempts += 1
+                    continue
+                }
+                throw Failure(operation: "symlink", path: temporary, errno: errno)
+            }
+            guard rename(temporary, path) == 0 else {
+                let error = errno
+                unlink(temporary)
+                throw Failure(operation: "rename", path: path, errno: error)
+            }
+            syncDirectory(of: path)
+            return
+        }
     }
 
     /// Makes a rename or unlink in the directory durable.

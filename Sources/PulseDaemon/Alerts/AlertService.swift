@@ -163,6 +163,7 @@ final class AlertService: Service, Sendable {
         let data = try JSONSerialization.data(
             withJSONObject: json, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
         try FileIO.writeAtomically("\(settings.directory)/\(stem).json", [UInt8](data) + [10])
+        try AlertFiles.ledger(in: settings.directory).record(["\(stem).svg", "\(stem).json"])
         return chart
     }
 

@@ -169,6 +169,8 @@ public struct NotifySettings: Sendable, Hashable {
     /// A webhook taking Alertmanager's payload (version 4), http or https.
     public var webhook: String?
     public var bearerTokenFile: String?
+    /// Sends the bearer token to an `http://` webhook, in clear text (refused unless set; a warning at each start).
+    public var allowInsecureCredentials: Bool
     /// CA certificates (PEM) to verify an https webhook with; the system's when not set.
     public var webhookCA: String?
     /// A program and its arguments, run without a shell, the payload on its stdin.
@@ -186,11 +188,19 @@ public struct NotifySettings: Sendable, Hashable {
         repeatInterval = 4 * 3_600_000
         webhook = nil
         bearerTokenFile = nil
+        allowInsecureCredentials = false
         webhookCA = nil
         command = []
         timeout = 10_000
         giveUpAfter = 86_400_000
         externalURL = ""
+    }
+
+    /// What the daemon says at start when the webhook's credentials go in clear text (allowed by
+    /// `allow_insecure_credentials`); nil otherwise.
+    public var insecureCredentialsWarning: String? {
+        guard let webhook, bearerTokenFile != nil else { return nil }
+        return InsecureCredentials.warning(webhook, table: "alerts.notify", setting: "bearer_token_file")
     }
 
     /// The receivers configured, by name (`webhook`, `command`).
@@ -212,6 +222,10 @@ public struct NotifySettings: Sendable, Hashable {
             settings.webhook = url
         }
         settings.bearerTokenFile = try reader.optionalString(table, "bearer_token_file")
+        settings.allowInsecureCredentials = try reader.boolean(table, "allow_insecure_credentials", default: false)
+        if let url = settings.webhook, settings.bearerTokenFile != nil {
+            try InsecureCredentials.check(url, table: table, allowed: settings.allowInsecureCredentials, &reader)
+        }
         settings.webhookCA = try reader.optionalString(table, "ca")
         settings.command = try reader.stringArray(table, "command", default: [])
         if let program = settings.command.first, !program.hasPrefix("/") {

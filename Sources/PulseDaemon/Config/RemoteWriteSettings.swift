@@ -6,6 +6,8 @@ public struct RemoteWriteSettings: Sendable, Hashable {
     /// The receiver's write endpoint (Prometheus: `http://HOST:9090/api/v1/write`); nil: off.
     public var url: String?
     public var bearerTokenFile: String?
+    /// Sends the bearer token to an `http://` receiver, in clear text (refused unless set; a warning at each start).
+    public var allowInsecureCredentials: Bool
     /// CA certificates (PEM) to verify an https receiver with; the system's when not set.
     public var ca: String?
     /// Milliseconds one request may take.
@@ -22,12 +24,20 @@ public struct RemoteWriteSettings: Sendable, Hashable {
     public init() {
         url = nil
         bearerTokenFile = nil
+        allowInsecureCredentials = false
         ca = nil
         timeout = 30_000
         interval = 15_000
         delay = 60_000
         backfill = 600_000
         maximumSamples = 2_000
+    }
+
+    /// What the daemon says at start when the receiver's credentials go in clear text (allowed by
+    /// `allow_insecure_credentials`); nil otherwise.
+    public var insecureCredentialsWarning: String? {
+        guard let url, bearerTokenFile != nil else { return nil }
+        return InsecureCredentials.warning(url, table: "remote_write", setting: "bearer_token_file")
     }
 
     static func parse(_ reader: inout ConfigReader) throws(ConfigError) -> RemoteWriteSettings {
@@ -42,6 +52,10 @@ public struct RemoteWriteSettings: Sendable, Hashable {
             settings.url = url
         }
         settings.bearerTokenFile = try reader.optionalString(table, "bearer_token_file")
+        settings.allowInsecureCredentials = try reader.boolean(table, "allow_insecure_credentials", default: false)
+        if let url = settings.url, settings.bearerTokenFile != nil {
+            try InsecureCredentials.check(url, table: table, allowed: settings.allowInsecureCredentials, &reader)
+        }
         settings.ca = try reader.optionalString(table, "ca")
         settings.timeout = try reader.duration(table, "timeout", default: 30_000, range: 100...600_000)
         settings.interval = try reader.duration(table, "interval", default: 15_000, range: 100...3_600_000)
@@ -50,5 +64,27 @@ public struct RemoteWriteSettings: Sendable, Hashable {
         settings.maximumSamples = Int(
             try reader.integer(table, "max_samples_per_request", default: 2_000, range: 1...1_000_000))
         return settings
+    }
+}
+
+/// Credentials (a bearer token) toward a receiver reached over plain `http://`, where anyone on the path reads them:
+/// a config error unless the receiver's table says `allow_insecure_credentials = true`, and then a warning at start.
+enum InsecureCredentials {
+    /// Throws the config error (at the line of `bearer_token_file`) when `url` is plain http and it is not allowed.
+    static func check(
+        _ url: String, table: String, allowed: Bool, _ reader: inout ConfigReader
+    ) throws(ConfigError) {
+        guard let address = WebhookAddress(parsing: url), !address.secure, !allowed else { return }
+        throw reader.invalid(
+            table, "bearer_token_file",
+            "would be sent in clear text to \(url) (plain http://, readable by anyone on the path); use an https:// URL, or set allow_insecure_credentials = true in [\(table)] to send it anyway"
+        )
+    }
+
+    /// The start-up warning for a receiver whose credentials go over plain http (nil for https).
+    static func warning(_ url: String, table: String, setting: String) -> String? {
+        guard let address = WebhookAddress(parsing: url), !address.secure else { return nil }
+        return
+            "[\(table)] sends the token of \(setting) in clear text to \(url) (allow_insecure_credentials = true): anyone on the path can read it; use https://"
     }
 }

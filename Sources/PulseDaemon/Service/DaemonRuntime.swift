@@ -43,6 +43,7 @@ public struct DaemonRuntime: Sendable {
         self.configPath = configPath
         self.logger = logger
         current = CurrentConfig(config)
+        for warning in config.warnings { logger.warning("\(warning)") }
         store = try await Self.openStore(config, logger: logger)
         leadership = Leadership(leading: !(store is PostgresStore))
         queue = IngestQueue(limit: config.queueLimit, byteLimit: config.queueBytes)
@@ -124,7 +125,30 @@ public struct DaemonRuntime: Sendable {
         logger.notice(
             "store: PostgreSQL at \(location); the daemon holding the leader lease keeps bills, alerts, remote write, dashboards and snapshots"
         )
+        await checkReplication(store, logger: logger)
         return store
+    }
+
+    /// Says at start whether a failover of the PostgreSQL server could lose batches this daemon acknowledges
+    /// (asynchronous standbys only, or commits that do not wait for them): a warning naming what to set, or one
+    /// line saying the standbys are synchronous. A server that cannot say is no reason not to start.
+    static func checkReplication(_ store: PostgresStore, logger: Logger) async {
+        do {
+            let replication = try await store.replication()
+            if let warning = replication.warning {
+                logger.warning("store: \(warning)")
+            } else if replication.hasSynchronousStandby {
+                logger.notice(
+                    "store: PostgreSQL replicates synchronously (\(replication.standbysText)): a failover to a synchronous standby loses no acknowledged batch"
+                )
+            } else if replication.streaming.isEmpty {
+                logger.info("store: the PostgreSQL server has no standby connected; \(PostgresReplication.requirement)")
+            }
+        } catch {
+            logger.notice(
+                "store: cannot read the PostgreSQL server's replication state (\(error)); \(PostgresReplication.requirement)"
+            )
+        }
     }
 
     /// `service` as it runs in this daemon: only while it leads (``LeaderOnly``), or always with SQLite.

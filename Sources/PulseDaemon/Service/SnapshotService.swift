@@ -8,7 +8,8 @@ import ServiceLifecycle
 
 /// Writes analytics snapshots every `[snapshots] interval` (aligned to the wall clock, a few seconds after each
 /// boundary so the last batches of the period are in): JSON and CSV, each written atomically, `latest.json` and
-/// `latest.csv` always naming the newest complete file, older ones deleted past `keep`.
+/// `latest.csv` always naming the newest complete file, older ones deleted past `keep` (only files it wrote and
+/// recorded in the directory's ledger, ``PublishedFiles/Ledger``).
 final class SnapshotService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
@@ -52,14 +53,16 @@ final class SnapshotService: Service, Sendable {
         let snapshot = try await Snapshot.make(
             engine: engine, contents: settings.contents, now: now, source: config.name)
         let stamp = FileName.stamp(now)
+        let ledger = PublishedFiles.Ledger(directory: settings.directory, kind: "snapshots")
         var written = [String]()
         for (enabled, format, text) in [(settings.json, "json", snapshot.json), (settings.csv, "csv", snapshot.csv)]
         where enabled {
             let name = "snapshot-\(stamp).\(format)"
             try PublishedFiles.publish(
-                Array(text.utf8), name: name, latest: "latest.\(format)", in: settings.directory)
-            try PublishedFiles.prune(
-                prefix: "snapshot-", suffix: ".\(format)", keep: settings.keep, in: settings.directory)
+                Array(text.utf8), name: name, latest: "latest.\(format)", in: settings.directory, ledger: ledger)
+            try PublishedFiles.prune(keep: settings.keep, in: settings.directory, ledger: ledger) {
+                $0.hasPrefix("snapshot-") && $0.hasSuffix(".\(format)")
+            }
             written.append("\(settings.directory)/\(name)")
         }
         return written

@@ -10,19 +10,26 @@ public enum AlertFiles {
         "\(FileName.safe(event.rule))-\(event.fingerprint)-\(event.status.rawValue)-\(FileName.stamp(event.at))"
     }
 
-    /// Deletes event files older than `before` (by the stamp in their names); returns how many.
+    /// The names of the files the daemon wrote in the alerts directory: retention deletes only those.
+    public static func ledger(in directory: String) -> PublishedFiles.Ledger {
+        PublishedFiles.Ledger(directory: directory, kind: "alerts")
+    }
+
+    /// Deletes event files older than `before` (by the stamp in their names) that the daemon wrote and recorded
+    /// (``ledger(in:)``); returns how many. Files of the same pattern that someone else put there stay.
     public static func prune(in directory: String, before: Int64) throws(FileIO.Failure) -> Int {
         guard FileIO.exists(directory) else { return 0 }
-        var removed = 0
-        for name in try FileIO.listDirectory(directory) where name.hasSuffix(".svg") || name.hasSuffix(".json") {
+        let ledger = ledger(in: directory)
+        var doomed = [String]()
+        for name in try ledger.names() where name.hasSuffix(".svg") || name.hasSuffix(".json") {
             let base = name.hasSuffix(".svg") ? name.dropLast(4) : name.dropLast(5)
             guard let dash = base.lastIndex(of: "-"),
                 let time = FileName.time(ofStamp: base[base.index(after: dash)...]),
                 time < before
             else { continue }
-            try FileIO.remove("\(directory)/\(name)")
-            removed += 1
+            doomed.append(name)
         }
-        return removed
+        try PublishedFiles.remove(doomed, in: directory, ledger: ledger)
+        return doomed.count
     }
 }

@@ -17,7 +17,9 @@ public struct DashboardRetention: Sendable, Hashable {
 
 /// Publishes rendered dashboards into one directory that browsers, static web servers and scripts read while it
 /// changes: each file is written atomically (never half-written), `STEM-RANGE-latest.svg` always names the newest
-/// complete file, `index.html` shows the latest of each, and old files are deleted by ``DashboardRetention``.
+/// complete file, `index.html` shows the latest of each, and old files are deleted by ``DashboardRetention``: only
+/// files it wrote and recorded in the directory's ledger (``PublishedFiles/Ledger``), so a file of the same pattern
+/// that someone else put there is neither listed nor deleted.
 ///
 /// Blocking file I/O: call it from a task that may block (not an event loop).
 public struct DashboardPublisher: Sendable {
@@ -27,6 +29,8 @@ public struct DashboardPublisher: Sendable {
     public var retention: DashboardRetention
     /// How often an open index page reloads itself, seconds.
     public var refreshSeconds: Int
+    /// The names of the files this publisher wrote in `directory`: only those are shown and deleted.
+    public var ledger: PublishedFiles.Ledger { PublishedFiles.Ledger(directory: directory, kind: "dashboards") }
 
     /// A publisher into `directory`; an open index reloads every `refreshSeconds` (at least 1).
     public init(directory: String, retention: DashboardRetention = DashboardRetention(), refreshSeconds: Int = 60) {
@@ -51,10 +55,14 @@ public struct DashboardPublisher: Sendable {
         try FileIO.createDirectory(directory, mode: 0o755)
         var written = [String]()
         for dashboard in rendered {
-            try PublishedFiles.publish(
-                Array(dashboard.svg.utf8), name: dashboard.fileName, latest: dashboard.latestName, in: directory)
+            try FileIO.writeAtomically("\(directory)/\(dashboard.fileName)", Array(dashboard.svg.utf8), mode: 0o644)
             written.append(dashboard.fileName)
         }
+        try ledger.record(written)
+        for dashboard in rendered {
+            try PublishedFiles.link(dashboard.latestName, to: dashboard.fileName, in: directory)
+        }
+        let recorded = try ledger.names()
         // Every dashboard and range on disk, published now or earlier (ranges render at their own pace).
         var stems = [(stem: String, range: DashboardRange)]()
         for spec in dashboards { for range in ranges { stems.append((spec.fileStem, range)) } }
@@ -65,7 +73,9 @@ public struct DashboardPublisher: Sendable {
         var kept = [String: [DashboardFile]]()
         var doomed = [String]()
         for (stem, range) in stems {
-            let files = try DashboardFiles.files(stem: stem, range: range, in: directory)
+            let files = try DashboardFiles.files(stem: stem, range: range, in: directory).filter {
+                recorded.contains($0.name)
+            }
             let latest = PublishedFiles.target(of: "\(directory)/\(DashboardFiles.latest(stem: stem, range: range))")
             let (keep, delete) = Self.plan(files, latest: latest, retention: retention, now: now)
             kept[DashboardFiles.prefix(stem: stem, range: range)] = keep
@@ -80,8 +90,7 @@ public struct DashboardPublisher: Sendable {
                     })
             }, refreshSeconds: refreshSeconds, generatedAt: now)
         try FileIO.writeAtomically("\(directory)/index.html", Array(page.html().utf8), mode: 0o644)
-        for name in doomed { try FileIO.remove("\(directory)/\(name)") }
-        if !doomed.isEmpty { FileIO.syncDirectory(of: "\(directory)/index.html") }
+        try PublishedFiles.remove(doomed, in: directory, ledger: ledger)
         return written
     }
 

@@ -41,9 +41,11 @@ public enum ReportPublisher {
         var isNew = false
         if !FileIO.exists("\(issue)/SHA256SUMS") {
             isNew = true
-            let temporary = "\(issues)/.\(issueName).tmp-\(getpid())"
-            try removeTree(temporary)
-            try FileIO.createDirectory(temporary, mode: 0o755)
+            // A fresh name nobody can have planted anything at; mkdir fails rather than use what is there.
+            let temporary = FileIO.temporaryPath(for: issue)
+            guard mkdir(temporary, 0o755) == 0 else {
+                throw FileIO.Failure(operation: "mkdir", path: temporary, errno: errno)
+            }
             for (name, bytes) in files { try FileIO.writeAtomically("\(temporary)/\(name)", bytes) }
             try FileIO.writeAtomically("\(temporary)/SHA256SUMS", Array(manifest.utf8))
             // A crash may have left an issue without its manifest: it is replaced.
@@ -77,17 +79,7 @@ public enum ReportPublisher {
     /// Points `path` at `target` by renaming a new link over it.
     static func link(_ path: String, to target: String) throws(FileIO.Failure) {
         if readLink(path) == target { return }
-        let temporary = "\(path).tmp-\(getpid())"
-        unlink(temporary)
-        guard symlink(target, temporary) == 0 else {
-            throw FileIO.Failure(operation: "symlink", path: temporary, errno: errno)
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = errno
-            unlink(temporary)
-            throw FileIO.Failure(operation: "rename", path: path, errno: error)
-        }
-        FileIO.syncDirectory(of: path)
+        try FileIO.replaceSymlink(path, target: target)
     }
 
     static func readLink(_ path: String) -> String? {
@@ -97,10 +89,25 @@ public enum ReportPublisher {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Removes a directory of plain files (a temporary or broken issue), if it is there.
+    /// Removes a directory of plain files (a broken issue), if it is there, without following symbolic links: a
+    /// link at `path` is removed itself, and entries are removed relative to the directory opened, so nothing
+    /// outside the reports directory is ever deleted through a link.
     static func removeTree(_ path: String) throws(FileIO.Failure) {
-        guard FileIO.exists(path) else { return }
-        for name in try FileIO.listDirectory(path) { try FileIO.remove("\(path)/\(name)") }
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw FileIO.Failure(operation: "lstat", path: path, errno: errno)
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return try FileIO.remove(path) }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw FileIO.Failure(operation: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        for name in try FileIO.listDirectory(path) {
+            // Plain files and links only: an issue holds no directories.
+            guard unlinkat(fd, name, 0) == 0 || errno == ENOENT else {
+                throw FileIO.Failure(operation: "unlink", path: "\(path)/\(name)", errno: errno)
+            }
+        }
         guard rmdir(path) == 0 || errno == ENOENT else {
             throw FileIO.Failure(operation: "rmdir", path: path, errno: errno)
         }

@@ -51,8 +51,8 @@ final class Sandbox: @unchecked Sendable {
             """
             set -e
             netpulse ca init --dir /etc/netpulse/ca >/dev/null
-            netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out /etc/netpulse --group netpulse >/dev/null
-            netpulse ca issue --dir /etc/netpulse/ca --agent sandbox-agent --out /etc/netpulse --group netpulse >/dev/null
+            netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out /etc/netpulse --group netpulse-daemon >/dev/null
+            netpulse ca issue --dir /etc/netpulse/ca --agent sandbox-agent --out /etc/netpulse --group netpulse-agents >/dev/null
             install -m 0644 /etc/netpulse/ca/ca.pem /etc/netpulse/ca.pem
             """)
         try writeAgentConfig()
