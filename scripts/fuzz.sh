@@ -3,9 +3,21 @@
 #   frames   a byte stream split into frames and decoded with one connection's coding references (Fuzz/frames.swift)
 #   batch    one BATCH payload, decoded alone and against the references it left (Fuzz/batch.swift)
 #   config   a config file, parsed and every value read through each typed reader (Fuzz/config.swift)
+#   ingest   stateful: a program of three agents' frames through their connections' state machines into a real
+#            SQLite store, with timestamps from 1970 to 2^62 and counters up to 2^63; after each, nothing trapped,
+#            what a connection keeps is bounded by what was described, and every interface's buckets plus its
+#            unplaced counts equal its counters' growth (Fuzz/Ingest/; corpus Fuzz/corpus/ingest)
 #
 #   scripts/fuzz.sh [SECONDS]   each target for SECONDS (default: $FUZZ_SECONDS, else 20); scripts/test.sh runs it
 #   scripts/fuzz.sh --seeds     rewrite the committed seed corpus (Fuzz/corpus/)
+#
+# The stateful target links the store (GRDB, SQLite) and the daemon's connection code, which the first three's way of
+# compiling cannot: scripts/test.sh builds it with the package (.build/debug/netpulse-fuzz-ingest), and it runs under
+# a mutation driver of its own (libFuzzer's kinds of mutation, from the corpus; an input that traps is left in
+# .build-fuzz/current). Under libFuzzer itself (coverage-guided; a build of the whole package with the fuzzer
+# sanitizer, about as long as a clean build):
+#   swift build --scratch-path .build-fuzz-spm --sanitize=fuzzer -Xswiftc -DNETPULSE_LIBFUZZER \
+#       --product netpulse-fuzz-ingest && .build-fuzz-spm/debug/netpulse-fuzz-ingest Fuzz/corpus/ingest
 #
 # The targets are compiled from the decoders' own source files, not from the PulseCore module, so they link no
 # BoringSSL and no SwiftNIO. A crash, a leak, a timeout, more than 1 GiB resident or a single allocation over
@@ -34,6 +46,10 @@ if [ "${1:-}" = "--seeds" ]; then
     compile "$out/make-seeds" "${decoders[@]}" Sources/PulseCore/Support/FileIO.swift Fuzz/seeds.swift
     "$out/make-seeds" Fuzz/corpus
     cp config/agent.toml config/netpulsed.toml Fuzz/corpus/config/
+    export PATH="/opt/swift/usr/bin:$PATH"
+    swift build --product netpulse-fuzz-ingest >/dev/null
+    rm -rf Fuzz/corpus/ingest
+    .build/debug/netpulse-fuzz-ingest --write-seeds Fuzz/corpus/ingest
     echo "seed corpus written to Fuzz/corpus/"
     exit 0
 fi
@@ -60,3 +76,16 @@ for target in frames batch config; do
     coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
     echo "    $runs executions in ${seconds} s, $coverage, peak RSS ${peak} MiB"
 done
+
+echo "==> fuzz target ingest (stateful, into a real SQLite store): ${seconds} s"
+[ -x .build/debug/netpulse-fuzz-ingest ] || PATH="/opt/swift/usr/bin:$PATH" swift build --product netpulse-fuzz-ingest
+log="$out/fuzz-ingest.log"
+if ! .build/debug/netpulse-fuzz-ingest Fuzz/corpus/ingest -max_total_time="$seconds" -artifact_prefix="$out/" \
+    >"$log" 2>&1; then
+    tail -n 40 "$log"
+    echo "fuzz target ingest failed; the input is $out/current" >&2
+    exit 1
+fi
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+peak=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log")
+echo "    $runs programs in ${seconds} s, peak RSS ${peak} MiB"

@@ -64,10 +64,24 @@ enum FuzzDriver {
         }
         try? FileIO.remove(current)
         let elapsed = max(1, MonotonicMilliseconds.now() - start)
+        let peak = peakResidentMebibytes()
         print("stat::number_of_executed_units: \(executions)")
         print("stat::executions_per_second: \(Int64(executions) * 1_000 / elapsed)")
+        print("stat::peak_rss_mb: \(peak)")
         print("stat::seed: \(seed)")
+        // As libFuzzer's -rss_limit_mb=1024: a program that grows memory without bound fails the run.
+        guard peak <= 1_024 else {
+            printError("peak resident memory \(peak) MiB, over 1,024 MiB")
+            return 1
+        }
         return 0
+    }
+
+    /// The process's peak resident memory (`VmHWM`), MiB.
+    static func peakResidentMebibytes() -> Int {
+        let status = (try? FileIO.readString("/proc/self/status")) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1_024
     }
 
     /// One mutant of `input`: one to four of libFuzzer's kinds of change.

@@ -2,11 +2,11 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseQuery
-import PulseStore
 import SwiftProtobuf
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseStore
 
 #if canImport(Glibc)
     import Glibc
@@ -113,6 +113,31 @@ import Testing
         #expect(try await store.withForwardSnapshot { $0.cursor } == 0)
         let again = try await pass(store, to: start + 7 * 60_000)
         #expect(receiveCounter(again).last?.value == counted(at: start + 6 * 60_000 + 59_000))
+    }
+
+    /// An agent's labels are stored structurally: a value holding what once separated stored labels (a line break,
+    /// `=`) comes back from the store as one label, and goes out through remote write as one. Before, `x` + newline +
+    /// `team=ops` read back as a second label `team` and reached remote write and alert routing. (The protocol now
+    /// refuses control characters in values, `Labels.isValidValue(_:)`: this is the store's own guarantee, under
+    /// it.)
+    @Test func aLabelWithALineBreakRoundTripsThroughTheStoreAndRemoteWriteAsOneLabel() async throws {
+        var template = Array("/tmp/netpulse-test-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let store = try SQLiteStore(path: "\(directory)/netpulse.db")
+        let smuggling = Labels([("site", "x\nteam=ops"), ("note", "a=b,c=\"d\"")])
+        for minute in [0, 1] {
+            var batch = self.minute(minute)
+            batch.agent.labels = smuggling
+            _ = try await store.ingest([batch], receivedAt: start + 600_000)
+        }
+        let stored = try await store.agents().first { $0.name == "web-01" }
+        #expect(stored?.labels == smuggling)
+        let sent = try await pass(store, to: start + 2 * 60_000)
+        let labels = sent.series.first { $0.labels["__name__"] == RemoteWritePass.counterNames.rx }?.labels ?? [:]
+        #expect(labels["site"] == "x\nteam=ops" && labels["note"] == "a=b,c=\"d\"")
+        #expect(labels["team"] == nil)
+        // A store written before (labels as key=value lines) is still read.
+        #expect(LabelText.decode("site=fra1\nrole=edge") == Labels([("site", "fra1"), ("role", "edge")]))
     }
 
     /// Requests never split a series, and stay under the limit unless one series alone is over it.

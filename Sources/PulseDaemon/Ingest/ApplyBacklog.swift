@@ -46,14 +46,23 @@ final class ApplyBacklog: Sendable {
     }
 
     /// Up to `limit` entries, oldest first, waiting for some; nil once closed and empty. One taker at a time.
-    func take(limit: Int) async -> [Entry]? {
+    /// At most `bytes` of them (but always one), so one store commit's working set stays bounded too.
+    func take(limit: Int, bytes: Int = .max) async -> [Entry]? {
         while true {
             enum Next { case entries([Entry], [CheckedContinuation<Void, Never>]), finished, wait }
             let next = state.withLock { state -> Next in
                 if !state.entries.isEmpty {
-                    let taken = Array(state.entries.prefix(limit))
-                    state.entries.removeFirst(taken.count)
-                    state.bytes -= taken.reduce(0) { $0 + $1.batch.memoryCost }
+                    var count = 0
+                    var taking = 0
+                    for entry in state.entries.prefix(limit) {
+                        let cost = entry.batch.memoryCost
+                        if count > 0 && taking + cost > bytes { break }
+                        taking += cost
+                        count += 1
+                    }
+                    let taken = Array(state.entries.prefix(count))
+                    state.entries.removeFirst(count)
+                    state.bytes -= taking
                     let current = state
                     let ready = state.roomWaiters.filter { current.hasRoom(below: $0.limit, bytes: $0.bytes) }
                         .map(\.continuation)

@@ -453,7 +453,7 @@ public final class IngestService: Service, Sendable {
     private func applyLoop(_ journal: IngestJournal, into store: SQLiteStore) async {
         while true {
             applyHeartbeat.finish()  // idle: waiting for batches is not a stall
-            guard let entries = await backlog.take(limit: Self.applyLimit) else { return }
+            guard let entries = await backlog.take(limit: Self.applyLimit, bytes: queue.byteLimit) else { return }
             do {
                 try await apply(entries, journal: journal, into: store)
             } catch {

@@ -92,8 +92,25 @@ final class ConnectionHandler: ChannelDuplexHandler {
             handshakeTimer?.cancel()
             logger[metadataKey: "agent"] = "\(agent.name)"
             logger.info("agent \(agent.name) connected (\(agent.hostname), version \(agent.version))")
-            registry.add(context.channel)
+            let limit = machine.agentLimits.connections
+            let older = registry.add(context.channel, agent: agent.name, limit: limit)
             registered = agent
+            if !older.isEmpty {
+                let message =
+                    "closing its oldest connection(s): more than \(limit) at once; the newest is kept (a link that died silently)"
+                if let line = registry.limitRefusals.refused(agent: agent.name, .connections, message) {
+                    logger.warning("\(line)")
+                }
+                let frame = WireCodec.encode(
+                    .error(
+                        ErrorFrame(
+                            .overloaded,
+                            "agent \(agent.name) has more than \(limit) connections ([limits] connections_per_agent); this older one is closed"
+                        )))
+                for channel in older {
+                    channel.writeAndFlush(ByteBuffer(bytes: frame)).whenComplete { _ in channel.close(promise: nil) }
+                }
+            }
         }
     }
 

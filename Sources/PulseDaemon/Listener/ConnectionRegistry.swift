@@ -23,6 +23,9 @@ public final class ConnectionRegistry: Sendable {
         /// Refusals since the last line logged about them, by reason; when that line was logged.
         var refusals: [String: Int] = [:]
         var refusalsLogged: NIODeadline?
+        /// Each agent's connections past `HELLO`, oldest first, and whose each is.
+        var byAgent: [String: [ObjectIdentifier]] = [:]
+        var agentOf: [ObjectIdentifier: String] = [:]
 
         mutating func leaveHandshake(_ id: ObjectIdentifier) {
             guard let source = handshaking.removeValue(forKey: id) else { return }
@@ -116,14 +119,29 @@ public final class ConnectionRegistry: Sendable {
             state.open -= 1
             state.channels.removeValue(forKey: connection)
             state.leaveHandshake(connection)
+            if let agent = state.agentOf.removeValue(forKey: connection) {
+                state.byAgent[agent]?.removeAll { $0 == connection }
+                if state.byAgent[agent]?.isEmpty == true { state.byAgent[agent] = nil }
+            }
         }
     }
 
-    /// A connection's `HELLO` was taken: it is an agent now, no longer a handshake.
-    func add(_ channel: any Channel) {
+    /// A connection's `HELLO` was taken: it is `agent`'s now, no longer a handshake. Returns the agent's
+    /// connections beyond `limit` (`[limits] connections_per_agent`), oldest first, for the caller to close: the newest
+    /// stays, since an agent that reconnects after its link died silently must not wait for the idle timeout.
+    func add(_ channel: any Channel, agent: String, limit: Int) -> [any Channel] {
         state.withLockedValue { state in
-            state.channels[ObjectIdentifier(channel)] = channel
-            state.leaveHandshake(ObjectIdentifier(channel))
+            let id = ObjectIdentifier(channel)
+            state.channels[id] = channel
+            state.leaveHandshake(id)
+            state.agentOf[id] = agent
+            state.byAgent[agent, default: []].append(id)
+            let connections = state.byAgent[agent] ?? []
+            guard connections.count > limit else { return [] }
+            // No longer counted: they are closing.
+            let older = connections.prefix(connections.count - limit)
+            state.byAgent[agent] = Array(connections.dropFirst(older.count))
+            return older.compactMap { state.channels[$0] }
         }
     }
 

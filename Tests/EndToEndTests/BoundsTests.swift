@@ -1,0 +1,171 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PulseCore
+import Synchronization
+import Testing
+
+extension EndToEnd {
+    /// What certified agents can make the daemon hold in memory (`docs/reliability.md`, "Bounds").
+    @Suite(.serialized) struct BoundsTests {
+        /// Four agents send batches of 65,536 samples each (about 5 MB once decoded) as fast as the daemon takes
+        /// them, far more than its applier can keep up with: the ingest queue and the batches journaled and waiting
+        /// to be applied are bounded by their bytes (`[ingest] queue_bytes`, 16 MiB here), connections stop
+        /// reading, and the daemon's peak resident memory stays within what docs/reliability.md says. Before, both
+        /// were bounded by a count of batches only (8,192 each): the daemon acknowledged from its journal and held
+        /// every batch the agents sent.
+        @Test(.timeLimit(.minutes(3)))
+        func largeBatchesFillTheQueueToItsBytesAndNoFurther() async throws {
+            let agents = (1...4).map { "loader-\($0)" }
+            let fleet = try Fleet(agents: agents)
+            try fleet.editDaemonConfig { $0 + "\n[ingest]\nqueue_bytes = \"16MiB\"\n" }
+            try fleet.startDaemon()
+            let pid = fleet.daemon!.pid
+            let baseline = try Self.memory(pid, "VmRSS")
+            let offered = try await withThrowingTaskGroup(of: Int.self) { tasks in
+                for (index, agent) in agents.enumerated() {
+                    tasks.addTask {
+                        try await LargeBatchSender(
+                            agent: agent, directory: fleet.directory, port: fleet.port, stream: UInt64(index + 1)
+                        ).run(batches: 50)
+                    }
+                }
+                return try await tasks.reduce(0, +)
+            }
+            let peak = try Self.memory(pid, "VmHWM")
+            let mebibyte = 1 << 20
+            print(
+                "large batches: \(offered) of 200 acknowledged before the daemon stopped reading; netpulsed resident \(baseline / mebibyte) MiB at start, peak \(peak / mebibyte) MiB"
+            )
+            #expect(fleet.daemon!.isRunning)
+            // The daemon stopped taking them long before all were sent: its applier is far behind.
+            #expect(offered < 100, "the daemon took \(offered) batches of 5 MB in the time it could apply a few")
+            // docs/reliability.md, "Bounds": 6 × queue_bytes and 64 MiB above its memory at start.
+            #expect(
+                peak - baseline < 6 * 16 * mebibyte + 64 * mebibyte,
+                "peak \(peak / mebibyte) MiB, from \(baseline / mebibyte) MiB")
+            fleet.daemon!.killHard()
+        }
+
+        /// A figure of `/proc/PID/status` (`VmRSS`, `VmHWM`), in bytes.
+        static func memory(_ pid: Int32, _ field: String) throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+                let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+            else { throw CommandFailure(description: "no \(field) in /proc/\(pid)/status") }
+            return kilobytes * 1_024
+        }
+    }
+}
+
+/// One agent sending batches of 1,024 interfaces × 64 ticks over real mutual TLS, keeping up to the protocol's 32
+/// unacknowledged, until it has sent `batches` or the daemon stops acknowledging for 5 s (it stopped reading).
+/// Returns how many the daemon acknowledged.
+struct LargeBatchSender {
+    let agent: String
+    let directory: String
+    let port: Int
+    let stream: UInt64
+
+    func run(batches: Int) async throws -> Int {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .file(directory + "/ca/ca.pem")
+        configuration.certificateChain = try NIOSSLCertificate.fromPEMFile("\(directory)/ca/\(agent).pem").map {
+            .certificate($0)
+        }
+        configuration.privateKey = .privateKey(
+            try NIOSSLPrivateKey(file: "\(directory)/ca/\(agent)-key.pem", format: .pem))
+        let context = try NIOSSLContext(configuration: configuration)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(
+            host: "127.0.0.1", port: port
+        ) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(
+                    NIOSSLClientHandler(context: context, serverHostname: "netpulsed"))
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+        let interfaces = (0..<1_024).map {
+            InterfaceDescriptor(
+                id: UInt32($0), name: InterfaceName("veth\($0)"),
+                epoch: CounterEpoch(bootID: BootID(high: stream, low: 1), ifindex: UInt32($0 + 2), width: .bits64))
+        }
+        let ticks = 64
+        let start = Int64(Date().timeIntervalSince1970 * 1000) - Int64(batches * ticks) * 1_000 - 60_000
+        func batch(_ number: Int) -> [UInt8] {
+            var sections = [BatchSection]()
+            sections.reserveCapacity(interfaces.count)
+            for interface in interfaces {
+                var values = [UInt64]()
+                values.reserveCapacity(ticks * Counter.count)
+                for tick in 0..<ticks {
+                    let t = UInt64(number * ticks + tick)
+                    for counter in 0..<Counter.count {
+                        values.append(t * UInt64(1_000 + counter) + UInt64(interface.id))
+                    }
+                }
+                sections.append(BatchSection(descriptorID: interface.id, ticks: Array(0..<ticks), values: values))
+            }
+            return WireCodec.encode(
+                .batch(
+                    WireBatch(
+                        stream: stream, sequence: UInt64(number + 1), order: UInt64(number + 1),
+                        timestamps: (0..<ticks).map { start + Int64(number * ticks + $0) * 1_000 }, sections: sections))
+            )
+        }
+        let acknowledged = AckCount()
+        try await channel.executeThenClose { inbound, outbound in
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    var received = [UInt8]()
+                    for try await buffer in inbound {
+                        received += Array(buffer.readableBytesView)
+                        var index = 0
+                        while index + 4 <= received.count {
+                            let length = received[index..<index + 4].reduce(0) { $0 << 8 | Int($1) }
+                            guard index + 4 + length <= received.count else { break }
+                            if case .ack = try? WireCodec.decode(Array(received[(index + 4)..<(index + 4 + length)])) {
+                                acknowledged.add()
+                            }
+                            index += 4 + length
+                        }
+                        received.removeFirst(index)
+                    }
+                }
+                try await outbound.write(
+                    ByteBuffer(
+                        bytes: WireCodec.encode(.hello(Hello(agentID: agent, hostname: agent, agentVersion: "load")))
+                            + WireCodec.encode(.labels(Labels([])))
+                            + WireCodec.encode(.describe(Describe(stream: stream, interfaces: interfaces)))))
+                var sent = 0
+                var seen = 0
+                var progressed = ContinuousClock.now
+                // Until all are acknowledged, or none for 5 s: the daemon stopped reading from this connection.
+                while true {
+                    let now = acknowledged.value
+                    if now != seen {
+                        seen = now
+                        progressed = .now
+                    }
+                    if now >= batches || ContinuousClock.now - progressed > .seconds(5) { break }
+                    if sent < batches && sent - now < 32 {
+                        try await outbound.write(ByteBuffer(bytes: batch(sent)))
+                        sent += 1
+                    } else {
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                }
+                tasks.cancelAll()
+            }
+        }
+        return acknowledged.value
+    }
+
+    /// Acknowledgements counted by the reading task, read by the writing one.
+    final class AckCount: Sendable {
+        private let count = Atomic<Int>(0)
+        func add() { count.add(1, ordering: .relaxed) }
+        var value: Int { count.load(ordering: .relaxed) }
+    }
+}
