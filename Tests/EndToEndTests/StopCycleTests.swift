@@ -204,12 +204,12 @@ final class AgentCycles: @unchecked Sendable {
             endpoint: endpoint)
         // Each start begins its log file afresh.
         let process = try fleet.startAgent(name, config: config)
-        let since = { process.output[...] }
+        let log = { process.output }
         do {
-            try waitForState(state, since: since)
+            try waitForState(state, log: log)
         } catch {
             process.killHard()
-            throw CommandFailure(description: "\(state) cycle \(cycle): \(error); its log:\n\(since().suffix(2_000))")
+            throw CommandFailure(description: "\(state) cycle \(cycle): \(error); its log:\n\(log().suffix(2_000))")
         }
         if state == .daemonFrozen, let relay = holders.first as? FreezingRelay {
             relay.freeze()
@@ -230,27 +230,27 @@ final class AgentCycles: @unchecked Sendable {
         record.add(
             StopSample(
                 program: "netpulse-agent", scenario: state.rawValue, slot: slot, cycle: cycle,
-                seconds: took.map(seconds), logTail: String(since().suffix(1_500)),
+                seconds: took.map(seconds), logTail: String(log().suffix(1_500)),
                 cycleSeconds: seconds(ContinuousClock.now - began)))
         withExtendedLifetime(holders) {}
         if state == .daemonKilledTogether || state == .daemonStoppedTogether { fleet.daemon?.stop() }
     }
 
     /// Waits until the agent is in `state`, plus a random part of a second.
-    private func waitForState(_ state: AgentState, since: () -> Substring) throws {
+    private func waitForState(_ state: AgentState, log: () -> String) throws {
         switch state {
         case .firstSecond:
             Thread.sleep(forTimeInterval: Double.random(in: 0...1))
         case .daemonDown:
-            try eventually("agent backing off") { since().contains("cannot connect to") }
+            try eventually("agent backing off") { log().contains("cannot connect to") }
             Thread.sleep(forTimeInterval: Double.random(in: 0...1))
         case .connectPending, .handshakePending:
             Thread.sleep(forTimeInterval: Double.random(in: 0.2...1))
         case .midReplay:
-            try eventually("agent replaying") { since().contains("replaying") }
+            try eventually("agent replaying") { log().contains("replaying") }
             Thread.sleep(forTimeInterval: Double.random(in: 0...0.4))
         default:
-            try eventually("agent connected") { since().contains("connected to netpulsed") }
+            try eventually("agent connected") { log().contains("connected to netpulsed") }
             Thread.sleep(forTimeInterval: Double.random(in: 0.1...1))
         }
     }
