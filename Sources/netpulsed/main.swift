@@ -3,7 +3,6 @@ import Logging
 import PulseCore
 import PulseDaemon
 import PulseSystemd
-import ServiceLifecycle
 
 @main
 struct DaemonCommand: AsyncParsableCommand {
@@ -48,10 +47,7 @@ struct DaemonCommand: AsyncParsableCommand {
         do {
             // Opening the store may migrate and backfill one written by an older version (logged when it does).
             let runtime = try await DaemonRuntime(config: loaded, configPath: config, logger: logger)
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: runtime.makeServices(), gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            try await group.run()
+            try await runtime.run()
         } catch {
             logger.critical("cannot run: \(error)")
             throw ExitCode(1)

@@ -106,22 +106,34 @@ public struct Sender: Sendable {
         let context = current.tlsContext
         let serverName = current.config.serverName
         heartbeat.beat(within: current.config.connectTimeout + handshakeTimeout.milliseconds)
-        return try await ClientBootstrap(group: group)
-            .connectTimeout(.milliseconds(current.config.connectTimeout))
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            // A daemon host that vanishes without a reset is noticed within a minute, not after the kernel's
-            // 15 minutes of retransmissions: keepalives while idle, and TCP_USER_TIMEOUT for unacknowledged data.
-            .channelOption(.socketOption(.so_keepalive), value: 1)
-            .channelOption(Self.userTimeout, value: 60_000)
-            .connect(host: endpoint.host, port: endpoint.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        NIOSSLClientHandler(context: context, serverHostname: serverName))
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
-                    return try NIOAsyncChannel<[UInt8], ByteBuffer>(wrappingChannelSynchronously: channel)
+        // SwiftNIO's connect does not answer cancellation: it would wait out `connect_timeout` (up to five minutes)
+        // against a daemon host that drops packets, and hold the stop that long. Cancelling closes every channel the
+        // attempt has made (and any it makes later), so the connect fails at once.
+        let attempts = ConnectAttempts()
+        return try await withTaskCancellationHandler {
+            try await ClientBootstrap(group: group)
+                .connectTimeout(.milliseconds(current.config.connectTimeout))
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                // A daemon host that vanishes without a reset is noticed within a minute, not after the kernel's
+                // 15 minutes of retransmissions: keepalives while idle, and TCP_USER_TIMEOUT for unacknowledged data.
+                .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelOption(Self.userTimeout, value: 60_000)
+                .connect(host: endpoint.host, port: endpoint.port) { channel in
+                    guard attempts.add(channel) else {
+                        return channel.eventLoop.makeFailedFuture(CancellationError())
+                    }
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: context, serverHostname: serverName))
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(
+                                FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
+                        return try NIOAsyncChannel<[UInt8], ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
                 }
-            }
+        } onCancel: {
+            attempts.cancel()
+        }
     }
 
     /// One connection from `HELLO` to failure. Calls `established` once the daemon has welcomed us.
@@ -255,6 +267,29 @@ public struct Sender: Sendable {
             lastSend = .now
             sent(entry)
         }
+    }
+}
+
+/// The channels one connect has opened (Happy Eyeballs may open several), closed if the connect is cancelled.
+final class ConnectAttempts: Sendable {
+    private let state = Mutex<(channels: [any Channel], cancelled: Bool)>(([], false))
+
+    /// Records `channel`; false (and the channel closed) when the connect was already cancelled.
+    func add(_ channel: any Channel) -> Bool {
+        let cancelled = state.withLock { state in
+            if !state.cancelled { state.channels.append(channel) }
+            return state.cancelled
+        }
+        if cancelled { channel.close(promise: nil) }
+        return !cancelled
+    }
+
+    func cancel() {
+        let channels = state.withLock { state in
+            state.cancelled = true
+            return state.channels
+        }
+        for channel in channels { channel.close(promise: nil) }
     }
 }
 

@@ -11,11 +11,17 @@ import PulseSystemd
 #endif
 
 /// The whole agent: the sampling loop and the sender sharing the spool, the watchdog, status lines for systemd,
-/// and signal handling (SIGHUP reloads, SIGTERM and SIGINT stop cleanly).
+/// and signal handling (SIGHUP reloads, SIGTERM and SIGINT stop cleanly, a second one at once).
 public struct AgentService: Sendable {
     let configPath: String
     let settings: AgentSettings
     let logger: Logger
+    /// How long a stop may take from the signal on; past it the agent exits anyway (``StopDeadline``). A stop takes
+    /// a few milliseconds; the budget leaves room within systemd's and the operator's 2 s for a slow disk's fsyncs.
+    static let stopBudget = Duration.milliseconds(1_500)
+    /// How long the stop waits for the event loop to close what is left (a connection whose close the daemon does
+    /// not answer is cut by then: see ``AgentSettings``).
+    static let eventLoopBudget = Duration.milliseconds(500)
 
     /// - Throws: when the certificates named in `config` cannot be loaded.
     public init(config: AgentConfig, configPath: String, logger: Logger) throws {
@@ -26,9 +32,15 @@ public struct AgentService: Sendable {
 
     /// Opens the spool and samples once (so a broken setup fails at start, before systemd is told the agent is
     /// ready), then runs until SIGTERM or SIGINT, when the open batch is closed into the spool.
+    ///
+    /// The stop ends within ``stopBudget`` whatever happens: the spool is durable by then (each batch is written
+    /// and fsynced before the daemon may acknowledge it, and an unacknowledged batch is sent again by the next start),
+    /// so the agent then exits even if a library is still waiting for something. A second SIGTERM or SIGINT ends it
+    /// at once.
     public func run() async throws {
         let config = settings.config
-        let signals = SignalEvents([SIGTERM, SIGINT, SIGHUP])
+        let stops = SignalEvents([SIGTERM, SIGINT])
+        let reloads = SignalEvents([SIGHUP])
         var orders = try OrderClock(path: config.orderPath)
         let spool = try Spool(
             directory: config.spoolDirectory, maximumBytes: config.spoolMaximumBytes,
@@ -59,28 +71,50 @@ public struct AgentService: Sendable {
             status: await pipeline.statusLine(now: WallClock.milliseconds(), interval: config.sampleInterval))
 
         let writer = Task { await SpoolWriter(pipeline: pipeline, logger: logger).run() }
-        await withTaskGroup(of: Void.self) { tasks in
+        let deadline = await withTaskGroup(of: Void.self) { tasks -> StopDeadline in
             tasks.addTask { await sampling.run(sampler: warmSampler) }
             tasks.addTask { await sender.run() }
             tasks.addTask { await watchdog.run() }
             tasks.addTask { await reportStatus(pipeline, loops: watchdog.loops) }
-            for await signal in signals {
-                if signal == SIGHUP {
-                    await reload(pipeline)
-                    continue
-                }
-                logger.notice("stopping: closing the open batch into the spool")
-                SystemdNotifier.stopping(status: "stopping: closing the open batch into the spool")
-                break
-            }
+            tasks.addTask { for await _ in reloads { await reload(pipeline) } }
+            var signals = stops.makeAsyncIterator()
+            let deadline = beginStop(await signals.next() ?? SIGTERM, stops: stops)
             tasks.cancelAll()
+            return deadline
         }
         // The sampling loop has closed its open batch: written before the agent exits.
+        deadline.enter("writing the open batch into the spool")
         await pipeline.finishWrites()
         await writer.value
         let spooled = await pipeline.spooledBatches
         logger.notice("stopped; \(spooled) batch(es) left in the spool for the next start")
-        try await group.shutdownGracefully()
+        deadline.enter("shutting down the event loop")
+        do {
+            try await awaitAbandoning(within: Self.eventLoopBudget) { try await group.shutdownGracefully() }
+        } catch let error as StoppedWaiting {
+            // The spool is durable and the connection is of no more use: exiting closes what the library still holds.
+            logger.warning(
+                "the event loop did not shut down within \(Self.eventLoopBudget) (\(error)); exiting without it")
+        }
+    }
+
+    /// Says the agent is stopping, starts the stop's deadline, and makes a second stop signal end the process.
+    private func beginStop(_ signal: Int32, stops: SignalEvents) -> StopDeadline {
+        let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
+        logger.notice("stopping: closing the open batch into the spool (a second \(name) ends the agent at once)")
+        SystemdNotifier.stopping(status: "stopping: closing the open batch into the spool")
+        let (logger, budget) = (self.logger, Self.stopBudget)
+        let deadline = StopDeadline.start(
+            budget: budget, stage: "closing the open batch into the spool and the connection to the daemon"
+        ) { stage in
+            // Everything written to the spool is durable; what the stop had not yet written is at most the open
+            // batch, whose bytes the next batch's counters still carry.
+            logger.warning(
+                "the stop took longer than \(budget), still \(stage); exiting now (the spool is durable: the next start sends what it holds)"
+            )
+        }
+        stops.restoreDefaultActions()
+        return deadline
     }
 
     /// Re-reads the config file and certificates; on any error keeps running with the old ones.

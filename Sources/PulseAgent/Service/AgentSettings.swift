@@ -1,3 +1,4 @@
+import NIOCore
 import NIOSSL
 import PulseCore
 import Synchronization
@@ -14,8 +15,18 @@ public final class AgentSettings: Sendable {
     private let state: Mutex<Current>
 
     public init(config: AgentConfig) throws {
-        state = Mutex(
-            Current(config: config, tlsContext: try NIOSSLContext(configuration: TLSSetup.client(config.tls))))
+        state = Mutex(Current(config: config, tlsContext: try Self.tlsContext(config)))
+    }
+
+    /// How long closing a connection waits for the daemon's close_notify after sending the agent's own. The agent
+    /// relies on acknowledgements, not on an orderly TLS close, so nothing hangs on it; a daemon host that went dark
+    /// would otherwise hold every close, and so the agent's stop, for SwiftNIO's default of 5 s.
+    static let closeNotifyWait = TimeAmount.milliseconds(250)
+
+    static func tlsContext(_ config: AgentConfig) throws -> NIOSSLContext {
+        var configuration = try TLSSetup.client(config.tls)
+        configuration.shutdownTimeout = closeNotifyWait
+        return try NIOSSLContext(configuration: configuration)
     }
 
     public var current: Current { state.withLock { $0 } }
@@ -26,7 +37,7 @@ public final class AgentSettings: Sendable {
     /// - Returns: settings that changed but need a restart to apply (the state directory).
     /// - Throws: the config's or the certificates' error; the current settings stay as they were.
     public func replace(with config: AgentConfig) throws -> [String] {
-        let context = try NIOSSLContext(configuration: TLSSetup.client(config.tls))
+        let context = try Self.tlsContext(config)
         return state.withLock { current in
             var needRestart = [String]()
             if config.stateDirectory != current.config.stateDirectory { needRestart.append("agent.state_directory") }

@@ -1,5 +1,6 @@
 import PulseCore
 import PulseStore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -16,9 +17,9 @@ import PulseStore
 /// is not a poison batch), and a write costs a microsecond, not a disk flush. Before the commit the mark says so, so
 /// a death in the commit itself (a disk) is blamed on no batch.
 ///
-/// Not `Sendable`-safe for concurrent writers: the store applies one commit at a time, and only its writer thread
-/// calls ``applying(_:deaths:)`` and ``committing()``.
-final class ApplyMarker: @unchecked Sendable {
+/// The store applies one commit at a time, so only its writer thread calls ``applying(_:)`` and ``committing()``
+/// (``stop()`` may come from any thread: a write of the whole mark at once, a stale one at worst).
+final class ApplyMarker: Sendable {
     /// A batch being applied, named by its journal entry (0 without a journal), agent, stream and sequence.
     struct Mark: Equatable, Sendable {
         var entry: Int64
@@ -35,6 +36,10 @@ final class ApplyMarker: @unchecked Sendable {
 
     let path: String
     private let fd: Int32
+    /// Set once the daemon is stopping: what applying does from then on is no batch's fault if the stop's deadline
+    /// ends the process (the next start would otherwise blame the batch being applied, and two such stops set a good
+    /// batch aside).
+    private let stopped = Atomic<Bool>(false)
 
     /// Opens (or creates) the marker file at `path`.
     init(path: String) throws(FileIO.Failure) {
@@ -55,8 +60,15 @@ final class ApplyMarker: @unchecked Sendable {
             sequence: UInt64(bitPattern: words[4]), deaths: words[5])
     }
 
+    /// The daemon is stopping on purpose: from now on no batch is marked.
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        write([Self.committingPhase, 0, 0, 0, 0, 0])
+    }
+
     /// Records that the store is about to apply the batch `mark` names.
     func applying(_ mark: Mark) {
+        guard !stopped.load(ordering: .relaxed) else { return }
         write([
             Self.applyingPhase, mark.entry, Int64(bitPattern: mark.agent), Int64(bitPattern: mark.stream),
             Int64(bitPattern: mark.sequence), mark.deaths,

@@ -127,7 +127,8 @@ public final class IngestService: Service, Sendable {
         } onGracefulShutdown: {
             queue.close()
         }
-        // Everything journaled is applied before the store closes (unless cancelled: then the next start applies it).
+        // Everything journaled is applied before the store closes (unless cancelled, or the daemon's stop deadline
+        // comes first: then the next start applies the rest).
         backlog.close()
         await withTaskCancellationHandler {
             await started?.value

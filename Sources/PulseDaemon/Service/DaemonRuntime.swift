@@ -12,11 +12,18 @@ import Synchronization
     import Musl
 #endif
 
-/// The daemon's pieces and its services, one `Service` per loop, for one `ServiceGroup` (built by `netpulsed`).
+/// The daemon's pieces and its services, one `Service` per loop, for one `ServiceGroup` (run by ``run()``).
 ///
 /// Services shut down in reverse order: the helpers first, then the listener (which stops accepting, waits for
 /// the ingest queue to be committed and acknowledged, then says goodbye to every agent), then ingest.
 public struct DaemonRuntime: Sendable {
+    /// How long the services have to stop gracefully after SIGTERM before they are cancelled: ingest then commits
+    /// nothing more (what it held is not acknowledged, and its agents send it again) and its applier stops after
+    /// the store commit under way, leaving the rest journaled for the next start.
+    static let gracefulStopBudget = Duration.milliseconds(1_000)
+    /// How long a stop may take from SIGTERM; past it the daemon exits anyway (``StopDeadline``).
+    static let stopBudget = Duration.milliseconds(1_500)
+
     public let config: DaemonConfig
     public let store: any MetricStore
     public let queue: IngestQueue
@@ -114,6 +121,8 @@ public struct DaemonRuntime: Sendable {
     let configPath: String?
     let logger: Logger
     let current: CurrentConfig
+    /// The services still running, for the stop's deadline to name.
+    let running = RunningServices()
 
     /// The SQLite file, or the PostgreSQL database when `[store] postgresql` is set.
     static func openStore(_ config: DaemonConfig, logger: Logger) async throws -> any MetricStore {
@@ -169,7 +178,9 @@ public struct DaemonRuntime: Sendable {
             .init(service: leaderOnly(RetentionService(store: store, policy: config.retention, logger: logger))),
             .init(service: leaderOnly(BillingService(store: store, config: config, logger: logger, metrics: metrics))),
             .init(service: leaderOnly(AlertService(store: store, current: current, logger: logger, metrics: metrics))),
-            .init(service: leaderOnly(notifier)),
+            // Its loops wait a second between rounds without watching for a stop; cancelled, it ends at once, and
+            // a notification whose delivery is cut short stays queued in the store for the next start.
+            .init(service: leaderOnly(CancelledOnStop(notifier))),
             .init(
                 service: ReloadService(
                     configPath: configPath, current: current, tls: listener.tls, status: status, logger: logger)),
@@ -213,7 +224,127 @@ public struct DaemonRuntime: Sendable {
         if let metricsService {
             services.insert(.init(service: metricsService), at: 2)
         }
-        return services
+        return services.map { configuration in
+            var tracked = configuration
+            tracked.service = Tracked(configuration.service, running: running)
+            return tracked
+        }
+    }
+
+    /// Runs the services until SIGTERM or SIGINT, then stops them gracefully: the helpers end, the listener stops
+    /// accepting, acknowledges only what is stored (journaled) and closes every connection, ingest finishes.
+    ///
+    /// The stop ends within ``stopBudget`` whatever happens: past ``gracefulStopBudget`` the services are cancelled,
+    /// and past ``stopBudget`` the daemon exits anyway. Nothing is lost either way: a batch is acknowledged only once
+    /// it is durable in the journal (or the store), what is journaled and not yet applied is applied by the next
+    /// start, and what was not yet acknowledged is sent again by its agent. A second SIGTERM or SIGINT ends the
+    /// daemon at once.
+    public func run() async throws {
+        let stops = SignalEvents([SIGTERM, SIGINT])
+        var configuration = ServiceGroupConfiguration(services: makeServices(), logger: logger)
+        configuration.maximumGracefulShutdownDuration = Self.gracefulStopBudget
+        let group = ServiceGroup(configuration: configuration)
+        let stopping = AtomicFlag()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                var signals = stops.makeAsyncIterator()
+                guard let signal = await signals.next() else { return }
+                stopping.set()
+                beginStop(signal, stops: stops)
+                await group.triggerGracefulShutdown()
+            }
+            do {
+                try await group.run()
+            } catch  where stopping.isSet {
+                // Cancelled past the graceful budget, a service may end with an error: the stop goes on all the same.
+                logger.warning("a service ended with an error while stopping: \(error)")
+            }
+            tasks.cancelAll()
+        }
+    }
+
+    /// Says the daemon is stopping, starts the stop's deadline, and makes a second stop signal end the process.
+    private func beginStop(_ signal: Int32, stops: SignalEvents) {
+        let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
+        // If the stop's deadline ends the process mid-apply, that is no batch's fault.
+        ingest.marker?.stop()
+        logger.notice(
+            "\(name): stopping (storing and acknowledging what arrived; a second \(name) ends the daemon at once)")
+        let (logger, budget, running, backlog) = (self.logger, Self.stopBudget, self.running, ingest.backlog)
+        _ = StopDeadline.start(budget: budget, stage: "stopping") { _ in
+            // Whatever is acknowledged is in the journal or the store, and the next start applies what the journal
+            // holds; what was not acknowledged its agents send again. Exiting now loses nothing.
+            let journaled =
+                backlog.count > 0 ? "; \(backlog.count) journaled batch(es) not yet applied, for the next start" : ""
+            logger.warning(
+                "the stop took longer than \(budget); still running: \(running.names.joined(separator: ", "))\(journaled); exiting now"
+            )
+        }
+        stops.restoreDefaultActions()
+    }
+}
+
+/// The services still running, in start order.
+final class RunningServices: Sendable {
+    private let running = Mutex<[String]>([])
+
+    var names: [String] { running.withLock { $0 } }
+
+    func started(_ name: String) { running.withLock { $0.append(name) } }
+
+    func ended(_ name: String) {
+        running.withLock { names in
+            if let index = names.firstIndex(of: name) { names.remove(at: index) }
+        }
+    }
+}
+
+/// A service whose running is recorded in ``RunningServices``.
+struct Tracked: Service, CustomStringConvertible {
+    let inner: any Service
+    let running: RunningServices
+    let name: String
+
+    init(_ inner: any Service, running: RunningServices) {
+        self.inner = inner
+        self.running = running
+        name = Self.name(of: inner)
+    }
+
+    func run() async throws {
+        running.started(name)
+        defer { running.ended(name) }
+        try await inner.run()
+    }
+
+    var description: String { String(describing: type(of: Self.unwrapped(inner))) }
+
+    /// "ingest" for `IngestService`, and the same through the wrappers that only say when a service runs.
+    static func name(of service: any Service) -> String {
+        var name = String(describing: type(of: unwrapped(service)))
+        if name.hasSuffix("Service") { name.removeLast("Service".count) }
+        return name.prefix(1).lowercased() + name.dropFirst()
+    }
+
+    static func unwrapped(_ service: any Service) -> any Service {
+        if let leaderOnly = service as? LeaderOnly { return unwrapped(leaderOnly.inner) }
+        if let cancelled = service as? CancelledOnStop { return unwrapped(cancelled.inner) }
+        return service
+    }
+}
+
+/// Runs a service that does not watch for graceful shutdown in all its waits, and cancels it when the daemon stops.
+struct CancelledOnStop: Service {
+    let inner: any Service
+
+    init(_ inner: any Service) { self.inner = inner }
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown { try await inner.run() }
+        } catch is CancellationError where Task.isShuttingDownGracefully {
+            // Stopping: ending by cancellation is this wrapper's purpose, not a failure.
+        }
     }
 }
 

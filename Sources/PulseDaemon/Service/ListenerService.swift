@@ -73,9 +73,21 @@ public final class ListenerService: Service, Sendable {
         registry.closeAll(ErrorFrame(.shuttingDown, "the daemon is stopping; reconnect later"))
         try? await Task.sleep(for: .milliseconds(100))
         for heartbeat in loopHeartbeats { heartbeat.finish() }
-        try await group.shutdownGracefully()
+        // Closing a TLS connection waits up to 5 s for the agent's close_notify, and an agent that stopped answering
+        // (its host gone dark, a path that froze) never sends it. Everything it sent is stored and acknowledged by
+        // now, so the stop does not wait for it: exiting closes the socket.
+        do {
+            try await awaitAbandoning(within: Self.closeBudget) { try await self.group.shutdownGracefully() }
+        } catch let error as StoppedWaiting {
+            logger.warning(
+                "connections still closing after \(Self.closeBudget), their agents not answering the TLS close (\(error)); stopping without them"
+            )
+        }
         logger.notice("stopped")
     }
+
+    /// How long the stop waits for the event loops to close the last connections.
+    static let closeBudget = Duration.milliseconds(300)
 }
 
 /// Waits while a listening `channel` is open, and closes it on graceful shutdown (after `onGracefulShutdown`) or
