@@ -114,11 +114,44 @@ extension EndToEnd {
             #expect(!agent.output.contains("replay done"), "agent:\n\(agent.output)")
             #expect(fleet.spooledFiles("agent-1").count >= 100, "the backlog was already delivered")
             try eventually("the replay is done", timeout: 60) { agent.output.contains("replay done") }
+            // "replay done" follows the last acknowledgement, which follows the journal; the store applies behind it.
+            try eventually("every replayed sample is applied", timeout: 20) {
+                try fleet.samples("agent-1", "lo").filter { $0.timestamp < startedAt }.count >= 4_000
+            }
             let samples = try fleet.samples("agent-1", "lo")
-            #expect(samples.filter { $0.timestamp < startedAt }.count == 4_000, "every replayed sample stored")
+            #expect(samples.filter { $0.timestamp < startedAt }.count == 4_000, "every replayed sample stored once")
             let fresh = samples.filter { $0.timestamp >= startedAt }
             let gaps = zip(fresh, fresh.dropFirst()).map { $1.timestamp - $0.timestamp }
             #expect(gaps.allSatisfy { $0 <= 350 }, "largest gap \(gaps.max() ?? 0) ms")
+            #expect(agent.stop() == 0)
+        }
+
+        /// An agent whose spool holds the backlogs of six earlier runs (six streams, each after a reboot) replays them
+        /// all on one connection: with the stream window (`docs/protocol.md`, "References") both sides keep only four
+        /// streams' descriptors and references and forget the same one at the same frame, so each run is described
+        /// again when its turn comes and nothing is refused.
+        @Test(.timeLimit(.minutes(2)))
+        func sixRunsOfSpoolAreReplayedOnOneConnectionThroughTheStreamWindow() throws {
+            let fleet = try Fleet()
+            try fleet.startDaemon()
+            let start = Int64(Date().timeIntervalSince1970 * 1_000) - 3_600_000
+            for run in 0..<6 {
+                try fleet.writeBacklog(
+                    "agent-1", batches: 20, from: start + Int64(run) * 60_000, stream: UInt64(0xB0B0 + run),
+                    firstOrdinal: 1 + run * 20)
+            }
+            let spooled = Set(fleet.spooledFiles("agent-1"))
+            #expect(spooled.count == 120)
+            let agent = try fleet.startAgent(
+                "agent-1",
+                config: try fleet.writeAgentConfig("agent-1", interval: "100ms", batch: "300ms", include: #"["lo"]"#))
+            try eventually("every run replayed", timeout: 60) {
+                spooled.isDisjoint(with: fleet.spooledFiles("agent-1"))
+            }
+            let samples = try fleet.samples("agent-1", "lo")
+            #expect(samples.filter { $0.timestamp < start + 6 * 60_000 }.count == 6 * 20 * 10, "every replayed sample")
+            #expect(!agent.output.contains("reject"), "agent:\n\(agent.output.suffix(2_000))")
+            #expect(!FileManager.default.fileExists(atPath: fleet.directory + "/agent-1/spool/rejected"))
             #expect(agent.stop() == 0)
         }
 

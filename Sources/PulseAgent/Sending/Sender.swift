@@ -172,7 +172,10 @@ public struct Sender: Sendable {
                             "connected to \(first.daemonName) at \(endpoint) (protocol \(first.version))\(backlog > 1 ? ", replaying \(backlog) spooled batches" : "")"
                         )
                         let limits = first.limits
-                        group.addTask { try await self.writeLoop(outbound, limits: limits, budget: budget) }
+                        let windowed = first.capabilities.contains(.streamWindow)
+                        group.addTask {
+                            try await self.writeLoop(outbound, limits: limits, windowed: windowed, budget: budget)
+                        }
                         continue
                     }
                     switch message {
@@ -209,8 +212,13 @@ public struct Sender: Sendable {
 
     /// Sends spooled batches in order, each preceded by the `DESCRIBE` it needs unless already sent on this
     /// connection, keeping at most `limits.maximumInFlight` unacknowledged.
+    ///
+    /// - Parameter windowed: both sides keep only the last few streams' descriptors and references
+    ///   (``StreamWindow``): a stream that leaves the window is forgotten here at the same frame as by the daemon, so
+    ///   its next batch is described again and coded from keyframes.
     private func writeLoop(
-        _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, limits: WireLimits, budget: UploadBudget
+        _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, limits: WireLimits, windowed: Bool,
+        budget: UploadBudget
     ) async throws {
         // Batches made from now on go out before the backlog (AgentPipeline.entryToSend); each part in ordinal order.
         let liveFrom = await pipeline.nextOrdinal
@@ -221,6 +229,12 @@ public struct Sender: Sendable {
         }
         var described = Set<DescriptorKey>()
         var references: ReferenceTable? = ReferenceTable()
+        var streams = StreamWindow()
+        func name(_ stream: UInt64) {
+            guard windowed, let left = streams.name(stream) else { return }
+            described = described.filter { $0.stream != left }
+            references?.forget(stream: left)
+        }
         var lastSend = ContinuousClock.now
         let window = max(1, min(limits.maximumInFlight, 256))
         while !Task.isCancelled {
@@ -253,9 +267,11 @@ public struct Sender: Sendable {
             let keys = describe.interfaces.map { DescriptorKey(stream: describe.stream, id: $0.id) }
             if !keys.allSatisfy({ described.contains($0) }) {
                 toSend = WireCodec.encode(.describe(describe))
+                name(describe.stream)
                 described.formUnion(keys)
             }
             toSend += WireCodec.encode(.batch(batch), references: &references)
+            name(batch.stream)
             while true {
                 let delay = budget.bucket.withLock { $0.delay(for: toSend.count) }
                 if delay == .zero { break }

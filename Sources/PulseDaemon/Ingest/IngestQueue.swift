@@ -101,6 +101,11 @@ public final class IngestQueue: Sendable {
     /// Offers refused because the queue was full, since start.
     public var refusals: Int { state.withLock { $0.refusals } }
 
+    /// Whether an offer now would be taken (or the queue is closed, when it answers at once).
+    public var hasRoom: Bool {
+        state.withLock { state in !state.accepting || (state.items.count < limit && state.bytes < byteLimit) }
+    }
+
     /// The memory cost of the batches queued (not those in a commit).
     public var bytes: Int { state.withLock { $0.bytes } }
 

@@ -184,7 +184,7 @@ public final class IngestService: Service, Sendable {
             if queueRefusals > refusals && !fullLogged {
                 fullLogged = true
                 logger.warning(
-                    "ingest queue full (\(queue.limit) batches, [ingest] queue_limit): connections wait before reading more; agents keep their batches"
+                    "ingest queue full (\(queue.limit) batches or \(Units.formatBytes(Double(queue.byteLimit))) of them, [ingest] queue_limit and queue_bytes): connections wait before reading more; agents keep their batches"
                 )
             }
             refusals = queueRefusals

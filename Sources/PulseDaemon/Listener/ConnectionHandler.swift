@@ -11,7 +11,9 @@ import X509
 ///
 /// When the ingest queue is full it holds the batch it could not hand over and reads nothing more from the agent
 /// until the queue has room: the agent's further batches stay in its spool (and the kernel's socket buffers), not
-/// in the daemon's memory. What one read already brought in is held here, at most a read's worth per connection.
+/// in the daemon's memory. What one read already brought in waits here as the frames it came as, not decoded: a
+/// batch is decoded (its samples, up to 65,536 of them, about 5 MB once decoded) only when the queue has room for it,
+/// so what a connection holds while the queue is full is at most a read's worth of frames as they came over the wire.
 ///
 /// Not `Sendable`: it lives on its channel's event loop.
 final class ConnectionHandler: ChannelDuplexHandler {
@@ -29,7 +31,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// The agent, once this connection is in the registry.
     private var registered: AgentIdentity?
     /// Batches the full ingest queue has not taken yet, oldest first; while any wait, nothing more is read.
-    private var held: [(batch: IngestBatch, completion: @Sendable (Result<IngestOutcome, any Error>) -> Void)] = []
+    /// Frames not yet given to the state machine: the queue was full, or they came behind one that waits.
+    private var pending: [[UInt8]] = []
+    /// A batch the state machine handed over that the queue has not taken yet; while one waits, nothing is read.
+    private var held: (batch: IngestBatch, completion: @Sendable (Result<IngestOutcome, any Error>) -> Void)?
     private var readRequested = false
     private var waitingForRoom = false
     private var removed = false
@@ -62,7 +67,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         removed = true
         // Held batches were never acknowledged: the agent sends them again when it reconnects.
-        held.removeAll()
+        held = nil
+        pending.removeAll()
         handshakeTimer?.cancel()
         // By now the state machine may be `.closed` (an error, a timeout): what counts is whether it was added.
         // The registry frees the connection's slot when the channel closes (Listener).
@@ -76,7 +82,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
                 .peerCertificate
             perform(machine.tlsEstablished(certificateName: certificate.flatMap(Self.commonName)), context: context)
-        case IdleStateHandler.IdleStateEvent.read where held.isEmpty:
+        case IdleStateHandler.IdleStateEvent.read where held == nil && pending.isEmpty:
             perform(machine.timedOut("no frame for longer than the idle timeout"), context: context)
         case IdleStateHandler.IdleStateEvent.read:
             break  // not reading on purpose: the ingest queue is full
@@ -86,8 +92,57 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        pending.append(unwrapInboundIn(data))
+        drain(context: context)
+    }
+
+    /// Gives the state machine the frames that wait, in order, while the ingest queue has room: a batch is decoded
+    /// only then. When it has none, waits for it (``IngestQueue/whenRoom(_:)``); once everything is taken, reading
+    /// resumes.
+    private func drain(context: ChannelHandlerContext) {
+        while true {
+            if let waiting = held {
+                guard queue.offer(waiting.batch, completion: waiting.completion) else {
+                    waitForRoom(context: context)
+                    return
+                }
+                held = nil
+            }
+            guard let next = pending.first else { break }
+            // Only a batch waits for room (frames keep their order behind it): a HELLO or a keepalive goes on.
+            guard next.first != FrameType.batch.rawValue || queue.hasRoom else {
+                waitForRoom(context: context)
+                return
+            }
+            received(pending.removeFirst(), context: context)
+            // A frame that failed the connection: what is left is not read.
+            if !context.channel.isActive { pending.removeAll() }
+        }
+        if readRequested {
+            readRequested = false
+            context.read()
+        }
+    }
+
+    private func waitForRoom(context: ChannelHandlerContext) {
+        guard !waitingForRoom else { return }
+        waitingForRoom = true
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        queue.whenRoom {
+            loop.execute {
+                let handler = handler.value
+                handler.waitingForRoom = false
+                guard !handler.removed else { return }
+                handler.drain(context: boundContext.value)
+            }
+        }
+    }
+
+    private func received(_ frame: [UInt8], context: ChannelHandlerContext) {
         let wasReady = machine.isReady
-        perform(machine.frameReceived(unwrapInboundIn(data)), context: context)
+        perform(machine.frameReceived(frame), context: context)
         if !wasReady, let agent = machine.agent {
             handshakeTimer?.cancel()
             logger[metadataKey: "agent"] = "\(agent.name)"
@@ -200,8 +255,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
                     }
                 }
             }
-            held.append((IngestBatch(agent: agent, batch: batch, descriptors: descriptors), completion))
-            offerHeld(context: context)
+            held = (IngestBatch(agent: agent, batch: batch, descriptors: descriptors), completion)
         }
     }
 
@@ -222,38 +276,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if held.isEmpty {
+        if held == nil && pending.isEmpty {
             context.read()
         } else {
             readRequested = true
-        }
-    }
-
-    /// Hands the held batches to the ingest queue, oldest first; once all are taken, reading resumes. When the
-    /// queue is full, waits for it to have room.
-    private func offerHeld(context: ChannelHandlerContext) {
-        while let first = held.first {
-            guard queue.offer(first.batch, completion: first.completion) else {
-                guard !waitingForRoom else { return }
-                waitingForRoom = true
-                let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-                let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-                let loop = context.eventLoop
-                queue.whenRoom {
-                    loop.execute {
-                        let handler = handler.value
-                        handler.waitingForRoom = false
-                        guard !handler.removed else { return }
-                        handler.offerHeld(context: boundContext.value)
-                    }
-                }
-                return
-            }
-            held.removeFirst()
-        }
-        if readRequested {
-            readRequested = false
-            context.read()
         }
     }
 

@@ -134,12 +134,16 @@ final class Fleet: @unchecked Sendable {
     /// 100 ms ticks of busy `lo` counters (an epoch of its own), ending `batches` seconds after `from` (ms), as the
     /// agent would have spooled them through an outage. About 100 bytes per batch on the wire: a backlog large enough
     /// to outlast the upload budget's one-second burst (16 KiB) without an outage of minutes in the test.
-    func writeBacklog(_ agent: String, batches: Int, from first: Int64) throws {
+    ///
+    /// `stream` and `firstOrdinal` make the backlogs of several earlier runs (each run its stream, after a reboot).
+    func writeBacklog(
+        _ agent: String, batches: Int, from first: Int64, stream: UInt64 = 0xB0B, firstOrdinal: Int = 1
+    ) throws {
         let spool = "\(directory)/\(agent)/spool"
         try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
         let descriptor = InterfaceDescriptor(
-            id: 1, name: "lo", epoch: CounterEpoch(bootID: BootID(high: 7, low: 8), ifindex: 1, width: .bits64))
-        let describe = Describe(stream: 0xB0B, interfaces: [descriptor])
+            id: 1, name: "lo", epoch: CounterEpoch(bootID: BootID(high: 7, low: stream), ifindex: 1, width: .bits64))
+        let describe = Describe(stream: stream, interfaces: [descriptor])
         var generator = SplitMix64(seed: 42)
         var counters = CounterValues()
         for index in 0..<batches {
@@ -152,10 +156,10 @@ final class Fleet: @unchecked Sendable {
             }
             let start = first + Int64(index) * 1_000
             let batch = WireBatch(
-                stream: 0xB0B, sequence: UInt64(index + 1), order: UInt64(start), interval: 100, heartbeat: 0,
+                stream: stream, sequence: UInt64(index + 1), order: UInt64(start), interval: 100, heartbeat: 0,
                 timestamps: (0..<10).map { start + Int64($0) * 100 },
                 sections: [BatchSection(descriptorID: 1, ticks: Array(0..<10), values: ticks.flatMap { $0 })])
-            let name = String(format: "%020d.np2", index + 1)
+            let name = String(format: "%020d.np2", firstOrdinal + index)
             try Data(WireCodec.encode(.describe(describe)) + WireCodec.encode(.batch(batch))).write(
                 to: URL(fileURLWithPath: "\(spool)/\(name)"))
         }
