@@ -205,8 +205,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // What several test targets share: the SVG checker (xmllint and rsvg-convert, Tests/Tools/check_outputs.py).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // What several test targets and the benchmarks share: the SVG checker (xmllint and rsvg-convert,
+        // Tests/Tools/check_outputs.py), throwaway PostgreSQL servers, an agent sending the largest batches.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "PulseCore", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(name: "PulseChartsTests", dependencies: ["PulseCharts", "TestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "PulseReportsTests",

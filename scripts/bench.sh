@@ -7,6 +7,8 @@
 #                               daemon on SQLite (BENCH_AGENTS, BENCH_PG_SECONDS); CPU per million values per process
 #   scripts/bench.sh connections 10,000 agent connections held (memory per connection), a reconnect storm of all of
 #                               them, and openssl s_server doing the same handshakes (BENCH_CONNECTIONS)
+#   scripts/bench.sh bounds     the daemon's peak memory while agents send the largest batches as fast as it takes
+#                               them, for queue_bytes of 16, 64 and 256 MiB (BENCH_BOUNDS_AGENTS, default 8)
 #   scripts/bench.sh size       only the store's size per interface, beside an rrdtool RRD
 #   scripts/bench.sh query      only the CLI's queries on bulk-loaded stores (BENCH_QUERY_SIZES, default
 #                               "1000 10000 100000"; 100,000 takes about 25 GB of BENCH_QUERY_DIR and most of an
@@ -40,6 +42,11 @@ fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = connections ]; then
     $R/netpulse-bench connections "$R/netpulsed" "${BENCH_CONNECTIONS:-10000}"
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = bounds ]; then
+    $R/netpulse-bench bounds "$R/netpulsed" "${BENCH_BOUNDS_AGENTS:-8}" 16 64 256
     echo
 fi
 

@@ -14,6 +14,7 @@ import PulseCore
 //   netpulse-bench render CONFIG [RUNS]                   (drawing the default dashboards from a store)
 //   netpulse-bench usage PID SECONDS SAMPLES_PER_SECOND   (CPU per sample and peak RSS of a running process)
 //   netpulse-bench remote-write CONFIG PROMETHEUS_BINARY  (remote write from a query-store store to Prometheus)
+//   netpulse-bench bounds DAEMON_BINARY [AGENTS] [QUEUE_MIB …]  (peak memory under the largest batches)
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "wire":
@@ -47,6 +48,16 @@ case "ingest-render" where arguments.count >= 4:
             seconds: arguments.count > 5 ? Int(arguments[5]) ?? 60 : 60)
     } catch {
         print("ingest-render benchmark failed: \(error)")
+        exit(1)
+    }
+case "bounds" where arguments.count >= 3:
+    do {
+        let queues = arguments.dropFirst(4).compactMap { Int($0) }
+        try BoundsBench.run(
+            daemonBinary: arguments[2], queues: queues.isEmpty ? [16, 64, 256] : queues,
+            agents: arguments.count > 3 ? Int(arguments[3]) ?? 8 : 8)
+    } catch {
+        print("bounds benchmark failed: \(error)")
         exit(1)
     }
 case "connections" where arguments.count >= 3:

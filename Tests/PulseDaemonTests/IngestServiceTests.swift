@@ -27,6 +27,28 @@ import Testing
             agent: AgentIdentity(name: agent, hostname: agent, version: "test"), batch: wire, descriptors: [descriptor])
     }
 
+    /// Places are promised before a connection decodes a batch frame: never more than `limit` batches, a reserved
+    /// batch is taken even past the bytes (another loop filled them meanwhile), and a place given back wakes a
+    /// connection waiting for room.
+    @Test func reservedPlacesBoundTheQueueByCount() {
+        let queue = IngestQueue(limit: 2, byteLimit: 1)
+        let done: @Sendable (Result<IngestOutcome, any Error>) -> Void = { _ in }
+        #expect(queue.reserve())
+        #expect(queue.reserve())
+        #expect(!queue.reserve() && !queue.hasRoom && queue.refusals == 1)
+        let woken = Atomic<Int>(0)
+        queue.whenRoom { woken.add(1, ordering: .relaxed) }
+        queue.release()
+        #expect(woken.load(ordering: .relaxed) == 1 && queue.hasRoom)
+        #expect(queue.reserve())
+        // Past `byteLimit` once the first is queued: the second was promised its place, and is taken.
+        #expect(queue.offer(batch(agent: "a", order: 1), reserved: true, completion: done))
+        #expect(!queue.hasRoom)
+        #expect(queue.offer(batch(agent: "b", order: 1), reserved: true, completion: done))
+        #expect(!queue.offer(batch(agent: "c", order: 1), completion: done))
+        #expect(queue.pending == 2)
+    }
+
     /// One batch the store refuses must not fail the other agents' batches committed with it: before, the whole
     /// group failed and every connection in it was closed; now the group is committed again in halves and only the
     /// refused batch fails, as invalid (so its agent is told to set it aside).

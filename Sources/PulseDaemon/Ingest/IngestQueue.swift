@@ -35,6 +35,10 @@ public final class IngestQueue: Sendable {
         var oldestSince: ContinuousClock.Instant?
         /// The memory cost of the batches queued.
         var bytes = 0
+        /// Places promised by ``reserve()`` to batches being decoded, not yet offered.
+        var reserved = 0
+
+        func hasRoom(limit: Int, byteLimit: Int) -> Bool { items.count + reserved < limit && bytes < byteLimit }
     }
 
     private let state = Mutex(State())
@@ -49,18 +53,26 @@ public final class IngestQueue: Sendable {
     }
 
     /// Queues a batch unless the queue is full; its completion runs once it is durably stored. Never blocks.
-    /// Returns false, keeping nothing, when the queue holds `limit` batches: the caller keeps the batch and offers it
-    /// again once ``whenRoom(_:)`` calls back. After ``close()`` the completion runs at once with `shutting-down`.
-    public func offer(_ batch: IngestBatch, completion: @escaping @Sendable (Result<IngestOutcome, any Error>) -> Void)
-        -> Bool
-    {
+    /// Returns false, keeping nothing, when the queue holds `limit` batches or `byteLimit` bytes: the caller keeps
+    /// the batch and offers it again once ``whenRoom(_:)`` calls back. After ``close()`` the completion runs at once
+    /// with `shutting-down`.
+    ///
+    /// `reserved`: the place a ``reserve()`` promised is used, and the batch is always taken. Connections reserve
+    /// before they decode a batch frame, so they never keep a decoded batch (the raw frame waits instead, about a
+    /// sixth of the size); the queue holds at most `limit` batches, and `byteLimit` plus one batch per event loop.
+    @discardableResult
+    public func offer(
+        _ batch: IngestBatch, reserved: Bool = false,
+        completion: @escaping @Sendable (Result<IngestOutcome, any Error>) -> Void
+    ) -> Bool {
         enum Outcome { case queued(CheckedContinuation<Void, Never>?), full, closed }
         let outcome = state.withLock { state -> Outcome in
             guard state.accepting else { return .closed }
             // Full at `byteLimit` bytes: the batch that crosses it is taken (so the bound is that plus one batch, at
             // most about 5 MB), and ``whenRoom(_:)`` waits on the same condition.
             let cost = batch.memoryCost
-            guard state.items.count < limit, state.bytes < byteLimit else {
+            if reserved { state.reserved = max(0, state.reserved - 1) }
+            guard reserved || state.hasRoom(limit: limit, byteLimit: byteLimit) else {
                 state.refusals += 1
                 return .full
             }
@@ -85,7 +97,7 @@ public final class IngestQueue: Sendable {
     /// Calls `waiter` once the queue has room (at once when it has some now, or is closed).
     public func whenRoom(_ waiter: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
-            guard (state.items.count >= limit || state.bytes >= byteLimit) && state.accepting else { return true }
+            guard !state.hasRoom(limit: limit, byteLimit: byteLimit) && state.accepting else { return true }
             state.roomWaiters.append(waiter)
             return false
         }
@@ -103,7 +115,35 @@ public final class IngestQueue: Sendable {
 
     /// Whether an offer now would be taken (or the queue is closed, when it answers at once).
     public var hasRoom: Bool {
-        state.withLock { state in !state.accepting || (state.items.count < limit && state.bytes < byteLimit) }
+        state.withLock { state in !state.accepting || state.hasRoom(limit: limit, byteLimit: byteLimit) }
+    }
+
+    /// Promises a place to a batch about to be decoded, if there is room (or the queue is closed, when its offer
+    /// answers at once); an offer with `reserved: true` uses it, ``release()`` gives it back. Counted as a refusal
+    /// when full: the caller waits with ``whenRoom(_:)``.
+    public func reserve() -> Bool {
+        state.withLock { state in
+            guard state.accepting else { return true }
+            guard state.hasRoom(limit: limit, byteLimit: byteLimit) else {
+                state.refusals += 1
+                return false
+            }
+            state.reserved += 1
+            return true
+        }
+    }
+
+    /// Gives back a place ``reserve()`` promised that no batch used (the frame was refused, or was not one to
+    /// store); connections waiting for room are called back if that made some.
+    public func release() {
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            guard state.accepting, state.reserved > 0 else { return [] }
+            state.reserved -= 1
+            guard state.hasRoom(limit: limit, byteLimit: byteLimit) else { return [] }
+            defer { state.roomWaiters.removeAll() }
+            return state.roomWaiters
+        }
+        for waiter in waiters { waiter() }
     }
 
     /// The memory cost of the batches queued (not those in a commit).

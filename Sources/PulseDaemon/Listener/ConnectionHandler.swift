@@ -30,11 +30,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var tlsEstablished = false
     /// The agent, once this connection is in the registry.
     private var registered: AgentIdentity?
-    /// Batches the full ingest queue has not taken yet, oldest first; while any wait, nothing more is read.
-    /// Frames not yet given to the state machine: the queue was full, or they came behind one that waits.
+    /// Frames not yet given to the state machine, oldest first: a batch waits here, undecoded, while the ingest
+    /// queue is full, and the frames behind it wait with it; while any wait, nothing more is read. A batch is
+    /// decoded only once the queue has promised it a place (``IngestQueue/reserve()``), so a connection holds at
+    /// most what one read brought in, never a decoded batch.
     private var pending: [[UInt8]] = []
-    /// A batch the state machine handed over that the queue has not taken yet; while one waits, nothing is read.
-    private var held: (batch: IngestBatch, completion: @Sendable (Result<IngestOutcome, any Error>) -> Void)?
+    /// A place in the ingest queue promised to the batch frame being handled.
+    private var reservation = false
     private var readRequested = false
     private var waitingForRoom = false
     private var removed = false
@@ -66,8 +68,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         removed = true
-        // Held batches were never acknowledged: the agent sends them again when it reconnects.
-        held = nil
+        // Frames not read yet were never acknowledged: the agent sends them again when it reconnects.
         pending.removeAll()
         handshakeTimer?.cancel()
         // By now the state machine may be `.closed` (an error, a timeout): what counts is whether it was added.
@@ -82,7 +83,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
                 .peerCertificate
             perform(machine.tlsEstablished(certificateName: certificate.flatMap(Self.commonName)), context: context)
-        case IdleStateHandler.IdleStateEvent.read where held == nil && pending.isEmpty:
+        case IdleStateHandler.IdleStateEvent.read where pending.isEmpty:
             perform(machine.timedOut("no frame for longer than the idle timeout"), context: context)
         case IdleStateHandler.IdleStateEvent.read:
             break  // not reading on purpose: the ingest queue is full
@@ -100,21 +101,21 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// only then. When it has none, waits for it (``IngestQueue/whenRoom(_:)``); once everything is taken, reading
     /// resumes.
     private func drain(context: ChannelHandlerContext) {
-        while true {
-            if let waiting = held {
-                guard queue.offer(waiting.batch, completion: waiting.completion) else {
+        while let next = pending.first {
+            // Only a batch waits for room (frames keep their order behind it): a HELLO or a keepalive goes on.
+            if next.first == FrameType.batch.rawValue {
+                guard queue.reserve() else {
                     waitForRoom(context: context)
                     return
                 }
-                held = nil
-            }
-            guard let next = pending.first else { break }
-            // Only a batch waits for room (frames keep their order behind it): a HELLO or a keepalive goes on.
-            guard next.first != FrameType.batch.rawValue || queue.hasRoom else {
-                waitForRoom(context: context)
-                return
+                reservation = true
             }
             received(pending.removeFirst(), context: context)
+            // Refused, a duplicate, or not a batch to store: its place goes back.
+            if reservation {
+                reservation = false
+                queue.release()
+            }
             // A frame that failed the connection: what is left is not read.
             if !context.channel.isActive { pending.removeAll() }
         }
@@ -255,7 +256,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
                     }
                 }
             }
-            held = (IngestBatch(agent: agent, batch: batch, descriptors: descriptors), completion)
+            // The place reserved before its frame was decoded (``drain(context:)``); a batch is only ever handed over
+            // from a batch frame, so there is one, and the offer cannot be refused.
+            let reserved = reservation
+            reservation = false
+            if !queue.offer(
+                IngestBatch(agent: agent, batch: batch, descriptors: descriptors), reserved: reserved,
+                completion: completion)
+            {
+                completion(.failure(ErrorFrame(.overloaded, "the ingest queue is full")))
+            }
         }
     }
 
@@ -276,7 +286,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if held == nil && pending.isEmpty {
+        if pending.isEmpty {
             context.read()
         } else {
             readRequested = true
