@@ -105,7 +105,8 @@ struct Export: AsyncParsableCommand {
             let columns =
                 ["kind", "series", "start_utc", "start_ms", "width_seconds"] + TrafficCounter.allCases.map(\.name) + [
                     "measured_ms", "interpolated_ms", "peak_rx_bytes_per_second", "peak_tx_bytes_per_second",
-                    "speed_mbps", "epochs", "wraps", "resets", "implausible", "clock_steps", "revision", "row",
+                    "speed_mbps", "epochs", "wraps", "resets", "implausible", "clock_steps", "ambiguous", "revision",
+                    "row",
                 ]
             print(json ? "[" : CSVText.row(columns), terminator: "")
             var first = true

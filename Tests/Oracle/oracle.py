@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 COUNTERS = ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped"]
-EVENTS = ["epoch", "wrap", "reset", "implausible", "clock"]
+EVENTS = ["epoch", "wrap", "reset", "implausible", "clock", "ambiguous"]
 U64 = (1 << 64) - 1
 I64 = (1 << 63) - 1
 DAY = 86_400_000
@@ -47,19 +47,34 @@ def count_step(p, n, max_rate, max_age):
         elapsed = g if g > 0 else n["interval"]
         bc = bytes_ceiling(n["speed"], elapsed, max_rate)
         pc = min(bc // 84 + 64, U64)
+        m = 2**32
+        judged = []
         for i in range(8):
             ceiling = bc if i < 2 else pc
             before, after = p["c"][i], n["c"][i]
+            # "Counting a step": a 32-bit counter's count with one wrap when it went down; more than one count
+            # fitting the ceiling (delta + m <= C) is ambiguous, and the least that fits is counted.
+            if n["width"] == 32 and before < m and after < m:
+                delta = after - before if after >= before else m - before + after
+                if delta + m <= ceiling:
+                    judged.append(("ambiguous", after - before if after >= before else after))
+                    continue
             if after >= before:
-                counted[i] = after - before
-                if after - before > ceiling:
-                    events.add("implausible")
-            elif n["width"] == 32 and before < 2**32 and after < 2**32 and (2**32 - before + after) <= ceiling:
-                counted[i] = 2**32 - before + after
-                events.add("wrap")
+                judged.append(("implausible" if after - before > ceiling else "up", after - before))
+            elif n["width"] == 32 and before < m and after < m and (m - before + after) <= ceiling:
+                judged.append(("wrap", m - before + after))
             else:
-                counted[i] = after
-                events.add("reset")
+                judged.append(("reset", after))
+        kinds = {kind for kind, _ in judged}
+        # "A reset is the sample's": one clear reset makes the step a reset; every counter that went down counts n.
+        sample_reset = "reset" in kinds
+        for i, (kind, value) in enumerate(judged):
+            counted[i] = n["c"][i] if sample_reset and n["c"][i] < p["c"][i] else value
+        for kind in ("ambiguous", "implausible", "reset"):
+            if kind in kinds:
+                events.add(kind)
+        if "wrap" in kinds and not sample_reset:
+            events.add("wrap")
     else:
         counted = list(n["c"])
         events.add("epoch")
@@ -82,20 +97,20 @@ def count_step(p, n, max_rate, max_age):
 
 # ---------------------------------------------------------------------------------------------------------------
 # Buckets: a list of 18 numbers, in the order of the rollup columns:
-# 0-7 the eight counters, 8 measured ms, 9 interpolated ms, 10 peak rx, 11 peak tx, 12 speed, 13-17 events.
+# 0-7 the eight counters, 8 measured ms, 9 interpolated ms, 10 peak rx, 11 peak tx, 12 speed, 13-18 events.
 
-SUMS = list(range(10)) + list(range(13, 18))
+SUMS = list(range(10)) + list(range(13, 13 + len(EVENTS)))
 
 
 def new_bucket():
-    return [0] * 18
+    return [0] * (13 + len(EVENTS))
 
 
 def spread(counted, timing, events, p, n, width, add):
     """Calls add(start, part) for each bucket of `width` the step touches."""
     ev = [1 if e in events else 0 for e in EVENTS]
     if timing == "instant":
-        add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev)
+        add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev)  # no time, no peaks, no speed
         return
     t0, t1 = p["t"], n["t"]
     g = t1 - t0
@@ -111,7 +126,7 @@ def spread(counted, timing, events, p, n, width, add):
         part = [counted[i] * (hi - t0) // g - counted[i] * (lo - t0) // g for i in range(8)]
         part += [0, hi - lo] if timing == "gap" else [hi - lo, 0]
         part += [peak_rx, peak_tx, speed]
-        part += ev if b == event_bucket else [0, 0, 0, 0, 0]
+        part += ev if b == event_bucket else [0] * len(EVENTS)
         add(b, part)
         b += width
 
@@ -332,7 +347,7 @@ def main():
     shown = queries.get("bucket_levels", case["settings"]["levels"])
     for name, levels in series.items():
         out["buckets"][name] = {
-            str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:18]] for s, b in sorted(buckets.items())]
+            str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:]] for s, b in sorted(buckets.items())]
             for width, buckets in levels.items() if width in shown}
     # Members and speeds of scopes: counted interfaces with data in the window, by their last sample's kind.
     samples = samples_of(case)

@@ -66,7 +66,7 @@ enum Oracle {
                     return [bucket.start] + (0..<8).map { values.traffic[$0] } + [
                         values.measuredMilliseconds, values.interpolatedMilliseconds, Int64(values.peakRx),
                         Int64(values.peakTx), Int64(values.speedMbps),
-                    ] + (0..<5).map { values.events[$0] }
+                    ] + (0..<6).map { values.events[$0] }
                 }
                 let wanted = rows.map { row -> [Int64] in
                     [Self.int(row[0])!] + (row[1] as! [Any]).map { Self.int($0)! } + (2...6).map { Self.int(row[$0])! }

@@ -43,6 +43,42 @@ import Testing
         #expect(try await store.totals().unplacedSteps > 0)
     }
 
+    /// The worked examples 8, 9 and 10 of docs/windows.md (``CaseGenerator/countingRules()``): the oracle gives the
+    /// figures the examples state, and the store agrees with it. Before, the store counted a 1.29 GB wrap for the
+    /// reset at an unknown speed, a 95 MB wrap beside a reset of the same sample, and the 1.7 GB of several wraps
+    /// with no event.
+    @Test func wrapsResetsAndAmbiguityAgreeWithTheOracle() async throws {
+        let oracleCase = CaseGenerator.countingRules()
+        let expected = try Oracle.run(oracleCase)
+        let buckets = expected["buckets"] as! [String: [String: [[Any]]]]
+        /// (rx bytes, rx packets, events) of the interface's minute bucket at `minute`.
+        func minute(_ interface: String, _ minute: Int64) -> (Int64, Int64, [Int64])? {
+            let start = oracleCase.batches[0].sections[0].samples[0].time + minute * 60_000
+            guard
+                let row = buckets["interface:edge-32/\(interface)"]?["60000"]?.first(where: {
+                    Oracle.int($0[0]) == start
+                })
+            else { return nil }
+            let traffic = (row[1] as! [Any]).map { Oracle.int($0)! }
+            return (traffic[0], traffic[2], (row[7] as! [Any]).map { Oracle.int($0)! })
+        }
+        // Events in the order of docs/windows.md's columns: epochs, wraps, resets, implausible, clock_steps, ambiguous.
+        // Example 8: 1,000,000 + 5,000 (the least) + 1,000,000 bytes, no wrap; at an unknown speed (max_rate) every
+        // step of a 32-bit counter is ambiguous, so all three are.
+        let unknown = minute("unknown0", 0)
+        #expect(unknown?.0 == 2_005_000 && unknown?.2 == [0, 0, 0, 0, 0, 3], "\(String(describing: unknown))")
+        // Example 9: 1,000,000 + 50,000 + 1,000,000 bytes and 1,000 + 40 + 1,000 packets, one reset, no wrap.
+        let wan0 = minute("wan0", 0)
+        #expect(
+            wan0?.0 == 2_050_000 && wan0?.1 == 2_040 && wan0?.2 == [0, 0, 1, 0, 0, 0], "\(String(describing: wan0))")
+        // Example 10: the 60-second gap counts 1,705,032,704 bytes (spread over both minutes), ambiguous.
+        let wan1 = [minute("wan1", 0), minute("wan1", 1)]
+        #expect(
+            wan1.reduce(0) { $0 + ($1?.0 ?? 0) } == 1_000_000 + 1_705_032_704 + 1_000_000
+                && wan1.reduce(0) { $0 + ($1?.2[5] ?? 0) } == 1, "\(wan1)")
+        try await check(oracleCase)
+    }
+
     /// Also keeps the bills in the store as the data arrives (the daemon's ``BillKeeper`` passes), so they are
     /// issued as their periods close and late data becomes adjustments: those must agree with the oracle too.
     @Test(.timeLimit(.minutes(5)))

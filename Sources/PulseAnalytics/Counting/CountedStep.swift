@@ -33,9 +33,12 @@ public struct StepEvents: OptionSet, Sendable, Hashable {
     public static let implausible = StepEvents(rawValue: 1 << 3)
     /// The agent's clock went back, or was ahead and its batch was moved.
     public static let clock = StepEvents(rawValue: 1 << 4)
+    /// A 32-bit counter could have wrapped more than once, or been reset, in the step's time: the least count that
+    /// fits was taken (`docs/windows.md`, "Counting a step").
+    public static let ambiguous = StepEvents(rawValue: 1 << 5)
 
     /// In the order of the rollups' event columns.
-    public static let columns: [StepEvents] = [.epoch, .wrap, .reset, .implausible, .clock]
+    public static let columns: [StepEvents] = [.epoch, .wrap, .reset, .implausible, .clock, .ambiguous]
 }
 
 /// One step between two samples adjacent in counter order: what it counted, how its time is known, and events.
@@ -69,22 +72,43 @@ public struct CountedStep: Sendable, Hashable {
             let elapsed = gap > 0 ? gap : next.interval
             let bytesCeiling = Ceiling.bytes(speedMbps: next.speed, milliseconds: elapsed, maximumRate: maximumRate)
             let packetsCeiling = Ceiling.packets(bytesCeiling: bytesCeiling)
+            let turn: UInt64 = 1 << 32
+            var wrapped = false
+            var reset = false
             for counter in TrafficCounter.allCases {
                 let before = previous.counters[counter]
                 let after = next.counters[counter]
                 let ceiling = counter.isBytes ? bytesCeiling : packetsCeiling
+                // A 32-bit counter: the count its values give, with one wrap when it went down.
+                if next.width == .bits32, before < turn, after < turn {
+                    let delta = after >= before ? after - before : turn - before + after
+                    // One more turn fits the ceiling too: the counters cannot say how many; the least that fits.
+                    if ceiling >= turn && delta <= ceiling - turn {
+                        counted[counter] = after >= before ? after - before : after
+                        events.insert(.ambiguous)
+                        continue
+                    }
+                }
                 if after >= before {
                     counted[counter] = after - before
                     if after - before > ceiling { events.insert(.implausible) }
-                } else if next.width == .bits32, before < 1 << 32, after < 1 << 32,
-                    (1 << 32) - before + after <= ceiling
-                {
-                    counted[counter] = (1 << 32) - before + after
-                    events.insert(.wrap)
+                } else if next.width == .bits32, before < turn, after < turn, turn - before + after <= ceiling {
+                    counted[counter] = turn - before + after
+                    wrapped = true
                 } else {
                     counted[counter] = after
-                    events.insert(.reset)
+                    reset = true
                 }
+            }
+            // A driver resets an interface's counters together: one clear reset makes the step a reset, and no
+            // counter of it that went down is taken as a wrap.
+            if reset {
+                events.insert(.reset)
+                for counter in TrafficCounter.allCases where next.counters[counter] < previous.counters[counter] {
+                    counted[counter] = next.counters[counter]
+                }
+            } else if wrapped {
+                events.insert(.wrap)
             }
         } else {
             counted = next.counters

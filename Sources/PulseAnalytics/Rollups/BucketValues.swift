@@ -11,7 +11,7 @@ public struct BucketValues: Sendable, Hashable {
     public var peakTx: UInt64
     /// The largest known link speed, Mbit/s (0: unknown).
     public var speedMbps: UInt32
-    /// Steps with each event, in ``StepEvents/columns`` order (the last three lanes are unused).
+    /// Steps with each event, in ``StepEvents/columns`` order (the last two lanes are unused).
     public var events: SIMD8<Int64>
 
     public init(

@@ -199,9 +199,10 @@ public enum FigureFormat {
             (
                 "events",
                 JSONText.object(
-                    zip(["epochs", "wraps", "resets", "implausible", "clock_steps"], StepEvents.columns).map {
-                        ($0, "\(totals.count(of: $1))")
-                    })
+                    zip(["epochs", "wraps", "resets", "implausible", "clock_steps", "ambiguous"], StepEvents.columns)
+                        .map {
+                            ($0, "\(totals.count(of: $1))")
+                        })
             ),
             ("revision", "\(figures.revision)"),
         ])

@@ -298,6 +298,14 @@ enum PostgresSchema {
             INSERT INTO meta (key, value) VALUES ('unplaced_steps', 0)
             """
         ),
+        (
+            // Steps whose 32-bit counters could have wrapped more than once (as in SQLite's v7-ambiguous): a column of
+            // every rollup table made before it. One line: migrations are split into statements at ";" + newline.
+            "v6-ambiguous",
+            """
+            DO $$ DECLARE t text; BEGIN FOR t IN SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'rollup\\_%' LOOP EXECUTE format('ALTER TABLE %I ADD COLUMN IF NOT EXISTS ambiguous bigint NOT NULL DEFAULT 0', t); END LOOP; END $$
+            """
+        ),
     ]
 
     static func createRollupTable(_ level: RollupLevel) -> String {

@@ -382,6 +382,15 @@ enum SQLiteSchema {
                     INSERT INTO meta (key, value) VALUES ('unplaced_steps', 0);
                     """)
         }
+        // Steps whose 32-bit counters could have wrapped more than once (`docs/windows.md`, "Counting a step"): a
+        // column of every rollup table made before it (those made after have it from ``bucketColumns``).
+        migrator.registerMigration("v7-ambiguous") { db in
+            let tables = try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'rollup_*'")
+            for table in tables where try !db.columns(in: table).contains(where: { $0.name == "ambiguous" }) {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN ambiguous INTEGER NOT NULL DEFAULT 0")
+            }
+        }
         return migrator
     }
 
@@ -404,6 +413,6 @@ enum SQLiteSchema {
     static let bucketColumns: [String] =
         TrafficCounter.allCases.map(\.name) + [
             "measured_ms", "interpolated_ms", "peak_rx", "peak_tx", "speed_mbps", "epochs", "wraps", "resets",
-            "implausible", "clock_steps", "revision",
+            "implausible", "clock_steps", "ambiguous", "revision",
         ]
 }

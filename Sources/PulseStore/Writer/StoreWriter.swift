@@ -799,8 +799,8 @@ struct StoreWriter {
         arguments[12] = Int64(clamping: values.peakRx)
         arguments[13] = Int64(clamping: values.peakTx)
         arguments[14] = Int64(values.speedMbps)
-        for lane in 0..<5 { arguments[15 + lane] = values.events[lane] }
-        arguments[20] = revision
+        for lane in 0..<StepEvents.columns.count { arguments[15 + lane] = values.events[lane] }
+        arguments[15 + StepEvents.columns.count] = revision
     }
 }
 
