@@ -2,7 +2,8 @@ import GRDB
 import PulseAnalytics
 
 /// The SQLite schema, as named append-only migrations: a store made by any earlier version is brought up to date
-/// when it is opened, and each migration is tested from the schema before it (`StoreMigrationTests`).
+/// when it is opened. `UpgradeTests` opens stores written by 0.1 and 0.2 (`Tests/PulseStoreTests/Fixtures`), which
+/// runs every later migration on real data, rollup tables without the newer columns included.
 enum SQLiteSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
