@@ -57,13 +57,17 @@ extension EndToEnd {
             var steady = [(time: Double, bytes: UInt64)]()
             // 200 MiB at 5 MB/s: about 42 seconds.
             try network.sendTraffic(bytes: 200 << 20) {
-                // While it flows: the kernel's counter a few seconds in and near the end, for the rate. 26 s apart,
-                // so that at least one whole 10-second bucket lies inside them (less than 2 s of margin each side)
-                // wherever the buckets' boundaries fall.
-                Thread.sleep(forTimeInterval: 4)
-                steady.append((Date().timeIntervalSince1970, try network.kernelCounters()["npv0"]![0]))
-                Thread.sleep(forTimeInterval: 26)
-                steady.append((Date().timeIntervalSince1970, try network.kernelCounters()["npv0"]![0]))
+                // While it flows: the kernel's counter every 100 ms from 3 s in, for 27 s, so that at least one whole
+                // 10-second bucket lies inside (with margin) wherever the buckets' boundaries fall. Each reading is
+                // stamped with the middle of the time it took.
+                Thread.sleep(forTimeInterval: 3)
+                let end = Date().timeIntervalSince1970 + 27
+                while Date().timeIntervalSince1970 < end {
+                    let asked = Date().timeIntervalSince1970
+                    let bytes = try network.kernelCounters()["npv0"]![0]
+                    steady.append(((asked + Date().timeIntervalSince1970) / 2, bytes))
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
             }
             // The kernel's counters are read again each time: a late packet of the transfer (a retransmission, the
             // connection's close) moves them after the transfer returns, and the agent stores that too.
@@ -84,11 +88,22 @@ extension EndToEnd {
             #expect(hours.map { ($0["rx_bytes"] as! NSNumber).uint64Value }.reduce(0, +) == after[0] - before[0])
             #expect(hours.map { ($0["tx_bytes"] as! NSNumber).uint64Value }.reduce(0, +) == after[8] - before[8])
 
-            // Rates: each 10-second bucket fully inside the steady part is within 1 % of the kernel's rate.
-            let kernelRate = Double(steady[1].bytes - steady[0].bytes) / (steady[1].time - steady[0].time)
-            #expect(abs(kernelRate - Double(rate) / 8) / (Double(rate) / 8) < 0.05, "tbf paced \(kernelRate) B/s")
-            let from = Int64((steady[0].time + 1) * 1_000)
-            let to = Int64((steady[1].time - 1) * 1_000)
+            // Rates: each 10-second bucket fully inside the steady part is within 2 % of the kernel's rate over the
+            // same ten seconds (its counter at the bucket's ends, interpolated between the readings 100 ms apart
+            // around them). Against the average over the whole transfer it was 1 % on an idle machine, but the
+            // sender is starved now and then when the other suites run beside this one, and its rate with it.
+            let first = steady.first!
+            let last = steady.last!
+            let kernelRate = Double(last.bytes - first.bytes) / (last.time - first.time)
+            // The token bucket bounds the rate from above; from below only a busy machine's CPU does.
+            #expect(kernelRate < Double(rate) / 8 * 1.05, "tbf paced \(kernelRate) B/s")
+            func kernelBytes(at time: Double) -> Double {
+                let after = steady.firstIndex { $0.time >= time }!
+                let (a, b) = (steady[after - 1], steady[after])
+                return Double(a.bytes) + Double(b.bytes - a.bytes) * (time - a.time) / (b.time - a.time)
+            }
+            let from = Int64((first.time + 1) * 1_000)
+            let to = Int64((last.time - 1) * 1_000)
             let buckets = try csvRows(
                 try run(
                     [
@@ -99,10 +114,12 @@ extension EndToEnd {
             let inside = buckets.filter { Int64($0["start_ms"]!)! >= from && Int64($0["start_ms"]!)! + 10_000 <= to }
             #expect(inside.count >= 1)
             for bucket in inside {
+                let start = Double(Int64(bucket["start_ms"]!)!) / 1_000
+                let kernel = (kernelBytes(at: start + 10) - kernelBytes(at: start)) / 10
                 let bucketRate = Double(bucket["rx_bytes"]!)! / 10
                 #expect(
-                    abs(bucketRate - kernelRate) / kernelRate < 0.01,
-                    "bucket at \(bucket["start_utc"]!): \(bucketRate) B/s")
+                    abs(bucketRate - kernel) / kernel < 0.02,
+                    "bucket at \(bucket["start_utc"]!): \(bucketRate) B/s, the kernel's \(kernel) B/s")
             }
 
             // An outage: the daemon stops, traffic flows, the agent spools; the replay lands where it belongs.

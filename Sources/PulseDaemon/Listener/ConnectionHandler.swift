@@ -9,8 +9,8 @@ import X509
 /// Glue between one agent connection and its ``ConnectionStateMachine``: feeds it frames and TLS and timer
 /// events, and carries out its actions on the channel.
 ///
-/// When the ingest queue is full it holds the batch it could not hand over and reads nothing more from the agent
-/// until the queue has room: the agent's further batches stay in its spool (and the kernel's socket buffers), not
+/// When the ingest queue is full it keeps the batch frame it could not hand over, undecoded, and reads nothing more
+/// from the agent until the queue has room: the agent's further batches stay in its spool (and the kernel's socket buffers), not
 /// in the daemon's memory. What one read already brought in waits here as the frames it came as, not decoded: a
 /// batch is decoded (its samples, up to 65,536 of them, about 5 MB once decoded) only when the queue has room for it,
 /// so what a connection holds while the queue is full is at most a read's worth of frames as they came over the wire.
