@@ -330,7 +330,7 @@ final class DaemonCycles: @unchecked Sendable {
             Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.5))
         case .silentClient:
             agents.append(try startAgent(names[0], busy: true))
-            holders.append(try SilentClient(port: fleet.port))
+            holders.append(try TCPProbe(port: fleet.port))  // connects and never sends its TLS ClientHello
             try waitConnected(agents)
             Thread.sleep(forTimeInterval: Double.random(in: 0.1...1))
         case .idle:
@@ -388,31 +388,6 @@ final class Backlog: @unchecked Sendable {
             "\(template.directory)/template/spool",
         ])
     }
-}
-
-/// A client that opens a TCP connection to the daemon and never sends its TLS ClientHello.
-final class SilentClient: @unchecked Sendable {
-    private let descriptor: Int32
-
-    init(port: Int) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            throw CommandFailure(description: "cannot connect to the daemon: errno \(errno)")
-        }
-        self.descriptor = descriptor
-    }
-
-    deinit { close(descriptor) }
 }
 
 private func seconds(_ duration: Duration) -> Double {

@@ -53,10 +53,8 @@ private final class Handoff<T: Sendable>: Sendable {
     private enum State {
         case idle
         case waiting(CheckedContinuation<T, any Error>)
-        /// The result came before the waiter was installed.
+        /// The result (or the waiter's giving up) came before the waiter was installed.
         case delivered(Result<T, any Error>)
-        /// The waiter gave up before it was installed.
-        case abandoned(any Error)
         case finished
     }
 
@@ -71,9 +69,6 @@ private final class Handoff<T: Sendable>: Sendable {
             case .delivered(let result):
                 state = .finished
                 return result
-            case .abandoned(let error):
-                state = .finished
-                return .failure(error)
             case .waiting, .finished:
                 preconditionFailure("one waiter only")
             }
@@ -81,7 +76,8 @@ private final class Handoff<T: Sendable>: Sendable {
         if let ready { continuation.resume(with: ready) }
     }
 
-    /// Gives `result` to the waiter, unless it gave up.
+    /// Gives `result` to the waiter, unless something was given first (the operation's end or the waiter giving up:
+    /// the first wins).
     func deliver(_ result: Result<T, any Error>) {
         let waiter: CheckedContinuation<T, any Error>? = state.withLock { state in
             switch state {
@@ -91,26 +87,13 @@ private final class Handoff<T: Sendable>: Sendable {
             case .waiting(let continuation):
                 state = .finished
                 return continuation
-            case .delivered, .abandoned, .finished:
+            case .delivered, .finished:
                 return nil
             }
         }
         waiter?.resume(with: result)
     }
 
-    func abandon(_ error: any Error) {
-        let waiter: CheckedContinuation<T, any Error>? = state.withLock { state in
-            switch state {
-            case .idle:
-                state = .abandoned(error)
-                return nil
-            case .waiting(let continuation):
-                state = .finished
-                return continuation
-            case .delivered, .abandoned, .finished:
-                return nil
-            }
-        }
-        waiter?.resume(throwing: error)
-    }
+    /// The waiter gives up: it gets `error` unless the operation's result came first.
+    func abandon(_ error: any Error) { deliver(.failure(error)) }
 }

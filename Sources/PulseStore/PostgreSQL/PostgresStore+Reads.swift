@@ -247,7 +247,7 @@ struct PostgresSnapshotReader: SnapshotReader {
         var list = [Bucket]()
         // Each row is one array cell (``BigintArray``): reading thousands of buckets, decoding each column as a cell
         // of its own was most of the time.
-        let width = 2 + BucketColumns.selectList(fields).split(separator: ",").count
+        let width = 2 + BucketColumns.names(fields).count
         for row in rows {
             guard let cell = row.first else { continue }
             let numbers = try BigintArray.decode(cell)

@@ -4,8 +4,12 @@ import PulseAnalytics
 /// order.
 enum BucketColumns {
     static func selectList(_ fields: BucketFields) -> String {
+        names(fields).joined(separator: ", ")
+    }
+
+    /// The columns of `fields`, in table order.
+    static func names(_ fields: BucketFields) -> [String] {
         SQLiteSchema.bucketColumns.enumerated().filter { fields.includes(column: $0.offset) }.map(\.element)
-            .joined(separator: ", ")
     }
 
     /// The same columns as aggregates over a series' buckets: sums, and maxima for peaks, speed and revision.

@@ -69,29 +69,13 @@ final class SilentListener: @unchecked Sendable {
 /// later SYN, so a client's connect stays pending (a daemon host that stopped answering).
 final class BlackHole: @unchecked Sendable {
     private let listener: SilentListener
-    private let filler: Int32
+    private let filler: TCPProbe
     var port: Int { listener.port }
 
     init() throws {
         listener = try SilentListener(backlog: 0)
-        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(listener.port).bigEndian)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(filler)
-            throw CommandFailure(description: "cannot fill the backlog: errno \(errno)")
-        }
-        self.filler = filler
+        filler = try TCPProbe(port: listener.port)
     }
-
-    deinit { close(filler) }
 }
 
 /// A TCP relay between an agent and a daemon that can freeze: from then on it forwards nothing in either direction
