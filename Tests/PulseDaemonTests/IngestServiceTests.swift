@@ -139,6 +139,41 @@ import Testing
         #expect(try store.journalApplied() == 7)
     }
 
+    /// The batch the last two runs died on is set aside with every copy of it journaled since (its agent sent it
+    /// again because the acknowledgement did not reach it before the death), and refused when sent once more: before,
+    /// the copy was applied after the set-aside and killed the daemon again (seen in `JournalFaultTests` under load).
+    @Test func aBatchTheDaemonDiedOnTwiceIsSetAsideWithItsCopiesAndRefusedWhenSentAgain() async throws {
+        let directory = directory()
+        let store = try SQLiteStore(path: "\(directory)/netpulse.db")
+        let journal = try IngestJournal(path: "\(directory)/ingest-journal.db", after: 0)
+        let poison = batch(agent: "host-2", order: 1_000)
+        var batches = [batch(agent: "host-1", order: 1_000), poison, batch(agent: "host-3", order: 1_000), poison]
+        for index in batches.indices { batches[index].receivedAt = WallClock.milliseconds() }
+        #expect(try await journal.append(batches) == [1, 2, 3, 4])
+        // The last run died applying entry 2, which had killed the run before it too.
+        try ApplyMarker(path: journal.path + ".applying").applying(
+            ApplyMarker.Mark(
+                entry: 2, agent: ApplyMarker.hash("host-2"), stream: poison.stream, sequence: poison.sequence,
+                deaths: 1))
+        let queue = IngestQueue(limit: 64)
+        let service = IngestService(store: store, journal: journal, queue: queue, logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        try await waitUntil { try store.journalApplied() == 4 }
+        #expect(try journal.counts() == (entries: 0, setAside: 2))
+        #expect(try await store.totals().batches == 2)
+        #expect(service.setAsideAfterDeaths.load(ordering: .relaxed) == 2)
+        let resent = Mutex<Result<IngestOutcome, any Error>?>(nil)
+        #expect(queue.offer(poison) { result in resent.withLock { $0 = result } })
+        try await waitUntil { resent.withLock { $0 } != nil }
+        let outcome = resent.withLock { $0 }
+        guard case .failure(let error)? = outcome, case StoreError.invalidBatch = error else {
+            Issue.record("the batch sent again was not refused: \(String(describing: outcome))")
+            return
+        }
+        #expect(try await store.totals().batches == 2)
+    }
+
     /// A graceful stop applies everything journaled before the service ends: the store then holds every
     /// acknowledged batch and the journal nothing (a backup of a stopped daemon's store is whole).
     @Test func aGracefulStopAppliesTheWholeJournal() async throws {

@@ -54,7 +54,8 @@ public final class IngestService: Service, Sendable {
     /// Which batch the store is applying (``ApplyMarker``); nil when it could not be opened.
     let marker: ApplyMarker?
     /// A batch the last run died while applying, once (its mark carries the death on to this run's marks), or
-    /// twice (set aside from the journal, or on PostgreSQL refused when its agent sends it again).
+    /// twice (set aside from the journal, with every copy of it journaled since, and refused for the rest of the run
+    /// when its agent sends it again).
     let suspect = Mutex<ApplyMarker.Mark?>(nil)
     let poisoned = Mutex<ApplyMarker.Mark?>(nil)
     /// Batches set aside or refused because the daemon died twice while applying them, since start.
@@ -240,9 +241,9 @@ public final class IngestService: Service, Sendable {
     /// reading, so nothing is refused and nothing is lost, and acknowledgements resume once the disk has room. Said
     /// once when it starts and once when it ends, and shown in the status line meanwhile.
     private func commit(_ items: [IngestQueue.Item], pressured: inout Bool) async {
-        // On PostgreSQL a batch the daemon died on twice is refused for good when its agent sends it again.
+        // A batch the daemon died on twice is refused for good when its agent sends it again (for the whole run: an
+        // agent that did not get the refusal, a connection closed before it, sends it once more).
         if let poison = poisoned.withLock({ $0 }), let index = items.firstIndex(where: { poison.names($0.batch) }) {
-            poisoned.withLock { $0 = nil }
             let batch = items[index].batch
             logger.error(
                 "refusing batch \(batch.sequence) of agent \(batch.agent.name) (stream \(batch.stream)) for good: the daemon stopped twice while storing it; the agent keeps it in its spool's rejected/"
@@ -419,20 +420,23 @@ public final class IngestService: Service, Sendable {
                 try await journal.setAside(id, reason: reason)
             }
             guard let last = (entries.map(\.id) + damaged.map(\.id)).max() else { break }
-            if let poison = poisoned.withLock({ $0 }), let index = entries.firstIndex(where: { $0.id == poison.entry })
+            // The batch the last two runs died on, and any copy of it journaled since (its agent sent it again when
+            // the acknowledgement did not reach it before the death): set aside in journal order.
+            if let poison = poisoned.withLock({ $0 }),
+                let index = entries.firstIndex(where: { $0.id == poison.entry || poison.names($0.batch) })
             {
                 // The entries before it in order, then it aside, then the rest in the next round.
                 try await apply(Array(entries[..<index]), journal: journal, into: store)
+                let entry = entries[index].id
                 let reason =
                     "the daemon stopped twice while applying it (a crash, a watchdog kill or running out of memory)"
-                try await journal.setAside(poison.entry, reason: reason)
-                _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: poison.entry)
-                poisoned.withLock { $0 = nil }
+                try await journal.setAside(entry, reason: reason)
+                _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: entry)
                 setAsideAfterDeaths.add(1, ordering: .relaxed)
                 logger.error(
-                    "journal entry \(poison.entry) (batch \(poison.sequence)) set aside in \(journal.path) (table set_aside): \(reason); see netpulse journal show"
+                    "journal entry \(entry) (batch \(poison.sequence)) set aside in \(journal.path) (table set_aside): \(reason); see netpulse journal show"
                 )
-                cursor = poison.entry
+                cursor = entry
                 applied += index
                 continue
             }
