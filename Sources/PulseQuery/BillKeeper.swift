@@ -69,7 +69,7 @@ public struct BillKeeper: Sendable {
                 period: { series, time in
                     let terms = policy.terms(for: engine.billedScope(series))
                     let span = policy.calendar.billingPeriod(day: terms.day, containing: time)
-                    return (Window(from: span.from, to: span.to, name: "billing-period"), terms.method)
+                    return (Window(from: span.from, to: span.to, name: "billing-period"), terms)
                 })
             try pass.takeIn(from: lastCursor, to: target, snapshot)
             try pass.swapChanges(cursor: cursor, snapshot)
@@ -106,7 +106,8 @@ public struct BillKeeper: Sendable {
                     try await store.buckets(level: .fiveMinutes, series: [series.id], from: period.from, to: period.to)[
                         series.id] ?? []
                 issued = Self.rebuilt(
-                    series.id, from: buckets, period, bill.bill.method, asOf: period.to, revision: pass.revision)
+                    series.id, from: buckets, period, billing.terms(for: engine.billedScope(series)), asOf: period.to,
+                    revision: pass.revision)
             }
             issued.issuedAt = now
             issued.tracker = nil
@@ -125,12 +126,13 @@ public struct BillKeeper: Sendable {
 
     /// The open bill of `series` for `period` made from the period's 5-minute buckets that ended by `asOf`.
     static func rebuilt(
-        _ series: Int64, from buckets: [Bucket], _ period: Window, _ method: BillingMethod, asOf: Int64,
+        _ series: Int64, from buckets: [Bucket], _ period: Window, _ terms: BillingTerms, asOf: Int64,
         revision: Int64
     ) -> StoredBill {
-        let tracker = BillTracker.rebuilt(from: buckets, period: period, now: asOf)
+        let tracker = BillTracker.rebuilt(from: buckets, period: period, now: asOf, terms: terms.intervals)
         return StoredBill(
-            series: series, bill: tracker.bill(period: period, now: asOf, method: method, revision: revision),
+            series: series,
+            bill: tracker.bill(period: period, now: asOf, method: terms.method, rank: terms.rank, revision: revision),
             asOf: asOf, tracker: tracker)
     }
 
@@ -139,8 +141,8 @@ public struct BillKeeper: Sendable {
         var bills: [Key: StoredBill]
         let catalogue: Catalogue
         let revision: Int64
-        /// The billing period holding a time, and its method, for a series.
-        let period: @Sendable (SeriesRecord, Int64) -> (Window, BillingMethod)
+        /// The billing period holding a time, and its terms, for a series.
+        let period: @Sendable (SeriesRecord, Int64) -> (Window, BillingTerms)
         var changed = Set<Key>()
         var report = Report()
         var adjustments = [BillAdjustment]()
@@ -154,13 +156,13 @@ public struct BillKeeper: Sendable {
 
         /// A bill rebuilt from its period's buckets that ended by `asOf`.
         func rebuilt(
-            _ series: SeriesRecord, _ period: Window, _ method: BillingMethod, asOf: Int64, _ snapshot: any BillSnapshot
+            _ series: SeriesRecord, _ period: Window, _ terms: BillingTerms, asOf: Int64, _ snapshot: any BillSnapshot
         )
             throws -> StoredBill
         {
             var buckets = [Bucket]()
             try snapshot.buckets(series: [series.id], from: period.from, to: period.to) { buckets = $1 }
-            return BillKeeper.rebuilt(series.id, from: buckets, period, method, asOf: asOf, revision: revision)
+            return BillKeeper.rebuilt(series.id, from: buckets, period, terms, asOf: asOf, revision: revision)
         }
 
         /// 1. The intervals that ended since the last pass.
@@ -168,9 +170,9 @@ public struct BillKeeper: Sendable {
             if lastCursor == 0 {
                 // The first pass: every series' current bill, read from its buckets.
                 for series in catalogue.series {
-                    let (span, method) = period(series, target - 1)
+                    let (span, terms) = period(series, target - 1)
                     let key = Key(series.id, span.from)
-                    bills[key] = try rebuilt(series, span, method, asOf: target, snapshot)
+                    bills[key] = try rebuilt(series, span, terms, asOf: target, snapshot)
                     readFrom[key] = .min
                     changed.insert(key)
                     report.rebuilt += 1
@@ -178,40 +180,39 @@ public struct BillKeeper: Sendable {
                 return
             }
             guard target > lastCursor else { return }
-            var rates = [Int64: [Int64: (Int64, Int64)]]()
+            var intervals = [Int64: [Int64: BillInterval]]()
             try snapshot.buckets(series: catalogue.series.map(\.id), from: lastCursor, to: target) { id, buckets in
-                for bucket in buckets where bucket.values.hasData {
-                    rates[id, default: [:]][bucket.start] = (
-                        Bill.intervalRate(bytes: bucket.values.traffic[.rxBytes]),
-                        Bill.intervalRate(bytes: bucket.values.traffic[.txBytes])
-                    )
+                for bucket in buckets {
+                    if let interval = BillInterval(bucket.values) { intervals[id, default: [:]][bucket.start] = interval }
                 }
             }
             for series in catalogue.series {
-                let seriesRates = rates[series.id] ?? [:]
+                let seriesIntervals = intervals[series.id] ?? [:]
                 var start = lastCursor
                 while start < target {
                     // The intervals of one period at a time (a pass may cross the start of the next one).
-                    let (span, method) = period(series, start)
+                    let (span, terms) = period(series, start)
                     let end = min(target, span.to)
                     let key = Key(series.id, span.from)
                     var bill: StoredBill
-                    if let open = bills[key], open.tracker != nil, open.asOf == start {
+                    if let open = bills[key], open.tracker?.terms == terms.intervals, open.asOf == start {
                         bill = open
                         readFrom[key] = start
                     } else {
-                        // A new series or period, or a bill not current up to here: read what came before.
-                        bill = try rebuilt(series, span, method, asOf: start, snapshot)
+                        // A new series or period, a bill not current up to here, or one kept for other terms: read
+                        // what came before.
+                        bill = try rebuilt(series, span, terms, asOf: start, snapshot)
                         readFrom[key] = .min
                         report.rebuilt += 1
                     }
                     for interval in stride(from: start, to: end, by: Int(Bill.interval)) {
-                        guard let (rx, tx) = seriesRates[Int64(interval)] else { continue }
-                        bill.tracker!.add(inbound: rx, outbound: tx)
+                        guard let figures = seriesIntervals[Int64(interval)] else { continue }
+                        bill.tracker!.add(figures)
                         report.intervals += 1
                     }
                     bill.asOf = end
-                    bill.bill = bill.tracker!.bill(period: span, now: end, method: method, revision: revision)
+                    bill.bill = bill.tracker!.bill(
+                        period: span, now: end, method: terms.method, rank: terms.rank, revision: revision)
                     bills[key] = bill
                     changed.insert(key)
                     start = end
@@ -233,23 +234,23 @@ public struct BillKeeper: Sendable {
             for key in order {
                 let series = catalogue[key.series]!
                 let changes = byBill[key]!
-                let (span, method) = period(series, key.period)
+                let (span, terms) = period(series, key.period)
                 guard var bill = bills[key], bill.issuedAt == nil, var tracker = bill.tracker else {
-                    unopened.append(try rebuilt(series, span, method, asOf: min(cursor, span.to), snapshot))
+                    unopened.append(try rebuilt(series, span, terms, asOf: min(cursor, span.to), snapshot))
                     report.rebuilt += 1
                     continue
                 }
                 // Intervals the tracker took in from an earlier snapshot: from `readFrom` on it has this one's.
                 let takenBefore = min(readFrom[key] ?? bill.asOf, bill.asOf)
                 var swapped = 0
-                var known = true
-                for change in changes where change.start < takenBefore {
+                var known = tracker.terms == terms.intervals
+                for change in changes where known && change.start < takenBefore {
                     guard let before = change.before else {
                         report.rebuiltUnknown += 1
                         known = false
                         break
                     }
-                    guard tracker.replace(before.rates, with: change.now.rates) else {
+                    guard tracker.replace(before.interval, with: change.now.interval) else {
                         report.rebuiltRefused += 1
                         known = false
                         break
@@ -258,10 +259,11 @@ public struct BillKeeper: Sendable {
                 }
                 if known {
                     bill.tracker = tracker
-                    bill.bill = tracker.bill(period: span, now: bill.asOf, method: method, revision: revision)
+                    bill.bill = tracker.bill(
+                        period: span, now: bill.asOf, method: terms.method, rank: terms.rank, revision: revision)
                     report.replaced += swapped
                 } else {
-                    bill = try rebuilt(series, span, method, asOf: min(cursor, span.to), snapshot)
+                    bill = try rebuilt(series, span, terms, asOf: min(cursor, span.to), snapshot)
                     readFrom[key] = .min
                     report.rebuilt += 1
                 }

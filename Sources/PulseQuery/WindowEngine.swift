@@ -284,7 +284,10 @@ public struct WindowEngine: Sendable {
                     level: .fiveMinutes, series: [scope.id], from: period.from, to: period.to)[scope.id] ?? []
             lines.append(
                 BillLine(
-                    series: scope, bill: Bill.compute(buckets: buckets, period: period, now: now, method: terms.method),
+                    series: scope,
+                    bill: Bill.compute(
+                        buckets: buckets, period: period, now: now, method: terms.method, terms: terms.intervals,
+                        rank: terms.rank),
                     asOf: min(now, period.to), issuedAt: nil, adjustments: []))
         }
         return lines

@@ -10,8 +10,10 @@ struct BillCommand: AsyncParsableCommand {
         commandName: "bill",
         abstract: "95th-percentile bills of the fleet, groups, hosts or interfaces for a billing period.",
         discussion: """
-            The 5-minute rates of the period in ascending order, the value at index round(0.95 × n) − 1; missing
-            intervals are excluded and counted. Methods (in, out, max, sum) and billing days come from [billing].
+            The 5-minute rates of the period in ascending order, the value at the rank round(0.95 × n) (or \
+            ⌈0.95 × n⌉ with rank = "nearest-rank"). Each bill says how many intervals were measured, interpolated \
+            from short gaps, missing (excluded, never zero) and flagged (an implausible step), and the rank it took. \
+            Methods, billing days and which intervals count come from [billing] (docs/windows.md).
             """)
 
     @OptionGroup var options: QueryOptions
@@ -39,7 +41,10 @@ struct BillCommand: AsyncParsableCommand {
             switch options.format {
             case .table:
                 var rows = [
-                    ["SCOPE", "PERIOD", "METHOD", "95TH PCT", "IN", "OUT", "SUM", "INTERVALS", "MISSING", "STATUS"]
+                    [
+                        "SCOPE", "PERIOD", "METHOD", "95TH PCT", "IN", "OUT", "SUM", "N", "MEASURED", "INTERP",
+                        "MISSING", "FLAGGED", "RANK", "STATUS",
+                    ]
                 ]
                 for line in lines {
                     let bill = line.bill
@@ -56,10 +61,14 @@ struct BillCommand: AsyncParsableCommand {
                         "\(calendar.localDate(bill.period.from)) … \(calendar.localDate(bill.period.to))",
                         bill.method.rawValue, TerminalText.rate(bill.value), TerminalText.rate(bill.inbound),
                         TerminalText.rate(bill.outbound), TerminalText.rate(bill.sum), "\(bill.intervals)",
-                        "\(bill.missing)", status,
+                        bill.classes.map { "\($0.measured)" } ?? "-", bill.classes.map { "\($0.interpolated)" } ?? "-",
+                        "\(bill.missing)", bill.classes.map { "\($0.flagged)" } ?? "-",
+                        bill.rankPosition.map { "\($0) of \(bill.intervals)\(bill.rank == .round ? "" : " (\(bill.rank.rawValue))")" }
+                            ?? "-",
+                        status,
                     ])
                 }
-                print(TerminalText.table(rows, numeric: [3, 4, 5, 6, 7, 8]), terminator: "")
+                print(TerminalText.table(rows, numeric: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]), terminator: "")
             case .csv:
                 print(
                     CSVText.row(FigureFormat.billCSVHeader)

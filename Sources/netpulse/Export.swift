@@ -106,7 +106,7 @@ struct Export: AsyncParsableCommand {
                 ["kind", "series", "start_utc", "start_ms", "width_seconds"] + TrafficCounter.allCases.map(\.name) + [
                     "measured_ms", "interpolated_ms", "peak_rx_bytes_per_second", "peak_tx_bytes_per_second",
                     "speed_mbps", "epochs", "wraps", "resets", "implausible", "clock_steps", "ambiguous", "revision",
-                    "row",
+                    "row", "flagged_ms",
                 ]
             print(json ? "[" : CSVText.row(columns), terminator: "")
             var first = true
@@ -136,7 +136,8 @@ struct Export: AsyncParsableCommand {
                                 "\(values.measuredMilliseconds)", "\(values.interpolatedMilliseconds)",
                                 "\(values.peakRx)", "\(values.peakTx)", "\(values.speedMbps)",
                             ]
-                            + StepEvents.columns.map { "\(values.count(of: $0))" } + ["\(entry.revision)", entry.row]
+                            + StepEvents.columns.map { "\(values.count(of: $0))" }
+                            + ["\(entry.revision)", entry.row, "\(values.flaggedMilliseconds)"]
                         if json {
                             out +=
                                 (first ? "\n" : ",\n")

@@ -27,8 +27,9 @@ extension EndToEnd {
             let secondPort = try freePort()
             let secondConfig = "\(fleet.directory)/netpulsed-b.toml"
             try String(contentsOfFile: "\(fleet.directory)/netpulsed.toml", encoding: .utf8)
-                .replacingOccurrences(of: "127.0.0.1:\(fleet.port)", with: "127.0.0.1:\(secondPort)")
-                .replacingOccurrences(of: "127.0.0.1:\(firstMetrics)", with: "127.0.0.1:\(secondMetrics)")
+                // With the closing quote: one port's digits may begin another's.
+                .replacingOccurrences(of: "127.0.0.1:\(fleet.port)\"", with: "127.0.0.1:\(secondPort)\"")
+                .replacingOccurrences(of: "127.0.0.1:\(firstMetrics)\"", with: "127.0.0.1:\(secondMetrics)\"")
                 .replacingOccurrences(of: "\(fleet.directory)/netpulsed\"", with: "\(fleet.directory)/netpulsed-b\"")
                 .write(toFile: secondConfig, atomically: true, encoding: .utf8)
             try fleet.startDaemon()

@@ -35,7 +35,7 @@ def bytes_ceiling(speed, elapsed, max_rate):
     return min(min(value, U64) + 65536, U64)
 
 
-def count_step(p, n, max_rate, max_age):
+def count_step(p, n, max_rate, max_age, outage_after):
     """Returns (counted[8], timing, events set)."""
     g = n["t"] - p["t"]
     events = set()
@@ -90,32 +90,38 @@ def count_step(p, n, max_rate, max_age):
         timing = "measured"
     elif same_epoch and n["heartbeat"] > 0 and p["c"] == n["c"] and 2 * g <= 2 * n["heartbeat"] + 3 * n["interval"]:
         timing = "idle"
+    elif g > outage_after:
+        # "Time classes": a gap longer than outage_after is an outage, spread but not covered.
+        timing = "outage"
     else:
         timing = "gap"
     return counted, timing, events
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Buckets: a list of 18 numbers, in the order of the rollup columns:
-# 0-7 the eight counters, 8 measured ms, 9 interpolated ms, 10 peak rx, 11 peak tx, 12 speed, 13-18 events.
+# Buckets: a list of 20 numbers, in the order of the rollup columns:
+# 0-7 the eight counters, 8 measured ms, 9 interpolated ms, 10 peak rx, 11 peak tx, 12 speed, 13-18 events,
+# 19 flagged ms.
 
-SUMS = list(range(10)) + list(range(13, 13 + len(EVENTS)))
+FLAGGED = 13 + len(EVENTS)
+SUMS = list(range(10)) + list(range(13, FLAGGED + 1))
 
 
 def new_bucket():
-    return [0] * (13 + len(EVENTS))
+    return [0] * (FLAGGED + 1)
 
 
 def spread(counted, timing, events, p, n, width, add):
     """Calls add(start, part) for each bucket of `width` the step touches."""
     ev = [1 if e in events else 0 for e in EVENTS]
     if timing == "instant":
-        add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev)  # no time, no peaks, no speed
+        add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev + [0])  # no time, no peaks, no speed
         return
     t0, t1 = p["t"], n["t"]
     g = t1 - t0
     peak_rx = peak_tx = 0
-    if timing == "measured":
+    # "Peaks": only a measured step at least half an interval long (2g >= I) gives one.
+    if timing == "measured" and 2 * g >= n["interval"]:
         peak_rx = counted[0] * 1000 // g
         peak_tx = counted[1] * 1000 // g
     speed = n["speed"] if timing in ("measured", "idle") else 0
@@ -124,9 +130,11 @@ def spread(counted, timing, events, p, n, width, add):
     while b < t1:
         lo, hi = max(b, t0), min(b + width, t1)
         part = [counted[i] * (hi - t0) // g - counted[i] * (lo - t0) // g for i in range(8)]
-        part += [0, hi - lo] if timing == "gap" else [hi - lo, 0]
+        # Measured and idle steps' time is measured, a gap's interpolated, an outage's neither.
+        part += {"gap": [0, hi - lo], "outage": [0, 0]}.get(timing, [hi - lo, 0])
         part += [peak_rx, peak_tx, speed]
         part += ev if b == event_bucket else [0] * len(EVENTS)
+        part += [hi - lo if "implausible" in events else 0]  # flagged ms
         add(b, part)
         b += width
 
@@ -202,7 +210,8 @@ def rollups(case):
 
     for (agent, interface), samples in samples_of(case).items():
         for p, n in zip(samples, samples[1:]):
-            counted, timing, events = count_step(p, n, settings["max_rate"], settings["max_age"])
+            counted, timing, events = count_step(
+                p, n, settings["max_rate"], settings["max_age"], settings["outage_after"])
             targets = []
             if counts(kinds, exclude, n["kind"], n["relation"], interface):
                 targets += ["host:" + agent, "fleet"]
@@ -251,9 +260,14 @@ def figures(buckets, width, window, now, is_interface, members, speed):
     last = [None, None]
     for s, b in inside:
         merge(totals, b)
-        elapsed = min(s + width, now) - s
-        if b[8] + b[9] > 0 and elapsed > 0:
-            rx, tx = rate(b[0], elapsed), rate(b[1], elapsed)
+        if b[8] + b[9] > 0 and s < now:
+            if s + width <= now:
+                rx, tx = rate(b[0], width), rate(b[1], width)
+            else:
+                # "bucket rate": the bucket holding now, over the time its data covers per member.
+                covered = b[8] + b[9]
+                rx = b[0] * 1_000_000 * max(members, 1) // covered
+                tx = b[1] * 1_000_000 * max(members, 1) // covered
             rx_rates.append(rx)
             tx_rates.append(tx)
             last = [rx, tx]
@@ -317,23 +331,50 @@ def billing_period(zone_name, day, at):
     return start, end
 
 
-def bill(buckets, period, now, method):
+def bill_percentile(sorted_values, rank):
+    """"95th-percentile billing": the rate at the rank round(0.95 n) (halves up) or, for nearest-rank, ceil(0.95 n)."""
+    if not sorted_values:
+        return None
+    n = len(sorted_values)
+    position = (95 * n + 50) // 100 if rank == "round" else -(-95 * n // 100)
+    return sorted_values[min(n - 1, max(0, position - 1))]
+
+
+def bill(buckets, period, now, method, terms):
     start, end = period
     rx, tx, total = [], [], []
+    measured = interpolated = flagged = 0
     for s, b in buckets.items():
-        if start <= s and s + 300_000 <= min(now, end) and b[8] + b[9] > 0:
-            r, t = b[0] * 1_000_000 // 300_000, b[1] * 1_000_000 // 300_000
-            rx.append(r)
-            tx.append(t)
-            total.append(r + t)
+        if not (start <= s and s + 300_000 <= min(now, end)):
+            continue
+        # Measured (measured time), else interpolated (interpolated time), else missing; flagged when it holds an
+        # implausible step (flagged time, or an implausible count for an instant step).
+        if b[8] > 0:
+            measured += 1
+        elif b[9] > 0:
+            interpolated += 1
+        else:
+            continue
+        is_flagged = b[FLAGGED] > 0 or b[13 + EVENTS.index("implausible")] > 0
+        flagged += is_flagged
+        if b[8] == 0 and terms["interpolated"] == "exclude":
+            continue
+        if is_flagged and terms["flagged"] == "exclude":
+            continue
+        r, t = b[0] * 1_000_000 // 300_000, b[1] * 1_000_000 // 300_000
+        rx.append(r)
+        tx.append(t)
+        total.append(r + t)
     rx.sort()
     tx.sort()
     total.sort()
     ended = max(0, min(now, end) - start) // 300_000
-    p_rx, p_tx, p_sum = percentile(rx, 95), percentile(tx, 95), percentile(total, 95)
+    rank = terms["rank"]
+    p_rx, p_tx, p_sum = bill_percentile(rx, rank), bill_percentile(tx, rank), bill_percentile(total, rank)
     value = {"in": p_rx, "out": p_tx, "sum": p_sum,
              "max": max(p_rx, p_tx) if p_rx is not None and p_tx is not None else None}[method]
-    return {"period": [start, end], "intervals": len(rx), "missing": ended - len(rx), "in": p_rx, "out": p_tx,
+    return {"period": [start, end], "intervals": len(rx), "missing": ended - measured - interpolated,
+            "measured": measured, "interpolated": interpolated, "flagged": flagged, "in": p_rx, "out": p_tx,
             "sum": p_sum, "value": value}
 
 
@@ -347,7 +388,8 @@ def main():
     shown = queries.get("bucket_levels", case["settings"]["levels"])
     for name, levels in series.items():
         out["buckets"][name] = {
-            str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:]] for s, b in sorted(buckets.items())]
+            str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:FLAGGED], b[FLAGGED]]
+                         for s, b in sorted(buckets.items())]
             for width, buckets in levels.items() if width in shown}
     # Members and speeds of scopes: counted interfaces with data in the window, by their last sample's kind.
     samples = samples_of(case)
@@ -386,7 +428,9 @@ def main():
     for request in queries["bills"]:
         period = billing_period(queries["time_zone"], request["day"], request["at"])
         for name in sorted(series):
-            result = bill(series[name].get(300_000, {}), period, now, request["method"])
+            terms = {"interpolated": request.get("interpolated", "count"), "flagged": request.get("flagged", "count"),
+                     "rank": request.get("rank", "round")}
+            result = bill(series[name].get(300_000, {}), period, now, request["method"], terms)
             result["series"] = name
             out["bills"].append(result)
     sys.stdout.write(json.dumps(out, sort_keys=True))

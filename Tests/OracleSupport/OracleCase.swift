@@ -45,12 +45,16 @@ struct OracleCase {
     var clockTolerance: Int64 = 30_000
     var maximumSkew: Int64 = 86_400_000
     var maximumAge: Int64 = 14 * 86_400_000
+    var outageAfter: Int64 = 15 * 60_000
+    /// The billing terms of every bill request.
+    var billTerms = IntervalTerms()
+    var rank = RankConvention.round
 
     /// The store settings the case is counted with, as its JSON gives them to the oracle.
     var storeSettings: StoreSettings {
         StoreSettings(
             maximumRate: maximumRate, clockTolerance: clockTolerance, maximumSkew: maximumSkew, maximumAge: maximumAge,
-            synchronous: .normal)
+            outageAfter: outageAfter, synchronous: .normal)
     }
 
     var json: String {
@@ -83,12 +87,17 @@ struct OracleCase {
         }
         return """
             {"settings":{"levels":[60000,300000,3600000,86400000],"max_rate":\(maximumRate),\
-            "clock_tolerance":\(clockTolerance),"max_skew":\(maximumSkew),"max_age":\(maximumAge),"count_kinds":["physical","bond","unknown"],"exclude":[]},\
+            "clock_tolerance":\(clockTolerance),"max_skew":\(maximumSkew),"max_age":\(maximumAge),"outage_after":\(outageAfter),"count_kinds":["physical","bond"],"exclude":[]},\
             "agents":[\(agentsJSON.joined(separator: ","))],"batches":[\(batchesJSON.joined(separator: ","))],\
             "queries":{"now":\(now),"time_zone":"\(timeZone)","bucket_levels":[\(bucketLevels.map(String.init).joined(separator: ","))],\
             "windows":[\(windows.map { "[\($0.0),\($0.1),\($0.2)]" }.joined(separator: ","))],\
-            "bills":[\(bills.map { "{\"day\":\($0.day),\"at\":\($0.at),\"method\":\"\($0.method.rawValue)\"}" }.joined(separator: ","))]}}
+            "bills":[\(bills.map { "{\"day\":\($0.day),\"at\":\($0.at),\"method\":\"\($0.method.rawValue)\",\(termsJSON)}" }.joined(separator: ","))]}}
             """
+    }
+
+    /// The billing terms of each bill request, as JSON members.
+    var termsJSON: String {
+        "\"interpolated\":\"\(billTerms.interpolated.rawValue)\",\"flagged\":\"\(billTerms.flagged.rawValue)\",\"rank\":\"\(rank.rawValue)\""
     }
 
     /// The batches as the store receives them.

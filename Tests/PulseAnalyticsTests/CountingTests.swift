@@ -72,8 +72,29 @@ import Testing
         #expect(late.timing == .measured)
     }
 
-    /// docs/windows.md, worked example 3: an outage's bytes are spread over it.
-    @Test func anOutageIsSpreadOverItsBuckets() {
+    /// docs/windows.md, worked example 11: a gap longer than `outage_after` is an outage: its bytes are spread
+    /// (totals exact), its time is not covered, and its implausible steps' time is flagged.
+    @Test func anOutageSpreadsItsBytesAndCoversNoTime() {
+        let p = sample(1, time: 36_000_000, rx: 1_000)  // 10:00:00
+        let n = sample(2, time: 50_400_000, rx: 4_801_000)  // 14:00:00
+        let outage = CountedStep.between(p, n, maximumRate: maximumRate, outageAfter: 900_000)
+        #expect(outage.timing == .outage && outage.timing.mayBeSplit)
+        var buckets = [(Int64, BucketValues)]()
+        Spreader.spread(outage, from: p, to: n, level: .fiveMinutes) { buckets.append(($0, $1)) }
+        #expect(buckets.count == 48 && buckets.allSatisfy { $0.1.traffic[.rxBytes] == 100_000 })
+        #expect(buckets.allSatisfy { !$0.1.hasData && $0.1.flaggedMilliseconds == 0 })
+        // Up to `outage_after` it is a gap: interpolated.
+        let gap = CountedStep.between(p, n, maximumRate: maximumRate, outageAfter: 14_400_000)
+        #expect(gap.timing == .gap)
+        // An implausible step flags every bucket it spreads into, by its time there.
+        let flagged = CountedStep(counted: outage.counted, timing: .outage, events: [.implausible])
+        var flaggedTime: Int64 = 0
+        Spreader.spread(flagged, from: p, to: n, level: .oneHour) { flaggedTime += $1.flaggedMilliseconds }
+        #expect(flaggedTime == 14_400_000)
+    }
+
+    /// docs/windows.md, worked example 3: a short gap's bytes are spread over it.
+    @Test func aShortGapIsSpreadOverItsBuckets() {
         let p = sample(1, time: 36_180_000, rx: 1_000)  // 10:03:00
         let n = sample(2, time: 36_780_000, rx: 601_000)  // 10:13:00
         let step = CountedStep.between(p, n, maximumRate: maximumRate)

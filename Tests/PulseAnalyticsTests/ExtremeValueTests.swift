@@ -119,8 +119,11 @@ import Testing
             now: 600_000, method: .sum)
         #expect(bill.sum == Int64.max)
         var tracker = BillTracker(intervals: 8_640)
-        tracker.add(inbound: .max, outbound: .max)
-        let replaced = tracker.replace((.max, .max), with: (.max, 1))
+        let largest = BillInterval(full)!
+        tracker.add(largest)
+        var smaller = largest
+        smaller.outbound = 1
+        let replaced = tracker.replace(largest, with: smaller)
         #expect(replaced)
     }
 }

@@ -73,9 +73,12 @@ import Testing
                     day = 15
                     method = "sum"
                     group_by = ["customer"]
+                    flagged = "exclude"
                     [billing.acme]
                     match = "customer=acme"
                     day = 1
+                    rank = "nearest-rank"
+                    interpolated = "exclude"
                     [labels.web-01]
                     site = "fra1"
                     [snapshots]
@@ -93,7 +96,17 @@ import Testing
         #expect(config.store.rules.standard.kinds == [.physical, .bond, .veth])
         #expect(config.store.rules.groups[GroupKey(key: "site", value: "lab")]?.kinds == [.physical])
         #expect(config.billing.day == 15 && config.billing.method == .sum)
-        #expect(config.billing.terms(for: .group(GroupKey(key: "customer", value: "acme"))) == (1, .sum))
+        #expect(
+            config.billing.terms(for: .group(GroupKey(key: "customer", value: "acme")))
+                == BillingTerms(
+                    day: 1, method: .sum, intervals: IntervalTerms(interpolated: .exclude, flagged: .exclude),
+                    rank: .nearestRank))
+        #expect(
+            config.billing.terms(for: .fleet)
+                == BillingTerms(
+                    day: 15, method: .sum, intervals: IntervalTerms(interpolated: .count, flagged: .exclude),
+                    rank: .round))
+        #expect(config.store.outageAfter == 15 * 60_000)
         #expect(config.labels["web-01"] == Labels([("site", "fra1")]))
         #expect(config.snapshots.windows == [.last(3_600_000), .calendar(.month, offset: 0)])
         #expect(config.dashboards.ranges.map(\.range) == [.day, .hour])
@@ -125,6 +138,21 @@ import Testing
                 ConfigError(
                     file: "d.toml", line: 2, key: "billing.method",
                     "is \"median\"; use \"in\", \"out\", \"max\" or \"sum\"")
+            ),
+            (
+                "[billing.x]\nmatch = \"fleet\"\nrank = \"median\"\n",
+                ConfigError(
+                    file: "d.toml", line: 3, key: "billing.x.rank",
+                    "is \"median\"; use \"round\" or \"nearest-rank\"")
+            ),
+            (
+                "[billing]\ninterpolated = \"drop\"\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "billing.interpolated", "is \"drop\"; use \"count\" or \"exclude\"")
+            ),
+            (
+                "[ingest]\noutage_after = \"10s\"\n",
+                ConfigError(file: "d.toml", line: 2, key: "ingest.outage_after", "is 10s; it must be between 1m and 1d")
             ),
             (
                 "[aggregation]\ncount = [\"nics\"]\n",

@@ -189,7 +189,7 @@ struct BatchMaker {
         let first = try #require(try await interfaceChanges().first)
         #expect(first.start == day && first.unknown == 0)
         #expect(first.since.rx == 10_000 && first.since.tx == 5_000 && first.since.covered == 10_000)
-        #expect(first.before == IntervalFigures(rx: 9_000, tx: 4_500, covered: 9_000))
+        #expect(first.before == IntervalFigures(rx: 9_000, tx: 4_500, covered: 9_000, measured: 9_000))
 
         // A change committed after the pass read the record, then the pass is saved.
         _ = try await store.ingest([maker.batch(3, start: day + 20_000, rx: rx(20))], receivedAt: received)
@@ -197,7 +197,9 @@ struct BatchMaker {
         try await store.saveBills(
             BillUpdate(bills: [], adjustments: [], cursor: day + 600_000, settled: [first]))
         let second = try #require(try await interfaceChanges().first)
-        #expect(second.since == IntervalFigures(rx: 10_000, tx: 5_000, covered: 10_000), "only the later change")
+        #expect(
+            second.since == IntervalFigures(rx: 10_000, tx: 5_000, covered: 10_000, measured: 10_000),
+            "only the later change")
         #expect(second.before == first.now && second.revision > first.revision)
 
         // Settling what was read last leaves nothing; the host and fleet intervals went the same way.
@@ -335,9 +337,11 @@ struct BatchMaker {
     }
 
     /// A store written by Netpulse 0.2.0 (`Fixtures/make-netpulse-0.2.swift.txt`, built at 59282ff: two agents,
-    /// two interfaces each, two hours, the bill keeper every 5 minutes) keeps every open bill and the tracker it
-    /// goes on from when the trackers move out of the bill table into their own (`v2-bill-trackers`).
-    @Test func aVersion02StoreKeepsItsBillsAndTrackers() async throws {
+    /// two interfaces each, two hours, the bill keeper every 5 minutes) keeps every open bill when the trackers move
+    /// out of the bill table into their own (`v2-bill-trackers`). Its trackers are of a form that does not count
+    /// intervals by class (`v8-flagged`): they are not read, and the next pass of the bill keeper rebuilds them from
+    /// the period's buckets, to the same figures.
+    @Test func aVersion02StoreKeepsItsBillsAndRebuildsItsTrackers() async throws {
         let path = temporaryDirectory() + "/netpulse.db"
         try FileIO.writeAtomically(path, try FileIO.readBytes(Self.fixtures + "/netpulse-0.2.db"))
         let expected = try JSONDecoder().decode(
@@ -370,19 +374,38 @@ struct BatchMaker {
             #expect(got.bill.intervals == want.intervals && got.bill.missing == want.missing)
             #expect(got.bill.inbound == want.inbound && got.bill.outbound == want.outbound && got.bill.sum == want.sum)
             #expect(got.bill.revision == want.revision && got.asOf == want.asOf && got.issuedAt == want.issuedAt)
-            let tracker = try #require(open[want.series]?.tracker, "tracker of series \(want.series)")
+            #expect(got.bill.classes == nil && got.bill.rank == .round)
+            let stored = try #require(open[want.series])
             let wantTracker = try #require(want.tracker)
-            #expect(tracker.capacity == wantTracker.capacity && tracker.count == wantTracker.count)
-            #expect(tracker.encoded.map { String(format: "%02x", $0) }.joined() == wantTracker.encodedHex)
+            let old = stride(from: 0, to: wantTracker.encodedHex.count, by: 2).map { offset in
+                let index = wantTracker.encodedHex.index(wantTracker.encodedHex.startIndex, offsetBy: offset)
+                return UInt8(wantTracker.encodedHex[index...].prefix(2), radix: 16)!
+            }
+            #expect(stored.tracker == nil && BillTracker(encoded: old) == nil)
         }
-
-        // Saving a bill without its tracker drops the tracker, and a reopened store reads the same bills.
-        var first = try #require(open[expected.bills[0].series])
-        first.tracker = nil
-        try await store.saveBills(BillUpdate(bills: [first], adjustments: [], cursor: expected.billCursor, settled: []))
+        // What the bill keeper's next pass does with them: each open bill's tracker rebuilt from its period's
+        // buckets counts the same intervals and gives the same figures, now with their classes; saved, it is read.
+        var rebuilt = [StoredBill]()
+        for want in expected.bills {
+            let bill = try #require(open[want.series]).bill
+            let buckets =
+                try await store.buckets(
+                    level: .fiveMinutes, series: [want.series], from: bill.period.from, to: bill.period.to)[
+                        want.series] ?? []
+            let tracker = BillTracker.rebuilt(from: buckets, period: bill.period, now: want.asOf)
+            let again = tracker.bill(period: bill.period, now: want.asOf, method: bill.method, revision: bill.revision)
+            #expect(tracker.count == want.tracker?.count && again.intervals == want.intervals)
+            #expect(again.inbound == want.inbound && again.outbound == want.outbound && again.sum == want.sum)
+            #expect(again.classes == IntervalClasses(measured: want.intervals) && again.missing == want.missing)
+            rebuilt.append(StoredBill(series: want.series, bill: again, asOf: want.asOf, tracker: tracker))
+        }
+        try await store.saveBills(
+            BillUpdate(bills: rebuilt, adjustments: [], cursor: expected.billCursor, settled: []))
         let reopened = try SQLiteStore(path: path)
-        #expect(try await reopened.openBills().filter { $0.tracker == nil }.map(\.series) == [first.series])
         #expect(
-            try await reopened.bills(series: nil, containing: expected.billsContaining).count == expected.bills.count)
+            try await reopened.openBills().compactMap(\.tracker).map(\.encoded) == rebuilt.compactMap(\.tracker).map(\.encoded))
+        #expect(
+            try await reopened.bills(series: nil, containing: expected.billsContaining).map(\.bill)
+                == rebuilt.map(\.bill))
     }
 }

@@ -12,9 +12,15 @@ public enum BillingMethod: String, Sendable, Hashable, CaseIterable {
 public struct Bill: Sendable, Hashable {
     public var period: Window
     public var method: BillingMethod
-    /// Intervals that ended and have data, and ended intervals without data (excluded, not taken as zero).
+    /// `n`: the intervals that count (ended, with data, not excluded by the terms); and the ended intervals without
+    /// data (none, or only an outage's spread), which are left out, never taken as zero.
     public var intervals: Int
     public var missing: Int
+    /// What the ended intervals with data were: measured, interpolated, flagged (`docs/windows.md`); nil for a bill
+    /// issued before the store recorded it.
+    public var classes: IntervalClasses?
+    /// How the percentile's rank was taken.
+    public var rank: RankConvention
     /// The percentiles of each direction and of the sum, milli-bytes per second.
     public var inbound: Int64?
     public var outbound: Int64?
@@ -23,13 +29,15 @@ public struct Bill: Sendable, Hashable {
     public var revision: Int64
 
     public init(
-        period: Window, method: BillingMethod, intervals: Int, missing: Int, inbound: Int64?, outbound: Int64?,
-        sum: Int64?, revision: Int64
+        period: Window, method: BillingMethod, intervals: Int, missing: Int, classes: IntervalClasses?,
+        rank: RankConvention = .round, inbound: Int64?, outbound: Int64?, sum: Int64?, revision: Int64
     ) {
         self.period = period
         self.method = method
         self.intervals = intervals
         self.missing = missing
+        self.classes = classes
+        self.rank = rank
         self.inbound = inbound
         self.outbound = outbound
         self.sum = sum
@@ -44,6 +52,11 @@ public struct Bill: Sendable, Hashable {
         case .max: inbound.flatMap { rx in outbound.map { Swift.max(rx, $0) } }
         case .sum: sum
         }
+    }
+
+    /// The rank of the rate the percentile is among the `n` sorted ascending (1 is the smallest); nil without any.
+    public var rankPosition: Int? {
+        intervals > 0 ? RateMath.percentileIndex(count: intervals, percent: 95, rank: rank) + 1 : nil
     }
 
     /// The billing interval.
@@ -61,31 +74,104 @@ public struct Bill: Sendable, Hashable {
 
     /// The bill of a series from its 5-minute buckets in the period (any order; others are ignored).
     public static func compute(
-        buckets: [Bucket], period: Window, now: Int64, method: BillingMethod
+        buckets: [Bucket], period: Window, now: Int64, method: BillingMethod, terms: IntervalTerms = IntervalTerms(),
+        rank: RankConvention = .round
     ) -> Bill {
-        var inbound = [Int64]()
-        var outbound = [Int64]()
-        var sums = [Int64]()
+        let tracker = BillTracker.rebuilt(from: buckets, period: period, now: now, terms: terms)
         var revision: Int64 = 0
-        for bucket in buckets
-        where bucket.level.width == interval && bucket.start >= period.from && bucket.end <= min(now, period.to)
-            && bucket.values.hasData
-        {
-            let rx = intervalRate(bytes: bucket.values.traffic[.rxBytes])
-            let tx = intervalRate(bytes: bucket.values.traffic[.txBytes])
-            inbound.append(rx)
-            outbound.append(tx)
-            sums.append(Saturating.sum(rx, tx))
+        for bucket in buckets where BillTracker.isEnded(bucket, in: period, now: now) && bucket.values.hasData {
             revision = Swift.max(revision, bucket.revision)
         }
-        inbound.sort()
-        outbound.sort()
-        sums.sort()
-        return Bill(
-            period: period, method: method, intervals: inbound.count,
-            missing: endedIntervals(in: period, now: now) - inbound.count,
-            inbound: RateMath.percentile(inbound, 95), outbound: RateMath.percentile(outbound, 95),
-            sum: RateMath.percentile(sums, 95), revision: revision)
+        return tracker.bill(period: period, now: now, method: method, rank: rank, revision: revision)
+    }
+}
+
+/// What the ended intervals with data of a bill were (`docs/windows.md`, "95th-percentile billing").
+public struct IntervalClasses: Sendable, Hashable {
+    /// Intervals with measured time.
+    public var measured: Int
+    /// Intervals whose data is only spread from short gaps.
+    public var interpolated: Int
+    /// Intervals (measured or interpolated) that hold an implausible step.
+    public var flagged: Int
+
+    public init(measured: Int = 0, interpolated: Int = 0, flagged: Int = 0) {
+        self.measured = measured
+        self.interpolated = interpolated
+        self.flagged = flagged
+    }
+
+    /// Adds (`sign` 1) or takes out (−1) one interval.
+    mutating func count(_ interval: BillInterval, sign: Int) {
+        if interval.isMeasured { measured += sign } else { interpolated += sign }
+        if interval.isFlagged { flagged += sign }
+    }
+}
+
+/// One 5-minute interval as a bill reads it: its rates, and whether it was measured and flagged.
+public struct BillInterval: Sendable, Hashable {
+    public var inbound: Int64
+    public var outbound: Int64
+    public var isMeasured: Bool
+    public var isFlagged: Bool
+
+    /// The interval of these figures; nil when it has no data (missing for bills).
+    public init?(
+        rxBytes: Int64, txBytes: Int64, measuredMilliseconds: Int64, coveredMilliseconds: Int64, flagged: Bool
+    ) {
+        guard coveredMilliseconds > 0 else { return nil }
+        inbound = Bill.intervalRate(bytes: rxBytes)
+        outbound = Bill.intervalRate(bytes: txBytes)
+        isMeasured = measuredMilliseconds > 0
+        isFlagged = flagged
+    }
+
+    /// The interval a 5-minute bucket is; nil when it has no data.
+    public init?(_ values: BucketValues) {
+        self.init(
+            rxBytes: values.traffic[.rxBytes], txBytes: values.traffic[.txBytes],
+            measuredMilliseconds: values.measuredMilliseconds, coveredMilliseconds: values.coveredMilliseconds,
+            flagged: values.isFlagged)
+    }
+}
+
+/// Whether a kind of interval counts toward a bill's percentile.
+public enum IntervalUse: String, Sendable, Hashable, CaseIterable {
+    case count
+    case exclude
+}
+
+/// Which intervals with data a bill counts (`[billing] interpolated`, `flagged`).
+public struct IntervalTerms: Sendable, Hashable {
+    public var interpolated: IntervalUse
+    public var flagged: IntervalUse
+
+    public init(interpolated: IntervalUse = .count, flagged: IntervalUse = .count) {
+        self.interpolated = interpolated
+        self.flagged = flagged
+    }
+
+    /// Whether `interval` counts under these terms.
+    public func counts(_ interval: BillInterval) -> Bool {
+        (interval.isMeasured || interpolated == .count) && (!interval.isFlagged || flagged == .count)
+    }
+}
+
+/// The terms one scope is billed by.
+public struct BillingTerms: Sendable, Hashable {
+    public var day: Int
+    public var method: BillingMethod
+    public var intervals: IntervalTerms
+    public var rank: RankConvention
+
+    public init(
+        day: Int = 1, method: BillingMethod = .max, intervals: IntervalTerms = IntervalTerms(),
+        rank: RankConvention = .round
+    ) {
+        self.day = day
+        self.method = method
+        self.intervals = intervals
+        self.rank = rank
     }
 }
 
@@ -93,6 +179,9 @@ public struct Bill: Sendable, Hashable {
 public struct BillingPolicy: Sendable, Hashable {
     public var day: Int
     public var method: BillingMethod
+    /// Which intervals count, and the percentile's rank, unless an override says otherwise.
+    public var intervals: IntervalTerms
+    public var rank: RankConvention
     public var calendar: CivilCalendar
     /// How long after its end a period's bill is issued and frozen (ms).
     public var closeAfter: Int64
@@ -101,21 +190,30 @@ public struct BillingPolicy: Sendable, Hashable {
     public var overrides: [BillingOverride]
 
     public init(
-        day: Int = 1, method: BillingMethod = .max, calendar: CivilCalendar = .utc, closeAfter: Int64 = 3_600_000,
+        day: Int = 1, method: BillingMethod = .max, intervals: IntervalTerms = IntervalTerms(),
+        rank: RankConvention = .round, calendar: CivilCalendar = .utc, closeAfter: Int64 = 3_600_000,
         groupBy: [String] = [], overrides: [BillingOverride] = []
     ) {
         self.day = day
         self.method = method
+        self.intervals = intervals
+        self.rank = rank
         self.calendar = calendar
         self.closeAfter = closeAfter
         self.groupBy = groupBy
         self.overrides = overrides
     }
 
-    /// The day and method for a scope: the first override that matches it, else the fleet's.
-    public func terms(for scope: BilledScope) -> (day: Int, method: BillingMethod) {
-        guard let override = overrides.first(where: { $0.match == scope }) else { return (day, method) }
-        return (override.day ?? day, override.method ?? method)
+    /// The terms of a scope: each of the first override that matches it, else the fleet's.
+    public func terms(for scope: BilledScope) -> BillingTerms {
+        let fleet = BillingTerms(day: day, method: method, intervals: intervals, rank: rank)
+        guard let override = overrides.first(where: { $0.match == scope }) else { return fleet }
+        return BillingTerms(
+            day: override.day ?? day, method: override.method ?? method,
+            intervals: IntervalTerms(
+                interpolated: override.interpolated ?? intervals.interpolated,
+                flagged: override.flagged ?? intervals.flagged),
+            rank: override.rank ?? rank)
     }
 }
 
@@ -160,11 +258,20 @@ public struct BillingOverride: Sendable, Hashable {
     public var match: BilledScope
     public var day: Int?
     public var method: BillingMethod?
+    public var interpolated: IntervalUse?
+    public var flagged: IntervalUse?
+    public var rank: RankConvention?
 
-    public init(name: String, match: BilledScope, day: Int?, method: BillingMethod?) {
+    public init(
+        name: String, match: BilledScope, day: Int?, method: BillingMethod?, interpolated: IntervalUse? = nil,
+        flagged: IntervalUse? = nil, rank: RankConvention? = nil
+    ) {
         self.name = name
         self.match = match
         self.day = day
         self.method = method
+        self.interpolated = interpolated
+        self.flagged = flagged
+        self.rank = rank
     }
 }

@@ -8,14 +8,22 @@ public enum StepTiming: UInt8, Sendable, Hashable {
     case measured = 1
     /// Only idle heartbeats in between, counters unchanged: known, counted as measured time.
     case idle = 2
-    /// Ticks are missing (an outage, a lost or not yet arrived batch, an epoch change): spread, interpolated.
+    /// Ticks are missing (a short outage, a lost or not yet arrived batch, an epoch change), for at most
+    /// `outage_after`: spread, interpolated.
     case gap = 3
     /// A sample's time cannot be placed (older than `max_age`, or from a clock too far ahead), or the step spans more
     /// than `max_age`: counted in the unplaced totals, in no bucket (`docs/windows.md`, "Time that cannot be placed").
     case unplaced = 4
+    /// Like a gap, but longer than `outage_after`: its counts are spread, its time is not covered (`docs/windows.md`,
+    /// "Time classes and spreading").
+    case outage = 5
 
     /// Whether late data may still land inside the step (so the store must be able to take it out again).
-    public var mayBeSplit: Bool { self == .instant || self == .gap || self == .unplaced }
+    public var mayBeSplit: Bool { self == .instant || self == .gap || self == .unplaced || self == .outage }
+
+    /// Whether the step's counts are spread over its span later than it is counted: gaps and outages, which reads
+    /// spread while late data may still split them.
+    public var isInterpolated: Bool { self == .gap || self == .outage }
 }
 
 /// What happened to the counters during a step, beyond plain increases.
@@ -61,8 +69,10 @@ public struct CountedStep: Sendable, Hashable {
     /// - Parameters:
     ///   - maximumRate: bytes per second assumed possible where the link speed is unknown (`max_rate`).
     ///   - maximumSpan: the longest step that is placed in time (`max_age`); a longer one is unplaced.
+    ///   - outageAfter: the longest gap whose time is covered (`outage_after`); a longer one is an outage.
     public static func between(
-        _ previous: StepSample, _ next: StepSample, maximumRate: UInt64, maximumSpan: Int64 = .max
+        _ previous: StepSample, _ next: StepSample, maximumRate: UInt64, maximumSpan: Int64 = .max,
+        outageAfter: Int64 = .max
     ) -> CountedStep {
         let gap = Saturating.difference(next.time, previous.time)
         var events: StepEvents = next.clockShifted ? .clock : []
@@ -132,7 +142,7 @@ public struct CountedStep: Sendable, Hashable {
         {
             timing = .idle
         } else {
-            timing = .gap
+            timing = gap > outageAfter ? .outage : .gap
         }
         return CountedStep(counted: counted, timing: timing, events: events)
     }

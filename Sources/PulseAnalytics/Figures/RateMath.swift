@@ -17,15 +17,21 @@ public enum RateMath {
         return Int64(clamping: quotient)
     }
 
-    /// The nearest-rank percentile of `values` sorted ascending: index ⌊(p × n + 50) / 100⌋ − 1, at least 0.
-    public static func percentile(_ sorted: [Int64], _ percent: Int) -> Int64? {
+    /// The percentile of `values` sorted ascending at the rank `rank` gives (by default the rank `p × n / 100`
+    /// rounded, halves up: index ⌊(p × n + 50) / 100⌋ − 1), at least index 0.
+    public static func percentile(_ sorted: [Int64], _ percent: Int, rank: RankConvention = .round) -> Int64? {
         guard !sorted.isEmpty else { return nil }
-        return sorted[percentileIndex(count: sorted.count, percent: percent)]
+        return sorted[percentileIndex(count: sorted.count, percent: percent, rank: rank)]
     }
 
-    /// The index ``percentile(_:_:)`` reads for `count` values.
-    public static func percentileIndex(count: Int, percent: Int) -> Int {
-        min(count - 1, max(0, (percent * count + 50) / 100 - 1))
+    /// The index ``percentile(_:_:rank:)`` reads for `count` values.
+    public static func percentileIndex(count: Int, percent: Int, rank: RankConvention = .round) -> Int {
+        let position =
+            switch rank {
+            case .round: (percent * count + 50) / 100
+            case .nearestRank: (percent * count + 99) / 100
+            }
+        return min(count - 1, max(0, position - 1))
     }
 
     /// ⌊part × 10⁶ / whole⌋ parts per million; nil when `whole` is 0.
@@ -41,4 +47,12 @@ public enum RateMath {
         // rate × 8 × 10⁴ / (speed × 10⁹) = rate × 8 / (speed × 10⁵)
         return divide(rate, by: Saturating.product(speedMbps, 100_000), scale: 8)
     }
+}
+
+/// Which of the sorted rates a percentile is (`docs/windows.md`, "95th-percentile billing").
+public enum RankConvention: String, Sendable, Hashable, CaseIterable {
+    /// The rank `p × n / 100` rounded, halves up: `round(0.95 × n)` for bills, as LibreNMS and vnStat compute it.
+    case round
+    /// The textbook nearest rank, `⌈p × n / 100⌉`.
+    case nearestRank = "nearest-rank"
 }

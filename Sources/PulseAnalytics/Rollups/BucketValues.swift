@@ -13,10 +13,14 @@ public struct BucketValues: Sendable, Hashable {
     public var speedMbps: UInt32
     /// Steps with each event, in ``StepEvents/columns`` order (the last two lanes are unused).
     public var events: SIMD8<Int64>
+    /// Milliseconds of implausible steps (`docs/windows.md`, "Time classes and spreading"): an interval holding
+    /// any is flagged on bills.
+    public var flaggedMilliseconds: Int64
 
     public init(
         traffic: TrafficDelta = .zero, measuredMilliseconds: Int64 = 0, interpolatedMilliseconds: Int64 = 0,
-        peakRx: UInt64 = 0, peakTx: UInt64 = 0, speedMbps: UInt32 = 0, events: SIMD8<Int64> = .zero
+        peakRx: UInt64 = 0, peakTx: UInt64 = 0, speedMbps: UInt32 = 0, events: SIMD8<Int64> = .zero,
+        flaggedMilliseconds: Int64 = 0
     ) {
         self.traffic = traffic
         self.measuredMilliseconds = measuredMilliseconds
@@ -25,6 +29,7 @@ public struct BucketValues: Sendable, Hashable {
         self.peakTx = peakTx
         self.speedMbps = speedMbps
         self.events = events
+        self.flaggedMilliseconds = flaggedMilliseconds
     }
 
     public static let empty = BucketValues()
@@ -38,6 +43,7 @@ public struct BucketValues: Sendable, Hashable {
         peakTx = max(peakTx, other.peakTx)
         speedMbps = max(speedMbps, other.speedMbps)
         events &+= other.events
+        flaggedMilliseconds &+= other.flaggedMilliseconds
     }
 
     /// Milliseconds the bucket's data covers, measured or interpolated.
@@ -45,6 +51,10 @@ public struct BucketValues: Sendable, Hashable {
 
     /// Whether the bucket has data (`docs/windows.md`).
     public var hasData: Bool { coveredMilliseconds > 0 }
+
+    /// Whether the bucket holds an implausible step (`docs/windows.md`, "95th-percentile billing"): by its time, or
+    /// by its count for an instant one, which covers no time.
+    public var isFlagged: Bool { flaggedMilliseconds > 0 || count(of: .implausible) > 0 }
 
     /// The count of steps with `event`.
     public func count(of event: StepEvents) -> Int64 {
@@ -69,7 +79,10 @@ public struct BucketValues: Sendable, Hashable {
             values.peakTx = peakTx
             values.speedMbps = speedMbps
         }
-        if fields.contains(.events) { values.events = events }
+        if fields.contains(.events) {
+            values.events = events
+            values.flaggedMilliseconds = flaggedMilliseconds
+        }
         return values
     }
 

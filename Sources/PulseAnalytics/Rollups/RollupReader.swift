@@ -45,21 +45,24 @@ public struct BucketFields: OptionSet, Sendable, Hashable {
     public static let coverage = BucketFields(rawValue: 1 << 2)
     /// Peaks and link speed.
     public static let peaks = BucketFields(rawValue: 1 << 3)
+    /// Event counts, and the time of implausible steps.
     public static let events = BucketFields(rawValue: 1 << 4)
     public static let revision = BucketFields(rawValue: 1 << 5)
 
     public static let all: BucketFields = [.bytes, .packets, .coverage, .peaks, .events, .revision]
 
     /// Whether the rollup column at `index` of the bucket columns (bytes, packets, errors, drops, times, peaks,
-    /// speed, events, revision) is one of these fields.
+    /// speed, events, flagged time, revision) is one of these fields.
     public func includes(column index: Int) -> Bool {
+        let events = 13 + StepEvents.columns.count
         switch index {
-        case 0, 1: contains(.bytes)
-        case 2...7: contains(.packets)
-        case 8, 9: contains(.coverage)
-        case 10...12: contains(.peaks)
-        case 13...17: contains(.events)
-        default: contains(.revision)
+        case 0..<2: return contains(.bytes)
+        case 2..<8: return contains(.packets)
+        case 8..<10: return contains(.coverage)
+        case 10..<13: return contains(.peaks)
+        // The event counts and the flagged time.
+        case 13...events: return contains(.events)
+        default: return contains(.revision)
         }
     }
 }

@@ -31,7 +31,7 @@ public enum Spreader {
         _ step: CountedStep, from previous: StepSample, to next: StepSample, level: RollupLevel, sign: Int64,
         from first: Int64, to last: Int64, _ add: (Int64, BucketValues) -> Void
     ) {
-        precondition(sign == 1 || sign == -1 && step.timing.mayBeSplit, "only gap and instant steps are taken out")
+        precondition(sign == 1 || sign == -1 && step.timing.mayBeSplit, "only gap, outage and instant steps are taken out")
         // An unplaced step has no time to be spread over: the store keeps its counts apart (`docs/windows.md`).
         guard step.timing != .unplaced else { return }
         var events = SIMD8<Int64>.zero
@@ -48,11 +48,16 @@ public enum Spreader {
         // Placed steps span at most `max_age` between times the wire bounds (`docs/windows.md`), so this cannot
         // overflow for a step the store spreads; clamped all the same, so no stored value can trap here.
         let span = Saturating.difference(end, start)
-        let measured = step.timing != .gap
+        // Measured and idle steps' time is measured, a gap's interpolated, an outage's neither; an implausible step's
+        // is also flagged.
+        let measured = step.timing == .measured || step.timing == .idle
+        let interpolated = step.timing == .gap
+        let flagged = step.events.contains(.implausible)
         var peakRx: UInt64 = 0
         var peakTx: UInt64 = 0
         var speed: UInt32 = 0
-        if step.timing == .measured {
+        // Only a step at least half an interval long gives a peak: a few milliseconds say nothing about a rate.
+        if step.timing == .measured && Saturating.product(2, span) >= next.interval {
             peakRx = Ceiling.muldiv(step.counted[.rxBytes], 1_000, UInt64(span))
             peakTx = Ceiling.muldiv(step.counted[.txBytes], 1_000, UInt64(span))
         }
@@ -65,8 +70,8 @@ public enum Spreader {
                 bucket,
                 BucketValues(
                     traffic: signedCounted, measuredMilliseconds: measured ? span * sign : 0,
-                    interpolatedMilliseconds: measured ? 0 : span * sign, peakRx: peakRx, peakTx: peakTx,
-                    speedMbps: speed, events: events))
+                    interpolatedMilliseconds: interpolated ? span * sign : 0, peakRx: peakRx, peakTx: peakTx,
+                    speedMbps: speed, events: events, flaggedMilliseconds: flagged ? span * sign : 0))
             return
         }
         var before = Traffic.zero
@@ -98,8 +103,9 @@ public enum Spreader {
                 bucket,
                 BucketValues(
                     traffic: share, measuredMilliseconds: measured ? overlap : 0,
-                    interpolatedMilliseconds: measured ? 0 : overlap, peakRx: peakRx, peakTx: peakTx,
-                    speedMbps: speed, events: bucket == eventBucket ? events : .zero))
+                    interpolatedMilliseconds: interpolated ? overlap : 0, peakRx: peakRx, peakTx: peakTx,
+                    speedMbps: speed, events: bucket == eventBucket ? events : .zero,
+                    flaggedMilliseconds: flagged ? overlap : 0))
             bucket = Saturating.sum(bucket, level.width)
         }
     }

@@ -189,6 +189,9 @@ public struct DaemonConfig: Sendable, Hashable {
             "ingest", "max_skew", default: 86_400_000, range: config.store.clockTolerance...(366 * 86_400_000))
         config.store.maximumAge = try reader.duration(
             "ingest", "max_age", default: 14 * 86_400_000, range: 3_600_000...(400 * 86_400_000))
+        // `docs/windows.md`, "Time classes and spreading": a gap longer than this is an outage.
+        config.store.outageAfter = try reader.duration(
+            "ingest", "outage_after", default: 15 * 60_000, range: 60_000...86_400_000)
         try parseRollups(&reader, into: &config)
         config.store.rules = try parseAggregation(&reader)
         for (agent, _) in reader.subtables(of: "labels") {
@@ -304,16 +307,26 @@ public struct DaemonConfig: Sendable, Hashable {
     private static func parseBilling(
         _ reader: inout ConfigReader, calendar: CivilCalendar
     ) throws(ConfigError) -> BillingPolicy {
-        func method(_ table: String, _ fallback: BillingMethod?) throws(ConfigError) -> BillingMethod? {
-            guard let text = try reader.optionalString(table, "method") else { return fallback }
-            guard let method = BillingMethod(rawValue: text) else {
-                throw reader.invalid(table, "method", "is \"\(text)\"; use \"in\", \"out\", \"max\" or \"sum\"")
+        /// A key whose value is one of `Value`'s names.
+        func choice<Value: RawRepresentable & CaseIterable>(
+            _ table: String, _ key: String, _ fallback: Value?
+        ) throws(ConfigError) -> Value? where Value.RawValue == String {
+            guard let text = try reader.optionalString(table, key) else { return fallback }
+            guard let value = Value(rawValue: text) else {
+                let names = Value.allCases.map { "\"\($0.rawValue)\"" }
+                throw reader.invalid(
+                    table, key,
+                    "is \"\(text)\"; use \(names.dropLast().joined(separator: ", ")) or \(names.last ?? "")")
             }
-            return method
+            return value
         }
         var policy = BillingPolicy(
             day: Int(try reader.integer("billing", "day", default: 1, range: 1...31)),
-            method: try method("billing", .max)!,
+            method: try choice("billing", "method", BillingMethod.max)!,
+            intervals: IntervalTerms(
+                interpolated: try choice("billing", "interpolated", IntervalUse.count)!,
+                flagged: try choice("billing", "flagged", IntervalUse.count)!),
+            rank: try choice("billing", "rank", RankConvention.round)!,
             calendar: try reader.calendar("billing", "time_zone", default: calendar),
             closeAfter: try reader.duration("billing", "close_after", default: 3_600_000, range: 0...(31 * 86_400_000)),
             groupBy: try reader.stringArray("billing", "group_by", default: []))
@@ -330,7 +343,11 @@ public struct DaemonConfig: Sendable, Hashable {
             let day = try reader.integer(table, "day", default: 0, range: 0...31)
             policy.overrides.append(
                 BillingOverride(
-                    name: name, match: scope, day: day == 0 ? nil : Int(day), method: try method(table, nil)))
+                    name: name, match: scope, day: day == 0 ? nil : Int(day),
+                    method: try choice(table, "method", BillingMethod?.none),
+                    interpolated: try choice(table, "interpolated", IntervalUse?.none),
+                    flagged: try choice(table, "flagged", IntervalUse?.none),
+                    rank: try choice(table, "rank", RankConvention?.none)))
         }
         return policy
     }

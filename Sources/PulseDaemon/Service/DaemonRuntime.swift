@@ -51,6 +51,9 @@ public struct DaemonRuntime: Sendable {
         self.logger = logger
         current = CurrentConfig(config)
         for warning in config.warnings { logger.warning("\(warning)") }
+        // systemd makes it (StateDirectory=); a daemon started by hand on PostgreSQL, whose store is elsewhere, keeps
+        // only its apply marker and published files there.
+        try FileIO.createDirectory(config.stateDirectory, mode: 0o750)
         store = try await Self.openStore(config, logger: logger)
         leadership = Leadership(leading: !(store is PostgresStore))
         queue = IngestQueue(limit: config.queueLimit, byteLimit: config.queueBytes)

@@ -273,7 +273,20 @@ public enum FigureFormat {
         return fields
     }
 
-    /// A bill: the period, the method, the percentiles, `n` and the missing intervals.
+    /// What a bill rests on (`docs/windows.md`, "95th-percentile billing"): its intervals by class (null for a bill
+    /// issued before they were recorded), the rank it took and how.
+    static func billBasisJSON(_ bill: Bill) -> [(String, String)] {
+        func count(_ value: Int?) -> String { value.map { "\($0)" } ?? "null" }
+        return [
+            ("intervals", "\(bill.intervals)"), ("missing_intervals", "\(bill.missing)"),
+            ("measured_intervals", count(bill.classes?.measured)),
+            ("interpolated_intervals", count(bill.classes?.interpolated)),
+            ("flagged_intervals", count(bill.classes?.flagged)), ("rank", count(bill.rankPosition)),
+            ("rank_rule", JSONText.string(bill.rank.rawValue)),
+        ]
+    }
+
+    /// A bill: the period, the method, the percentiles, and what it rests on.
     public static func billJSON(_ line: BillLine, calendar: CivilCalendar) -> String {
         let bill = line.bill
         return JSONText.object([
@@ -285,19 +298,18 @@ public enum FigureFormat {
             ("p95_in_bytes_per_second", JSONText.decimal(bill.inbound, places: 3)),
             ("p95_out_bytes_per_second", JSONText.decimal(bill.outbound, places: 3)),
             ("p95_sum_bytes_per_second", JSONText.decimal(bill.sum, places: 3)),
-            ("intervals", "\(bill.intervals)"), ("missing_intervals", "\(bill.missing)"),
+        ] + billBasisJSON(bill) + [
             ("as_of", JSONText.string(RFC3339.text(line.asOf))),
             ("issued_at", line.issuedAt.map { JSONText.string(RFC3339.text($0)) } ?? "null"),
             (
                 "adjustments",
                 JSONText.array(
                     line.adjustments.map { adjustment in
-                        JSONText.object([
-                            ("found_at", JSONText.string(RFC3339.text(adjustment.foundAt))),
-                            ("p95_bytes_per_second", JSONText.decimal(adjustment.bill.value, places: 3)),
-                            ("intervals", "\(adjustment.bill.intervals)"),
-                            ("missing_intervals", "\(adjustment.bill.missing)"),
-                        ])
+                        JSONText.object(
+                            [
+                                ("found_at", JSONText.string(RFC3339.text(adjustment.foundAt))),
+                                ("p95_bytes_per_second", JSONText.decimal(adjustment.bill.value, places: 3)),
+                            ] + billBasisJSON(adjustment.bill))
                     })
             ),
             ("revision", "\(bill.revision)"),
@@ -308,16 +320,20 @@ public enum FigureFormat {
         "kind", "series", "period_from_utc", "period_to_utc", "method", "p95_bytes_per_second", "p95_bits_per_second",
         "p95_in_bytes_per_second", "p95_out_bytes_per_second", "p95_sum_bytes_per_second", "intervals",
         "missing_intervals", "as_of_utc", "issued_at_utc", "adjusted_p95_bytes_per_second", "revision",
+        "measured_intervals", "interpolated_intervals", "flagged_intervals", "rank", "rank_rule",
     ]
 
     public static func billCSV(_ line: BillLine) -> [String] {
         let bill = line.bill
         func rate(_ value: Int64?) -> String { value.map { FixedPoint.text($0, places: 3) } ?? "" }
+        func count(_ value: Int?) -> String { value.map { "\($0)" } ?? "" }
         return [
             line.series.kind.name, line.series.name, RFC3339.text(bill.period.from), RFC3339.text(bill.period.to),
             bill.method.rawValue, rate(bill.value), rate(bill.value.map { $0 * 8 }), rate(bill.inbound),
             rate(bill.outbound), rate(bill.sum), "\(bill.intervals)", "\(bill.missing)", RFC3339.text(line.asOf),
             line.issuedAt.map(RFC3339.text) ?? "", rate(line.adjustments.last?.bill.value), "\(bill.revision)",
+            count(bill.classes?.measured), count(bill.classes?.interpolated), count(bill.classes?.flagged),
+            count(bill.rankPosition), bill.rank.rawValue,
         ]
     }
 }

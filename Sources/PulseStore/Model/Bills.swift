@@ -39,7 +39,8 @@ public struct BillAdjustment: Sendable, Hashable {
 public struct ChangedInterval: Sendable, Hashable {
     public var series: Int64
     public var start: Int64
-    /// What the interval holds now: bytes in and out, and covered milliseconds (virtual gap steps included).
+    /// What the interval holds now: bytes in and out, covered, measured and flagged time (virtual gap steps
+    /// included).
     public var now: IntervalFigures
     /// What was added to it since billing took it in (a step taken out counts negative).
     public var since: IntervalFigures
@@ -68,20 +69,43 @@ public struct IntervalFigures: Sendable, Hashable {
     public var rx: Int64
     public var tx: Int64
     public var covered: Int64
+    public var measured: Int64
+    /// The interval's flagged milliseconds plus its count of implausible steps: above zero when it holds one
+    /// (``BucketValues/isFlagged``).
+    public var flagged: Int64
 
-    public init(rx: Int64, tx: Int64, covered: Int64) {
+    public init(rx: Int64, tx: Int64, covered: Int64, measured: Int64 = 0, flagged: Int64 = 0) {
         self.rx = rx
         self.tx = tx
         self.covered = covered
+        self.measured = measured
+        self.flagged = flagged
     }
 
-    /// The interval's rates in and out (``Bill/intervalRate(bytes:)``); nil when it has no data.
-    public var rates: (inbound: Int64, outbound: Int64)? {
-        covered > 0 ? (Bill.intervalRate(bytes: rx), Bill.intervalRate(bytes: tx)) : nil
+    /// The figures of a bucket.
+    public init(_ values: BucketValues) {
+        self.init(
+            rx: values.traffic[.rxBytes], tx: values.traffic[.txBytes], covered: values.coveredMilliseconds,
+            measured: values.measuredMilliseconds,
+            flagged: Saturating.sum(values.flaggedMilliseconds, values.count(of: .implausible)))
+    }
+
+    /// The interval as a bill reads it; nil when it has no data.
+    public var interval: BillInterval? {
+        BillInterval(
+            rxBytes: rx, txBytes: tx, measuredMilliseconds: measured, coveredMilliseconds: covered, flagged: flagged > 0)
+    }
+
+    public static func + (lhs: Self, rhs: Self) -> Self {
+        Self(
+            rx: lhs.rx &+ rhs.rx, tx: lhs.tx &+ rhs.tx, covered: lhs.covered &+ rhs.covered,
+            measured: lhs.measured &+ rhs.measured, flagged: lhs.flagged &+ rhs.flagged)
     }
 
     public static func - (lhs: Self, rhs: Self) -> Self {
-        Self(rx: lhs.rx - rhs.rx, tx: lhs.tx - rhs.tx, covered: lhs.covered - rhs.covered)
+        Self(
+            rx: lhs.rx &- rhs.rx, tx: lhs.tx &- rhs.tx, covered: lhs.covered &- rhs.covered,
+            measured: lhs.measured &- rhs.measured, flagged: lhs.flagged &- rhs.flagged)
     }
 }
 

@@ -15,6 +15,9 @@ public struct StoreSettings: Sendable, Hashable {
     /// How old a sample may be when it arrives and still be placed in time, and the longest step that is spread
     /// (`[ingest] max_age`; `docs/windows.md`, "Time that cannot be placed").
     public var maximumAge: Int64
+    /// The longest gap between two samples whose time counts as covered (interpolated); a longer one is an outage
+    /// (`[ingest] outage_after`; `docs/windows.md`, "Time classes and spreading").
+    public var outageAfter: Int64
     /// The most separate ranges of sequence numbers one stream may have stored (`[limits]
     /// sequence_ranges_per_stream`): a batch that would open one more is refused. Holes come from batches an
     /// agent's spool dropped or the daemon refused, a few in a stream's life; a hostile agent sending every other
@@ -33,13 +36,14 @@ public struct StoreSettings: Sendable, Hashable {
     public init(
         levels: [RollupLevel] = RollupLevel.standard, maximumRate: UInt64 = 50_000_000_000,
         clockTolerance: Int64 = 30_000, maximumSkew: Int64 = 86_400_000, maximumAge: Int64 = 14 * 86_400_000,
-        rules: ScopeRules = ScopeRules(), synchronous: Synchronous = .full
+        outageAfter: Int64 = 15 * 60_000, rules: ScopeRules = ScopeRules(), synchronous: Synchronous = .full
     ) {
         self.levels = levels
         self.maximumRate = maximumRate
         self.clockTolerance = clockTolerance
         self.maximumSkew = maximumSkew
         self.maximumAge = maximumAge
+        self.outageAfter = outageAfter
         self.rules = rules
         self.synchronous = synchronous
     }

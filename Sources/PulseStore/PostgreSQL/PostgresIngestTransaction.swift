@@ -424,17 +424,23 @@ final class PostgresIngestTransaction: IngestTransaction {
             binds.append(entries.map(\.value.rx))
             binds.append(entries.map(\.value.tx))
             binds.append(entries.map(\.value.unknown))
-            let covered = table == "bill_change"
-            if covered { binds.append(entries.map(\.value.covered)) }
+            // Billing also records covered, measured and flagged time (docs/windows.md, "Open and closed periods").
+            let timed = table == "bill_change"
+            if timed {
+                binds.append(entries.map(\.value.covered))
+                binds.append(entries.map(\.value.measured))
+                binds.append(entries.map(\.value.flagged))
+            }
+            let times = timed ? ["covered", "measured", "flagged"] : []
             try session.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        INSERT INTO \(table) (series_id, start, rx, tx, unknown\(covered ? ", covered" : ""), revision)
+                        INSERT INTO \(table) (series_id, start, rx, tx, unknown\(times.map { ", " + $0 }.joined()), revision)
                         SELECT *, \(revision)::bigint FROM unnest($1::bigint[], $2::bigint[], $3::bigint[],
-                            $4::bigint[], $5::bigint[]\(covered ? ", $6::bigint[]" : ""))
+                            $4::bigint[], $5::bigint[]\(timed ? ", $6::bigint[], $7::bigint[], $8::bigint[]" : ""))
                         ON CONFLICT (series_id, start) DO UPDATE SET rx = \(table).rx + excluded.rx,
                             tx = \(table).tx + excluded.tx, unknown = \(table).unknown + excluded.unknown,
-                            \(covered ? "covered = \(table).covered + excluded.covered," : "")
+                            \(times.map { "\($0) = \(table).\($0) + excluded.\($0)," }.joined(separator: " "))
                             revision = excluded.revision
                         """, binds: binds))
         }

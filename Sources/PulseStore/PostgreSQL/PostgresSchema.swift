@@ -306,6 +306,20 @@ enum PostgresSchema {
             DO $$ DECLARE t text; BEGIN FOR t IN SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'rollup\\_%' LOOP EXECUTE format('ALTER TABLE %I ADD COLUMN IF NOT EXISTS ambiguous bigint NOT NULL DEFAULT 0', t); END LOOP; END $$
             """
         ),
+        (
+            // The time of implausible steps per bucket, and billing's record of late measured and flagged time (as in
+            // SQLite's v8-flagged).
+            "v7-flagged",
+            """
+            DO $$ DECLARE t text; BEGIN FOR t IN SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'rollup\\_%' LOOP EXECUTE format('ALTER TABLE %I ADD COLUMN IF NOT EXISTS flagged_ms bigint NOT NULL DEFAULT 0', t); END LOOP; END $$;
+            ALTER TABLE bill_change ADD COLUMN measured bigint NOT NULL DEFAULT 0;
+            ALTER TABLE bill_change ADD COLUMN flagged bigint NOT NULL DEFAULT 0;
+            ALTER TABLE bill ADD COLUMN measured bigint, ADD COLUMN interpolated bigint, ADD COLUMN flagged bigint,
+                ADD COLUMN rank_rule text NOT NULL DEFAULT 'round';
+            ALTER TABLE bill_adjustment ADD COLUMN measured bigint, ADD COLUMN interpolated bigint,
+                ADD COLUMN flagged bigint, ADD COLUMN rank_rule text NOT NULL DEFAULT 'round'
+            """
+        ),
     ]
 
     static func createRollupTable(_ level: RollupLevel) -> String {

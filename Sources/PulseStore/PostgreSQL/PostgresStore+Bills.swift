@@ -39,7 +39,7 @@ extension PostgresStore {
 
     static let billSelect = """
         SELECT b.series_id, b.period_from, b.period_to, b.method, b.intervals, b.missing, b.p_in, b.p_out, b.p_sum,
-            b.revision, b.as_of, b.issued_at, t.tracker
+            b.revision, b.as_of, b.issued_at, b.measured, b.interpolated, b.flagged, b.rank_rule, t.tracker
         FROM bill b LEFT JOIN bill_tracker t ON t.series_id = b.series_id AND t.period_from = b.period_from
         """
 
@@ -48,15 +48,21 @@ extension PostgresStore {
             (Int64, Int64, Int64, String, Int64, Int64, Int64?, Int64?, Int64?, Int64).self)
         var cells = row.makeIterator()
         for _ in 0..<10 { _ = cells.next() }
-        let asOf = try cells.next()!.decode(Int64.self)
-        let issuedAt = try cells.next()!.decode(Int64?.self)
-        let tracker = try cells.next()!.decode(ByteBuffer?.self)
+        func next<Value: PostgresDecodable>(_ type: Value.Type) throws -> Value {
+            guard let cell = cells.next() else { throw StoreError.damaged("a bill row has too few columns") }
+            return try cell.decode(Value.self)
+        }
+        let asOf = try next(Int64.self)
+        let issuedAt = try next(Int64?.self)
+        let classes = BillClassColumns.classes(try next(Int64?.self), try next(Int64?.self), try next(Int64?.self))
+        let rank = BillClassColumns.rank(try next(String?.self))
+        let tracker = try next(ByteBuffer?.self)
         return StoredBill(
             series: series,
             bill: Bill(
                 period: Window(from: from, to: to, name: "billing-period"),
                 method: BillingMethod(rawValue: method) ?? .max, intervals: Int(intervals), missing: Int(missing),
-                inbound: inbound, outbound: outbound, sum: sum, revision: revision),
+                classes: classes, rank: rank, inbound: inbound, outbound: outbound, sum: sum, revision: revision),
             asOf: asOf, issuedAt: issuedAt,
             tracker: tracker.flatMap { BillTracker(encoded: Array($0.readableBytesView)) })
     }
@@ -90,7 +96,7 @@ extension PostgresStore {
             try session.query(
                 """
                 SELECT a.series_id, a.found_at, a.method, a.intervals, a.missing, a.p_in, a.p_out, a.p_sum,
-                    a.revision, b.period_from, b.period_to
+                    a.revision, b.period_from, b.period_to, a.measured, a.interpolated, a.flagged, a.rank_rule
                 FROM bill_adjustment a JOIN bill b ON b.series_id = a.series_id AND b.period_from = a.period_from
                 WHERE b.period_from <= \(time) AND b.period_to > \(time) ORDER BY a.found_at
                 """
@@ -99,12 +105,18 @@ extension PostgresStore {
                     try row.decode(
                         (Int64, Int64, String, Int64, Int64, Int64?, Int64?, Int64?, Int64, Int64, Int64).self)
                 guard series.map({ $0.contains(id) }) ?? true else { return nil }
+                var cells = row.makeIterator()
+                for _ in 0..<11 { _ = cells.next() }
+                let terms = try (0..<3).map { _ in try cells.next()?.decode(Int64?.self) ?? nil }
+                let rank = try cells.next()?.decode(String?.self) ?? nil
                 return BillAdjustment(
                     series: id, foundAt: foundAt,
                     bill: Bill(
                         period: Window(from: from, to: to, name: "billing-period"),
                         method: BillingMethod(rawValue: method) ?? .max, intervals: Int(intervals),
-                        missing: Int(missing), inbound: inbound, outbound: outbound, sum: sum, revision: revision))
+                        missing: Int(missing), classes: BillClassColumns.classes(terms[0], terms[1], terms[2]),
+                        rank: BillClassColumns.rank(rank), inbound: inbound, outbound: outbound, sum: sum,
+                        revision: revision))
             }
         }
     }
@@ -115,17 +127,21 @@ extension PostgresStore {
             // must not hold every daemon's ingest off while it does.
             for stored in update.bills {
                 let bill = stored.bill
+                let counts = BillClassColumns.counts(bill)
                 try session.query(
                     """
                     INSERT INTO bill (series_id, period_from, period_to, method, intervals, missing, p_in, p_out,
-                        p_sum, revision, as_of, issued_at)
+                        p_sum, revision, as_of, issued_at, measured, interpolated, flagged, rank_rule)
                     VALUES (\(stored.series), \(bill.period.from), \(bill.period.to), \(bill.method.rawValue),
                         \(Int64(bill.intervals)), \(Int64(bill.missing)), \(bill.inbound), \(bill.outbound),
-                        \(bill.sum), \(bill.revision), \(stored.asOf), \(stored.issuedAt))
+                        \(bill.sum), \(bill.revision), \(stored.asOf), \(stored.issuedAt), \(counts[0]), \(counts[1]),
+                        \(counts[2]), \(bill.rank.rawValue))
                     ON CONFLICT (series_id, period_from) DO UPDATE SET period_to = excluded.period_to,
                         method = excluded.method, intervals = excluded.intervals, missing = excluded.missing,
                         p_in = excluded.p_in, p_out = excluded.p_out, p_sum = excluded.p_sum,
-                        revision = excluded.revision, as_of = excluded.as_of, issued_at = excluded.issued_at
+                        revision = excluded.revision, as_of = excluded.as_of, issued_at = excluded.issued_at,
+                        measured = excluded.measured, interpolated = excluded.interpolated,
+                        flagged = excluded.flagged, rank_rule = excluded.rank_rule
                     """)
                 if let tracker = stored.tracker {
                     try session.query(
@@ -142,16 +158,19 @@ extension PostgresStore {
             }
             for adjustment in update.adjustments {
                 let bill = adjustment.bill
+                let counts = BillClassColumns.counts(bill)
                 try session.query(
                     """
                     INSERT INTO bill_adjustment (series_id, period_from, found_at, method, intervals, missing, p_in,
-                        p_out, p_sum, revision)
+                        p_out, p_sum, revision, measured, interpolated, flagged, rank_rule)
                     VALUES (\(adjustment.series), \(bill.period.from), \(adjustment.foundAt), \(bill.method.rawValue),
                         \(Int64(bill.intervals)), \(Int64(bill.missing)), \(bill.inbound), \(bill.outbound),
-                        \(bill.sum), \(bill.revision))
+                        \(bill.sum), \(bill.revision), \(counts[0]), \(counts[1]), \(counts[2]), \(bill.rank.rawValue))
                     ON CONFLICT (series_id, period_from, found_at) DO UPDATE SET method = excluded.method,
                         intervals = excluded.intervals, missing = excluded.missing, p_in = excluded.p_in,
-                        p_out = excluded.p_out, p_sum = excluded.p_sum, revision = excluded.revision
+                        p_out = excluded.p_out, p_sum = excluded.p_sum, revision = excluded.revision,
+                        measured = excluded.measured, interpolated = excluded.interpolated,
+                        flagged = excluded.flagged, rank_rule = excluded.rank_rule
                     """)
             }
             try Self.settleChanges(

@@ -350,8 +350,9 @@ struct PostgresSnapshotReader: SnapshotReader {
         return try session.query(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT c.series_id, c.start, c.rx, c.tx, c.covered, c.unknown, c.revision,
-                        coalesce(r.rx_bytes, 0), coalesce(r.tx_bytes, 0), coalesce(r.measured_ms + r.interpolated_ms, 0)
+                    SELECT c.series_id, c.start, c.rx, c.tx, c.covered, c.unknown, c.revision, c.measured, c.flagged,
+                        coalesce(r.rx_bytes, 0), coalesce(r.tx_bytes, 0), coalesce(r.measured_ms + r.interpolated_ms, 0),
+                        coalesce(r.measured_ms, 0), coalesce(r.flagged_ms + r.implausible, 0)
                     FROM bill_change c LEFT JOIN \(table) r ON r.series_id = c.series_id AND r.start = c.start
                     ORDER BY c.start, c.series_id LIMIT \(limit)
                     """)

@@ -44,7 +44,10 @@ enum BucketColumns {
             values.peakTx = UInt64(clamping: try column())
             values.speedMbps = UInt32(clamping: try column())
         }
-        if fields.contains(.events) { for lane in 0..<StepEvents.columns.count { values.events[lane] = try column() } }
+        if fields.contains(.events) {
+            for lane in 0..<StepEvents.columns.count { values.events[lane] = try column() }
+            values.flaggedMilliseconds = try column()
+        }
         if fields.contains(.revision) { revision = try column() }
         return (values, revision)
     }

@@ -39,9 +39,7 @@ struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
                 level: .fiveMinutes, series: Set(intervals.map(\.series)), from: first, to: last + 1
             ) { series, start, values, _ in
                 guard let position = index[SeriesStart(series: series, start: start)] else { return }
-                intervals[position].now.rx += values.traffic[.rxBytes]
-                intervals[position].now.tx += values.traffic[.txBytes]
-                intervals[position].now.covered += values.coveredMilliseconds
+                intervals[position].now = intervals[position].now + IntervalFigures(values)
             }
         }
         return intervals
@@ -49,8 +47,8 @@ struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
 
     func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
         try reader.readBuckets(
-            level: .fiveMinutes, series: Array(Set(series)).sorted(), from: from, to: to, fields: [.bytes, .coverage],
-            body)
+            level: .fiveMinutes, series: Array(Set(series)).sorted(), from: from, to: to,
+            fields: [.bytes, .coverage, .events], body)
     }
 
     struct SeriesStart: Hashable {
@@ -104,10 +102,13 @@ typealias SettledChange = (series: Int64, start: Int64, revision: Int64, amounts
 
 extension BillUpdate {
     /// The `bill_change` columns a pass settles, and what it read of each.
-    static let changeColumns = ["rx", "tx", "covered", "unknown"]
+    static let changeColumns = ["rx", "tx", "covered", "unknown", "measured", "flagged"]
     var settledChanges: [SettledChange] {
         settled.map {
-            ($0.series, $0.start, $0.revision, [$0.since.rx, $0.since.tx, $0.since.covered, Int64($0.unknown)])
+            (
+                $0.series, $0.start, $0.revision,
+                [$0.since.rx, $0.since.tx, $0.since.covered, Int64($0.unknown), $0.since.measured, $0.since.flagged]
+            )
         }
     }
 }

@@ -288,13 +288,17 @@ struct SQLiteIngestTransaction: IngestTransaction {
         for (key, change) in bill {
             try db.run(
                 sql: """
-                    INSERT INTO bill_change (series_id, start, rx, tx, covered, unknown, revision)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO bill_change (series_id, start, rx, tx, covered, unknown, measured, flagged, revision)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (series_id, start) DO UPDATE SET rx = rx + excluded.rx, tx = tx + excluded.tx,
                         covered = covered + excluded.covered, unknown = unknown + excluded.unknown,
+                        measured = measured + excluded.measured, flagged = flagged + excluded.flagged,
                         revision = excluded.revision
                     """,
-                arguments: [key.series, key.start, change.rx, change.tx, change.covered, change.unknown, revision])
+                arguments: [
+                    key.series, key.start, change.rx, change.tx, change.covered, change.unknown, change.measured,
+                    change.flagged, revision,
+                ])
         }
         for (key, change) in forward {
             try db.run(

@@ -392,6 +392,28 @@ enum SQLiteSchema {
                 try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN ambiguous INTEGER NOT NULL DEFAULT 0")
             }
         }
+        // The time of implausible steps in each bucket, so bills can say which intervals hold one
+        // (`docs/windows.md`, "95th-percentile billing"); what billing records of late changes, the same and the
+        // measured time, so a swapped interval's class is known.
+        migrator.registerMigration("v8-flagged") { db in
+            let tables = try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'rollup_*'")
+            for table in tables where try !db.columns(in: table).contains(where: { $0.name == "flagged_ms" }) {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN flagged_ms INTEGER NOT NULL DEFAULT 0")
+            }
+            try db.execute(sql: "ALTER TABLE bill_change ADD COLUMN measured INTEGER NOT NULL DEFAULT 0")
+            try db.execute(sql: "ALTER TABLE bill_change ADD COLUMN flagged INTEGER NOT NULL DEFAULT 0")
+            // What each bill rests on: its intervals by class (NULL for bills made before), and its rank convention.
+            for table in ["bill", "bill_adjustment"] {
+                try db.execute(
+                    sql: """
+                        ALTER TABLE \(table) ADD COLUMN measured INTEGER;
+                        ALTER TABLE \(table) ADD COLUMN interpolated INTEGER;
+                        ALTER TABLE \(table) ADD COLUMN flagged INTEGER;
+                        ALTER TABLE \(table) ADD COLUMN rank_rule TEXT NOT NULL DEFAULT 'round'
+                        """)
+            }
+        }
         return migrator
     }
 
@@ -414,6 +436,6 @@ enum SQLiteSchema {
     static let bucketColumns: [String] =
         TrafficCounter.allCases.map(\.name) + [
             "measured_ms", "interpolated_ms", "peak_rx", "peak_tx", "speed_mbps", "epochs", "wraps", "resets",
-            "implausible", "clock_steps", "ambiguous", "revision",
+            "implausible", "clock_steps", "ambiguous", "flagged_ms", "revision",
         ]
 }

@@ -76,7 +76,7 @@ extension SQLiteStore {
                 db,
                 sql: """
                     SELECT a.series_id, a.found_at, a.method, a.intervals, a.missing, a.p_in, a.p_out, a.p_sum,
-                        a.revision, b.period_from, b.period_to
+                        a.revision, b.period_from, b.period_to, a.measured, a.interpolated, a.flagged, a.rank_rule
                     FROM bill_adjustment a JOIN bill b ON b.series_id = a.series_id AND b.period_from = a.period_from
                     WHERE b.period_from <= ? AND b.period_to > ? ORDER BY a.found_at
                     """, arguments: [time, time]
@@ -86,7 +86,9 @@ extension SQLiteStore {
                     bill: Bill(
                         period: Window(from: row[9], to: row[10], name: "billing-period"),
                         method: BillingMethod(rawValue: row[2]) ?? .max, intervals: row[3], missing: row[4],
-                        inbound: row[5], outbound: row[6], sum: row[7], revision: row[8]))
+                        classes: BillClassColumns.classes(row[11], row[12], row[13]),
+                        rank: BillClassColumns.rank(row[14]), inbound: row[5], outbound: row[6], sum: row[7],
+                        revision: row[8]))
             }
         }
     }
@@ -99,12 +101,14 @@ extension SQLiteStore {
                 try db.execute(
                     sql: """
                         INSERT OR REPLACE INTO bill_adjustment (series_id, period_from, found_at, method, intervals,
-                            missing, p_in, p_out, p_sum, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            missing, p_in, p_out, p_sum, revision, \(BillClassColumns.names.joined(separator: ", ")))
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [
-                        adjustment.series, bill.period.from, adjustment.foundAt, bill.method.rawValue, bill.intervals,
-                        bill.missing, bill.inbound, bill.outbound, bill.sum, bill.revision,
-                    ])
+                    arguments: StatementArguments(
+                        [
+                            adjustment.series, bill.period.from, adjustment.foundAt, bill.method.rawValue,
+                            bill.intervals, bill.missing, bill.inbound, bill.outbound, bill.sum, bill.revision,
+                        ] + Self.classValues(bill)))
             }
             try Self.settleChanges(
                 in: "bill_change", columns: BillUpdate.changeColumns, update.settledChanges, db)
@@ -140,13 +144,14 @@ extension SQLiteStore {
         let bill = stored.bill
         try db.run(
             sql: """
-                INSERT OR REPLACE INTO bill (series_id, period_from, period_to, method, intervals, missing, p_in,
-                    p_out, p_sum, revision, as_of, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO bill (\(billColumns))
+                VALUES (\(Array(repeating: "?", count: billColumnNames.count).joined(separator: ", ")))
                 """,
-            arguments: [
-                stored.series, bill.period.from, bill.period.to, bill.method.rawValue, bill.intervals, bill.missing,
-                bill.inbound, bill.outbound, bill.sum, bill.revision, stored.asOf, stored.issuedAt,
-            ])
+            arguments: StatementArguments(
+                [
+                    stored.series, bill.period.from, bill.period.to, bill.method.rawValue, bill.intervals,
+                    bill.missing, bill.inbound, bill.outbound, bill.sum, bill.revision, stored.asOf, stored.issuedAt,
+                ] + classValues(bill)))
         if let tracker = stored.tracker {
             try db.run(
                 sql: "INSERT OR REPLACE INTO bill_tracker (series_id, period_from, tracker) VALUES (?, ?, ?)",
@@ -158,11 +163,16 @@ extension SQLiteStore {
         }
     }
 
+    /// The values of ``BillClassColumns/names`` for `bill`.
+    static func classValues(_ bill: Bill) -> [(any DatabaseValueConvertible)?] {
+        BillClassColumns.counts(bill) + [bill.rank.rawValue]
+    }
+
     /// The columns of a bill (its tracker is in `bill_tracker`).
     static let billColumnNames = [
         "series_id", "period_from", "period_to", "method", "intervals", "missing", "p_in", "p_out", "p_sum", "revision",
         "as_of", "issued_at",
-    ]
+    ] + BillClassColumns.names
     static let billColumns = billColumnNames.joined(separator: ", ")
 
     /// A bill from the current row of `statement` (``billColumns``), read straight from SQLite: a fleet of 10,000
@@ -178,6 +188,8 @@ extension SQLiteStore {
             bill: Bill(
                 period: Window(from: integer(1), to: integer(2), name: "billing-period"),
                 method: BillingMethod(rawValue: method) ?? .max, intervals: Int(integer(4)), missing: Int(integer(5)),
+                classes: BillClassColumns.classes(optional(12), optional(13), optional(14)),
+                rank: BillClassColumns.rank(sqlite3_column_text(row, 15).map { String(cString: $0) }),
                 inbound: optional(6), outbound: optional(7), sum: optional(8), revision: integer(9)),
             asOf: integer(10), issuedAt: optional(11))
     }
@@ -187,10 +199,11 @@ extension SQLiteStore {
             series: row[0],
             bill: Bill(
                 period: Window(from: row[1], to: row[2], name: "billing-period"),
-                method: BillingMethod(rawValue: row[3]) ?? .max, intervals: row[4], missing: row[5], inbound: row[6],
-                outbound: row[7], sum: row[8], revision: row[9]),
+                method: BillingMethod(rawValue: row[3]) ?? .max, intervals: row[4], missing: row[5],
+                classes: BillClassColumns.classes(row[12], row[13], row[14]), rank: BillClassColumns.rank(row[15]),
+                inbound: row[6], outbound: row[7], sum: row[8], revision: row[9]),
             asOf: row[10], issuedAt: row[11],
-            tracker: row.count > 12 ? (row[12] as Data?).flatMap { BillTracker(encoded: Array($0)) } : nil)
+            tracker: row.count > 16 ? (row[16] as Data?).flatMap { BillTracker(encoded: Array($0)) } : nil)
     }
 }
 
@@ -223,15 +236,16 @@ struct SQLiteSnapshotReader: SnapshotReader {
         let table = SQLiteSchema.rollupTable(.fiveMinutes)
         let statement = try db.makeStatement(
             sql: """
-                SELECT c.series_id, c.start, c.rx, c.tx, c.covered, c.unknown, c.revision,
-                    coalesce(r.rx_bytes, 0), coalesce(r.tx_bytes, 0), coalesce(r.measured_ms + r.interpolated_ms, 0)
+                SELECT c.series_id, c.start, c.rx, c.tx, c.covered, c.unknown, c.revision, c.measured, c.flagged,
+                    coalesce(r.rx_bytes, 0), coalesce(r.tx_bytes, 0), coalesce(r.measured_ms + r.interpolated_ms, 0),
+                    coalesce(r.measured_ms, 0), coalesce(r.flagged_ms + r.implausible, 0)
                 FROM bill_change c LEFT JOIN \(table) r ON r.series_id = c.series_id AND r.start = c.start
                 ORDER BY c.start, c.series_id LIMIT ?
                 """)
         try statement.setArguments([limit])
         var intervals = [ChangedInterval]()
         try db.forEachRow(of: statement) { row in
-            intervals.append(ChangedInterval(columns: (0..<10).map { sqlite3_column_int64(row, $0) }))
+            intervals.append(ChangedInterval(columns: (0..<14).map { sqlite3_column_int64(row, $0) }))
         }
         return intervals
     }
@@ -264,10 +278,12 @@ struct SQLiteSnapshotReader: SnapshotReader {
 
 extension ChangedInterval {
     /// From the columns of a `bill_change` row joined with its bucket: series, start, rx, tx, covered, unknown,
-    /// revision (the change), then rx, tx and covered now.
+    /// revision, measured, flagged (the change), then rx, tx, covered, measured and flagged now.
     init(columns c: [Int64]) {
         self.init(
-            series: c[0], start: c[1], now: IntervalFigures(rx: c[7], tx: c[8], covered: c[9]),
-            since: IntervalFigures(rx: c[2], tx: c[3], covered: c[4]), unknown: Int(c[5]), revision: c[6])
+            series: c[0], start: c[1],
+            now: IntervalFigures(rx: c[9], tx: c[10], covered: c[11], measured: c[12], flagged: c[13]),
+            since: IntervalFigures(rx: c[2], tx: c[3], covered: c[4], measured: c[7], flagged: c[8]),
+            unknown: Int(c[5]), revision: c[6])
     }
 }

@@ -66,12 +66,17 @@ struct StoreWriter {
         var covered: Int64 = 0
         /// Changes that cannot be told in bytes (a virtual gap came or went).
         var unknown: Int64 = 0
+        /// Measured time, and flagged time plus implausible steps (``IntervalFigures/flagged``): billing's classes.
+        var measured: Int64 = 0
+        var flagged: Int64 = 0
 
         mutating func add(_ other: Change) {
             rx &+= other.rx
             tx &+= other.tx
             covered &+= other.covered
             unknown &+= other.unknown
+            measured &+= other.measured
+            flagged &+= other.flagged
         }
     }
 
@@ -512,7 +517,8 @@ struct StoreWriter {
         var known: (kind: InterfaceKind, relation: InterfaceRelation, time: Int64, scopes: [Int64])?
         for (previous, next) in steps {
             let step = CountedStep.between(
-                previous, next, maximumRate: settings.maximumRate, maximumSpan: settings.maximumAge)
+                previous, next, maximumRate: settings.maximumRate, maximumSpan: settings.maximumAge,
+                outageAfter: settings.outageAfter)
             if step.timing == .unplaced {
                 // No time to place it at: its counts go to the unplaced totals of the day it was received (the later
                 // of its samples' receive times), toward the scopes it would count for then.
@@ -538,8 +544,9 @@ struct StoreWriter {
                 scopes = try self.scopes(of: name, agent: agent, at: next, in: db)
                 known = (next.kind, next.relation, next.time, scopes)
             }
-            // A gap step stays virtual (reads spread it) while late data may still split it; see SQLiteSchema.
-            let isVirtual = step.timing == .gap
+            // A gap or outage step stays virtual (reads spread it) while late data may still split it; see
+            // SQLiteSchema.
+            let isVirtual = step.timing.isInterpolated
             if isVirtual {
                 markChanged(from: previous.time, to: next.time, series: [series] + scopes)
             } else {
@@ -740,10 +747,11 @@ struct StoreWriter {
         }
         for (key, values) in deltas {
             if key.level == fiveMinutes, key.start < billMark {
+                let figures = IntervalFigures(values)
                 billChanges[ChangeKey(series: key.series, start: key.start), default: Change()].add(
                     Change(
-                        rx: values.traffic[.rxBytes], tx: values.traffic[.txBytes],
-                        covered: values.coveredMilliseconds))
+                        rx: figures.rx, tx: figures.tx, covered: figures.covered, measured: figures.measured,
+                        flagged: figures.flagged))
             }
             if key.level == finest, key.start < forwardMark, !scopeSeries.contains(key.series) {
                 forwardChanges[ChangeKey(series: key.series, start: key.start), default: Change()].add(
@@ -800,7 +808,8 @@ struct StoreWriter {
         arguments[13] = Int64(clamping: values.peakTx)
         arguments[14] = Int64(values.speedMbps)
         for lane in 0..<StepEvents.columns.count { arguments[15 + lane] = values.events[lane] }
-        arguments[15 + StepEvents.columns.count] = revision
+        arguments[15 + StepEvents.columns.count] = values.flaggedMilliseconds
+        arguments[16 + StepEvents.columns.count] = revision
     }
 }
 
