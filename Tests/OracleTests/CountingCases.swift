@@ -59,3 +59,51 @@ extension CaseGenerator {
             windows: [(start, start + 300_000, 60_000)], timeZone: "UTC", bills: [])
     }
 }
+
+extension CaseGenerator {
+    /// docs/windows.md, worked examples 14, 15 and 16, as 50 seconds of one host sampled every second:
+    ///
+    /// - `eth0` physical, `br0` a bridge with the veth `veth1` as its port, and `old0` whose samples carry no kind
+    ///   (a spool converted from protocol 1): only `eth0` counts toward the host (example 14);
+    /// - a batch of `eth0` from a clock a minute ahead, moved back to end when it was received, 5 ms after the
+    ///   previous sample, carrying 1,000,000 bytes: measured, no peak (example 15);
+    /// - `now` at 10:00:55, the minute bucket's data covering 50 s (example 16).
+    static func kindsPeaksAndTheCurrentBucket() -> OracleCase {
+        let start: Int64 = 1_781_085_600_000  // 2026-06-10T10:00:00Z
+        let interfaces: [(String, UInt32, InterfaceKind, InterfaceRelation)] = [
+            ("eth0", 2, .physical, []), ("br0", 3, .bridge, []), ("veth1", 4, .veth, [.bridgePort]),
+            ("old0", 5, .unknown, []),
+        ]
+        var counters = [String: UInt64]()
+        var batches = [OracleCase.Batch]()
+        func batch(_ seconds: [Int64], names: [String], shift: Int64 = 0, received: Int64, extra: UInt64 = 0) {
+            let sections = interfaces.filter { names.contains($0.0) }.map { name, ifindex, kind, relation in
+                var samples = [(tick: Int, time: Int64, counters: [UInt64])]()
+                for (tick, second) in seconds.enumerated() {
+                    let rx = counters[name, default: 1_000_000] + (extra > 0 ? extra : 100_000 + UInt64(second) * 17)
+                    counters[name] = rx
+                    samples.append((tick, start + second * 1_000 + shift, [rx, rx / 3, rx / 800, rx / 900, 0, 0, 0, 0]))
+                }
+                return OracleCase.Section(
+                    name: name, boot: BootID(high: 14, low: 14), ifindex: ifindex, width: .bits64, samples: samples,
+                    links: [(0, kind == .physical ? 1_000 : 0, kind, relation)])
+            }
+            batches.append(
+                OracleCase.Batch(
+                    agent: "kinds-0", stream: 0x1415, sequence: UInt64(batches.count + 1),
+                    order: UInt64(batches.count + 1), interval: 1_000, heartbeat: 0, received: received,
+                    sections: sections))
+        }
+        let all = interfaces.map(\.0)
+        for first in stride(from: Int64(0), to: 40, by: 10) {
+            let seconds = Array((first == 0 ? 0 : first + 1)...(first + 10))
+            batch(seconds, names: all, received: start + seconds.last! * 1_000)
+        }
+        // 40.005 s on a clock 60 s ahead (its tick reads 100.005 s), received at 40.005 s: moved back 60 s.
+        batch([40], names: ["eth0"], shift: 60_005, received: start + 40_005, extra: 1_000_000)
+        batch(Array(41...50), names: all, received: start + 50_000)
+        return OracleCase(
+            agents: [("kinds-0", [("site", "lab")])], batches: batches, now: start + 55_000,
+            windows: [(start, start + 60_000, 60_000)], timeZone: "UTC", bills: [])
+    }
+}

@@ -3,6 +3,10 @@ import Testing
 
 @testable import PulseAgent
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite struct ProcNetDevTests {
     static let sample = """
         Inter-|   Receive                                                |  Transmit
@@ -60,5 +64,33 @@ import Testing
         #expect(filter.accepts("a<b&c"))
         #expect(!InterfaceFilter.standard.accepts("lo"))
         #expect(InterfaceFilter.standard.accepts("p\"q>"))
+    }
+}
+
+/// Interface kinds from a sysfs tree the test makes, as `/sys/class/net` shows them.
+@Suite struct SysfsKindTests {
+    /// docs/windows.md, worked example 17: a switchdev representor of a virtual function or sub-function has a
+    /// `device` link like the uplink port, but its traffic also crosses the uplink: it is virtual, the uplink
+    /// physical, so a host counts the VF's bytes once. A NIC without switchdev stays physical.
+    @Test func switchdevRepresentorsAreVirtualAndTheirUplinkPhysical() throws {
+        var template = Array("/tmp/netpulse-sysfs-XXXXXX".utf8CString)
+        let root = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        func make(_ name: String, _ files: [String: String]) throws {
+            try FileIO.createDirectory("\(root)/\(name)/device")
+            try FileIO.writeAtomically("\(root)/\(name)/type", Array("1\n".utf8))
+            for (file, text) in files { try FileIO.writeAtomically("\(root)/\(name)/\(file)", Array((text + "\n").utf8)) }
+        }
+        try make("p0", ["phys_switch_id": "4c2a3b0000ad", "phys_port_name": "p0"])
+        try make("p0s1", ["phys_switch_id": "4c2a3b0000ad", "phys_port_name": "p0s1"])
+        try make("pf0vf1", ["phys_switch_id": "4c2a3b0000ad", "phys_port_name": "pf0vf1"])
+        try make("pf0sf3", ["phys_switch_id": "4c2a3b0000ad", "phys_port_name": "pf0sf3"])
+        try make("pf0hpf", ["phys_switch_id": "4c2a3b0000ad", "phys_port_name": "pf0"])
+        try make("c1vf2", ["phys_switch_id": "4c2a3b0000ad", "phys_port_name": "c1pf0vf2"])
+        try make("eth0", [:])
+        let link = SysfsLink(root: root)
+        let kinds = ["p0", "p0s1", "pf0vf1", "pf0sf3", "pf0hpf", "c1vf2", "eth0"].map {
+            link.kind(InterfaceName($0)).0
+        }
+        #expect(kinds == [.physical, .physical, .virtual, .virtual, .virtual, .virtual, .physical])
     }
 }

@@ -59,6 +59,9 @@ public struct SysfsLink: Sendable {
             kind = .vlan
         } else if let type, Self.tunnelTypes.contains(type) || deviceType == "wireguard" {
             kind = .tunnel
+        } else if Self.isRepresentor(switchID: read(name, "phys_switch_id"), portName: read(name, "phys_port_name")) {
+            // It has a `device` link too, but its traffic also crosses the uplink (`p0`), the physical port.
+            kind = .virtual
         } else if exists(name, "device") {
             kind = .physical
         } else if deviceType == nil, type == 1, let ifindex = ifindex(name),
@@ -70,6 +73,14 @@ public struct SysfsLink: Sendable {
             kind = .virtual
         }
         return (kind, relation)
+    }
+
+    /// Whether an interface is a switchdev representor of a PCI, virtual or sub-function (`phys_port_name` `pf0`,
+    /// `pf0vf1`, `pf0sf3`, `c1pf0vf2`) rather than a physical port of the switch (`p0`, `p0s1`): `docs/protocol.md`.
+    static func isRepresentor(switchID: String?, portName: String?) -> Bool {
+        guard let switchID, !switchID.isEmpty, let portName else { return false }
+        let controller = portName.first == "c" ? portName.drop { $0 != "p" } : Substring(portName)
+        return controller.hasPrefix("pf")
     }
 
     /// ARPHRD types of tunnels (linux/if_arp.h): ipip, ip6ip6, sit, gre, ip6gre, and none (tun, WireGuard).

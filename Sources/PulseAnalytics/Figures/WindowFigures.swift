@@ -64,11 +64,16 @@ extension WindowFigures {
         for bucket in inside {
             totals.merge(bucket.values)
             revision = max(revision, bucket.revision)
-            let elapsed = min(bucket.end, now) - bucket.start
-            guard bucket.values.hasData, elapsed > 0 else { continue }
+            guard bucket.values.hasData, bucket.start < now else { continue }
             withData += 1
-            let rx = RateMath.rate(bytes: bucket.values.traffic[.rxBytes], milliseconds: elapsed)!
-            let tx = RateMath.rate(bytes: bucket.values.traffic[.txBytes], milliseconds: elapsed)!
+            // A bucket that has ended: its bytes over its width. The bucket holding `now`: over the time its data
+            // covers per member, since its data runs only up to the last sample received (`docs/windows.md`).
+            let (divisor, scale) =
+                bucket.end <= now
+                ? (bucket.end - bucket.start, Int64(1_000_000))
+                : (bucket.values.coveredMilliseconds, Saturating.product(1_000_000, Int64(max(members, 1))))
+            let rx = RateMath.divide(bucket.values.traffic[.rxBytes], by: divisor, scale: scale)
+            let tx = RateMath.divide(bucket.values.traffic[.txBytes], by: divisor, scale: scale)
             rates.rx.append(rx)
             rates.tx.append(tx)
             last = Direction(rx: rx, tx: tx)

@@ -7,8 +7,9 @@ public struct CountingRule: Sendable, Hashable {
     /// Names never counted (shell globs).
     public var exclude: [String]
 
-    /// Physical and bond interfaces, and those whose kind the agent could not tell.
-    public static let standard = CountingRule(kinds: [.physical, .bond, .unknown], exclude: [])
+    /// Physical and bond interfaces. Not those whose kind the agent could not tell: they may be bridges, VLANs,
+    /// veths or bond slaves, whose bytes a counted interface already carries (`docs/windows.md`, "Scopes").
+    public static let standard = CountingRule(kinds: [.physical, .bond], exclude: [])
 
     public init(kinds: Set<InterfaceKind>, exclude: [String]) {
         self.kinds = kinds
