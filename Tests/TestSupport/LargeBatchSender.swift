@@ -44,11 +44,19 @@ public struct LargeBatchSender: Sendable {
             }
             sections.append(BatchSection(descriptorID: interface.id, ticks: Array(0..<ticks), values: values))
         }
+        // Physical NICs, as a real host's would be: each step counts toward the host and the fleet as well, the
+        // most work a batch gives the store (interfaces of unknown kind count toward no scope).
+        let links = interfaces.map { interface in
+            LinkStateRecord(
+                descriptorID: interface.id, tick: 0,
+                state: LinkState(
+                    speedMbps: 10_000, operState: .up, carrier: true, mtu: 1_500, kind: .physical, relation: []))
+        }
         let template = WireCodec.encode(
             .batch(
                 WireBatch(
                     stream: stream, sequence: 1, order: 1, timestamps: (0..<ticks).map { start + Int64($0) * 1_000 },
-                    sections: sections)))
+                    sections: sections, linkStates: links)))
         func batch(_ number: Int) throws -> [UInt8] {
             // length, type, stream | sequence, order, dropped, interval, heartbeat, tick count, first timestamp | rest
             var reader = WireReader(Array(template.dropFirst(4)))
