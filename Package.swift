@@ -182,7 +182,7 @@ let package = Package(
         // The oracle's cases (generated agents), its runner and the comparison with a store: shared by OracleTests and
         // the end-to-end test that kills the daemon under load.
         .target(
-            name: "OracleSupport", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"],
+            name: "OracleSupport", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseDaemon"],
             path: "Tests/OracleSupport"
         ),
         .testTarget(

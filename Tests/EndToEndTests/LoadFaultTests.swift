@@ -28,7 +28,8 @@ extension EndToEnd {
             let fleet = try Fleet(agents: oracleCase.agents.map(\.name))
             defer { fleet.shutdown() }
             // The agents' labels make their groups, as the oracle counts them.
-            try fleet.editDaemonConfig { $0 + "\n[labels]\nfrom_agents = [\"role\", \"site\"]\n" }
+            // The daemon counts and bills as the oracle does: with the case's configuration.
+            try fleet.editDaemonConfig { $0 + "\n" + oracleCase.config + "\n" }
             try fleet.startDaemon()
             let load = try LoadAgents(oracleCase, caDirectory: fleet.directory + "/ca", port: fleet.port)
             print("load: \(load.agents.count) agents, \(load.total) batches")
@@ -156,6 +157,14 @@ extension CaseGenerator {
                 (start, end, 60_000), (start, end, 300_000),
                 (start / 3_600_000 * 3_600_000, (end / 3_600_000 + 1) * 3_600_000, 3_600_000),
             ],
-            timeZone: "UTC", bills: [(1, start, .max), (1, start, .sum)])
+            bills: [start],
+            // The agents' site and role are groups; eth0s are billed by the sum of both directions.
+            config: """
+                [labels]
+                from_agents = ["role", "site"]
+                [billing.edge]
+                match = "role=edge"
+                method = "sum"
+                """)
     }
 }

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Reference computation of Netpulse's figures, written from docs/windows.md alone.
+"""Reference computation of Netpulse's figures, written from docs/windows.md and docs/configuration.md alone.
 
-Reads a case (JSON on stdin: batches of counter samples as agents send them, the order they arrive in, and the
-queries to answer) and prints what docs/windows.md says the rollups, window figures and bills are (JSON on
-stdout). It shares no code with the Swift implementation: the tests feed both the same case and compare.
+Reads a case (JSON on stdin: the daemon's configuration file as netpulsed reads it, batches of counter samples as
+agents send them, the order they arrive in, and the queries to answer) and prints what docs/windows.md says the
+rollups, window figures and bills are (JSON on stdout). It shares no code, constant or setting with the Swift
+implementation: every setting comes from the configuration text, with the defaults docs/configuration.md gives,
+and the tests feed both the same case and compare.
 
 Everything is integer arithmetic, as the document specifies, so results must agree to the last digit.
 """
 
+import fnmatch
 import json
 import sys
+import tomllib
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -22,6 +26,81 @@ DAY = 86_400_000
 
 def floor_div(a, b):
     return a // b
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The daemon's configuration (docs/configuration.md): the same TOML text netpulsed reads, with the defaults that
+# page gives for every key it leaves out.
+
+DURATION_UNITS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def duration(text):
+    """'250ms', '10s', '5m', '48h', '7d' (docs/configuration.md, "Durations") in milliseconds."""
+    for unit in ("ms", "s", "m", "h", "d"):
+        if text.endswith(unit) and text[:-len(unit)].isdigit():
+            return int(text[:-len(unit)]) * DURATION_UNITS[unit]
+    raise ValueError("not a duration: %r" % text)
+
+
+class Config:
+    """What the oracle needs of a netpulsed.toml, defaults from docs/configuration.md."""
+
+    def __init__(self, text):
+        doc = tomllib.loads(text)
+        daemon, ingest, rollups = doc.get("daemon", {}), doc.get("ingest", {}), doc.get("rollups", {})
+        self.time_zone = daemon.get("time_zone", "UTC")
+        self.levels = [duration(level) for level in rollups.get("levels", ["1m", "5m", "1h", "1d"])]
+        self.max_rate = ingest.get("max_rate", 50_000_000_000)
+        self.clock_tolerance = duration(ingest.get("clock_tolerance", "30s"))
+        self.max_skew = duration(ingest.get("max_skew", "1d"))
+        self.max_age = duration(ingest.get("max_age", "14d"))
+        self.outage_after = duration(ingest.get("outage_after", "15m"))
+        aggregation = doc.get("aggregation", {})
+        # [aggregation] and [aggregation.NAME]: (kinds, exclude globs) for the fleet and hosts, and per group.
+        self.rule = (set(aggregation.get("count", ["bond", "physical"])), aggregation.get("exclude", []))
+        self.group_rules = []
+        for name, table in aggregation.items():
+            if isinstance(table, dict):
+                self.group_rules.append((table["match"], (set(table.get("count", list(self.rule[0]))),
+                                                          table.get("exclude", self.rule[1]))))
+        labels = doc.get("labels", {})
+        self.from_agents = labels.get("from_agents", [])
+        self.own_labels = {agent: table for agent, table in labels.items() if isinstance(table, dict)}
+        billing = doc.get("billing", {})
+        self.group_by = billing.get("group_by", [])
+        self.billing_zone = billing.get("time_zone", self.time_zone)
+        self.terms = {"day": billing.get("day", 1), "method": billing.get("method", "max"),
+                      "interpolated": billing.get("interpolated", "count"), "flagged": billing.get("flagged", "count"),
+                      "rank": billing.get("rank", "round")}
+        self.overrides = [(table["match"], table) for table in billing.values() if isinstance(table, dict)]
+
+    def labels(self, agent, sent):
+        """docs/windows.md, "Scopes": of what an agent sends, the keys [labels] from_agents allows (never one of
+        [billing] group_by), then the daemon's own labels for it, which win."""
+        own = self.own_labels.get(agent, {})
+        result = {key: value for key, value in sent.items()
+                  if key in self.from_agents and key not in self.group_by and key not in own}
+        result.update(own)
+        return result
+
+    def group_rule(self, group):
+        for match, rule in self.group_rules:
+            if match == group:
+                return rule
+        return self.rule
+
+    def billing_terms(self, scope):
+        """A scope's terms: the first [billing.NAME] whose match names it (the fleet, a group, an agent or
+        agent/interface), over [billing]; a day of 0 is no day of its own."""
+        terms = dict(self.terms)
+        for match, table in self.overrides:
+            if match == scope:
+                for key in ("day", "method", "interpolated", "flagged", "rank"):
+                    if table.get(key) not in (None, 0):
+                        terms[key] = table[key]
+                break
+        return terms
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -151,31 +230,29 @@ def merge(into, part, sums_only=False):
 # ---------------------------------------------------------------------------------------------------------------
 # Scopes (docs/windows.md, "Scopes")
 
-def counts(kinds, exclude, kind, relation, name):
+def counts(rule, kind, relation, name):
+    """"No double counting": whether an interface of this kind and relation counts under a rule (kinds, globs)."""
+    kinds, exclude = rule
     if kind not in kinds:
         return False
     if "bond_slave" in relation and "bond" in kinds:
         return False
     if "bridge_port" in relation and "bridge" in kinds:
         return False
-    import fnmatch
     return not any(fnmatch.fnmatchcase(name, pattern) for pattern in exclude)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 
-def samples_of(case):
+def samples_of(config, batches):
     """Every sample by logical interface, with the clock check applied per batch ("Clocks"), and whether its time
     can be placed ("Time that cannot be placed")."""
-    tolerance = case["settings"]["clock_tolerance"]
-    max_skew = case["settings"]["max_skew"]
-    max_age = case["settings"]["max_age"]
     by_interface = {}
-    for batch in case["batches"]:
+    for batch in batches:
         received = batch["received"]
         last = max(s[1] for section in batch["sections"] for s in section["samples"])
         ahead = last - received
-        shift = -ahead if tolerance < ahead <= max_skew else 0
+        shift = -ahead if config.clock_tolerance < ahead <= config.max_skew else 0
         for section in batch["sections"]:
             key = (batch["agent"], section["name"])
             links = sorted(section["links"])
@@ -186,7 +263,7 @@ def samples_of(case):
                         speed, kind, relation = link[1], link[2], link[3]
                 by_interface.setdefault(key, []).append({
                     "order": batch["order"], "tick": tick, "t": t + shift, "c": c, "received": received,
-                    "placeable": received - max_age <= t + shift <= received + tolerance,
+                    "placeable": received - config.max_age <= t + shift <= received + config.clock_tolerance,
                     "epoch": (section["boot"], section["ifindex"], section["width"]), "width": section["width"],
                     "interval": batch["interval"], "heartbeat": batch["heartbeat"], "speed": speed, "kind": kind,
                     "relation": relation, "shifted": shift != 0,
@@ -196,29 +273,33 @@ def samples_of(case):
     return by_interface
 
 
-def rollups(case):
+def groups_of(config, agents):
+    """Each agent's groups: its labels as the daemon takes them ("Scopes"), one group per key=value."""
+    return {agent["name"]: sorted("%s=%s" % item for item in config.labels(agent["name"], agent["labels"]).items())
+            for agent in agents}
+
+
+def rollups(config, agents, batches):
     """The buckets of every series, and the unplaced totals by series and UTC day of receipt."""
-    settings = case["settings"]
-    levels = settings["levels"]
-    kinds, exclude = settings["count_kinds"], settings["exclude"]
-    labels = {agent["name"]: agent["labels"] for agent in case["agents"]}
+    groups = groups_of(config, agents)
     series = {}
     unplaced = {}
 
     def bucket_of(name, width, start):
         return series.setdefault(name, {}).setdefault(width, {}).setdefault(start, new_bucket())
 
-    for (agent, interface), samples in samples_of(case).items():
+    for (agent, interface), samples in samples_of(config, batches).items():
+        series.setdefault("interface:%s/%s" % (agent, interface), {})
         for p, n in zip(samples, samples[1:]):
-            counted, timing, events = count_step(
-                p, n, settings["max_rate"], settings["max_age"], settings["outage_after"])
+            counted, timing, events = count_step(p, n, config.max_rate, config.max_age, config.outage_after)
             targets = []
-            if counts(kinds, exclude, n["kind"], n["relation"], interface):
+            if counts(config.rule, n["kind"], n["relation"], interface):
                 targets += ["host:" + agent, "fleet"]
-                # Groups use the same rule here (the cases configure no group of their own, and agents keep their
-                # labels, so the groups at the step's receive time are these).
-                for key, value in sorted(labels.get(agent, {}).items()):
-                    targets.append("group:%s=%s" % (key, value))
+            # Each group the agent is in, by the group's own rule (the cases relabel nobody: its groups now are its
+            # groups at the step's time).
+            for group in groups.get(agent, []):
+                if counts(config.group_rule(group), n["kind"], n["relation"], interface):
+                    targets.append("group:" + group)
             if timing == "unplaced":
                 # The step's receive time: the later of its two samples' batches' receive times.
                 day = max(p["received"], n["received"]) // DAY * DAY
@@ -229,7 +310,9 @@ def rollups(case):
                         row[i] += counted[i]
                     row[8] += 1
                 continue
-            for width in levels:
+            for target in targets:
+                series.setdefault(target, {})
+            for width in config.levels:
                 def add(start, part):
                     merge(bucket_of("interface:%s/%s" % (agent, interface), width, start), part)
                     for target in targets:
@@ -375,34 +458,57 @@ def bill(buckets, period, now, method, terms):
              "max": max(p_rx, p_tx) if p_rx is not None and p_tx is not None else None}[method]
     return {"period": [start, end], "intervals": len(rx), "missing": ended - measured - interpolated,
             "measured": measured, "interpolated": interpolated, "flagged": flagged, "in": p_rx, "out": p_tx,
-            "sum": p_sum, "value": value}
+            "sum": p_sum, "value": value, "method": method, "rank_rule": rank}
+
+
+def billing_scope(series):
+    """How [billing.NAME] match names a series: fleet, a group key=value, an agent, or agent/interface."""
+    kind, _, name = series.partition(":")
+    return "fleet" if kind == "fleet" else name
+
+
+def bills(config, series, at, now):
+    """Every series' bill of the billing period holding `at`, by the series' terms."""
+    result = []
+    for name in sorted(series):
+        terms = config.billing_terms(billing_scope(name))
+        period = billing_period(config.billing_zone, terms["day"], at)
+        bill_ = bill(series[name].get(300_000, {}), period, now, terms["method"], terms)
+        bill_["series"] = name
+        result.append(bill_)
+    return result
 
 
 def main():
     case = json.load(sys.stdin)
-    series, unplaced = rollups(case)
+    config = Config(case["config"])
+    series, unplaced = rollups(config, case["agents"], case["batches"])
     queries = case["queries"]
     now = queries["now"]
-    out = {"buckets": {}, "figures": [], "bills": [],
+    out = {"buckets": {}, "figures": [], "bills": [], "issued": [],
            "unplaced": {name: {str(day): row for day, row in days.items()} for name, days in unplaced.items()}}
-    shown = queries.get("bucket_levels", case["settings"]["levels"])
+    shown = queries.get("bucket_levels", config.levels)
     for name, levels in series.items():
         out["buckets"][name] = {
             str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:FLAGGED], b[FLAGGED]]
                          for s, b in sorted(buckets.items())]
             for width, buckets in levels.items() if width in shown}
-    # Members and speeds of scopes: counted interfaces with data in the window, by their last sample's kind.
-    samples = samples_of(case)
-    kinds, exclude = case["settings"]["count_kinds"], case["settings"]["exclude"]
-    labels = {agent["name"]: agent["labels"] for agent in case["agents"]}
+    # Members and speeds of scopes: counted interfaces with data in the window, by their last sample's kind and
+    # their agent's groups.
+    samples = samples_of(config, case["batches"])
+    groups = groups_of(config, case["agents"])
 
     def members_of(scope):
         result = []
         for (agent, interface), list_ in samples.items():
             last = list_[-1]
-            if not counts(kinds, exclude, last["kind"], last["relation"], interface):
+            if scope == "fleet" or scope == "host:" + agent:
+                rule = config.rule
+            elif scope.startswith("group:") and scope[len("group:"):] in groups.get(agent, []):
+                rule = config.group_rule(scope[len("group:"):])
+            else:
                 continue
-            if scope == "fleet" or scope == "host:" + agent or scope in ["group:%s=%s" % kv for kv in labels.get(agent, {}).items()]:
+            if counts(rule, last["kind"], last["relation"], interface):
                 result.append("interface:%s/%s" % (agent, interface))
         return result
 
@@ -425,14 +531,14 @@ def main():
             result = figures(buckets, width, (start, end), now, name.startswith("interface:"), members, speed)
             result.update({"series": name, "window": [start, end], "resolution": width, "members": members})
             out["figures"].append(result)
-    for request in queries["bills"]:
-        period = billing_period(queries["time_zone"], request["day"], request["at"])
-        for name in sorted(series):
-            terms = {"interpolated": request.get("interpolated", "count"), "flagged": request.get("flagged", "count"),
-                     "rank": request.get("rank", "round")}
-            result = bill(series[name].get(300_000, {}), period, now, request["method"], terms)
-            result["series"] = name
-            out["bills"].append(result)
+    for at in queries["bills"]:
+        out["bills"] += bills(config, series, at, now)
+    # Bills as they were issued: from the batches that had arrived by then ("Open and closed periods").
+    for issued in queries.get("as_issued", []):
+        earlier, _ = rollups(config, case["agents"], case["batches"][:issued["batches"]])
+        for result in bills(config, earlier, issued["at"], issued["now"]):
+            result["issued_at"] = issued["now"]
+            out["issued"].append(result)
     sys.stdout.write(json.dumps(out, sort_keys=True))
 
 

@@ -9,10 +9,13 @@ import PulseStore
 enum Oracle {
     static let script = FileIO.parentDirectory(FileIO.parentDirectory(#filePath)) + "/Oracle/oracle.py"
 
-    /// Runs `Tests/Oracle/oracle.py` on `oracleCase` and returns what it printed.
-    static func run(_ oracleCase: OracleCase) throws -> [String: Any] {
+    /// Runs `Tests/Oracle/oracle.py` on `oracleCase` and returns what it printed; `asIssued` asks for bills as
+    /// they were issued (``OracleCase/json(asIssued:)``).
+    static func run(_ oracleCase: OracleCase, asIssued: [(at: Int64, batches: Int, now: Int64)] = []) throws
+        -> [String: Any]
+    {
         let input = temporaryDirectory() + "/case.json"
-        try oracleCase.json.write(toFile: input, atomically: true, encoding: .utf8)
+        try oracleCase.json(asIssued: asIssued).write(toFile: input, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [Self.script]
@@ -105,12 +108,13 @@ enum Oracle {
             check(total == sum, "unplaced of \(name) on all days (\(arrival)): store \(total) oracle \(sum)")
         }
 
-        // Window figures at each window's resolution.
-        let catalogue = try await Catalogue.load(from: store, rules: ScopeRules())
+        // Window figures at each window's resolution, read as the daemon's configuration says.
+        let config = try oracleCase.daemonConfig()
+        let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
         let engine = WindowEngine(
             store: store, catalogue: catalogue,
-            levels: WindowEngine.retained(RollupLevel.standard, RetentionPolicy(raw: 0, levels: [:])),
-            calendar: CivilCalendar(identifier: oracleCase.timeZone)!, billing: BillingPolicy())
+            levels: WindowEngine.retained(config.store.levels, RetentionPolicy(raw: 0, levels: [:])),
+            calendar: config.calendar, billing: config.billing)
         var figures = [String: [String: Any]]()
         for item in expected["figures"] as! [[String: Any]] {
             let window = item["window"] as! [Any]
@@ -159,50 +163,59 @@ enum Oracle {
             }
         }
 
-        // Bills: period, n, missing, each percentile.
-        // The oracle lists bills request by request, each for every series in name order.
+        // Bills, each series by its own terms: an open bill as it stands; an issued one as it was issued (from the
+        // batches that had arrived then), and its last adjustment, or, without one, its value and n, as the
+        // oracle computes the period from every batch.
         let expectedBills = expected["bills"] as! [[String: Any]]
-        for (index, request) in oracleCase.bills.enumerated() {
-            var bills = [String: [String: Any]]()
-            for item in expectedBills[(index * expectedBuckets.count)..<((index + 1) * expectedBuckets.count)] {
-                let period = item["period"] as! [Any]
-                bills["\(item["series"]!) \(Self.int(period[0])!)"] = item
-            }
-            let policy = BillingPolicy(
-                day: request.day, method: request.method, intervals: oracleCase.billTerms, rank: oracleCase.rank,
-                calendar: CivilCalendar(identifier: oracleCase.timeZone)!)
-            let billing = WindowEngine(
-                store: store, catalogue: catalogue, levels: engine.levels, calendar: engine.calendar, billing: policy)
+        let issuedBills = expected["issued"] as? [[String: Any]] ?? []
+        func key(_ item: [String: Any]) -> String {
+            "\(item["series"]!) \(Self.int((item["period"] as! [Any])[0])!)"
+        }
+        let finals = Dictionary(expectedBills.map { (key($0), $0) }, uniquingKeysWith: { first, _ in first })
+        let issued = Dictionary(
+            issuedBills.map { ("\(key($0)) \(Self.int($0["issued_at"])!)", $0) }, uniquingKeysWith: { first, _ in first })
+        func compareBill(_ bill: Bill, _ want: [String: Any], _ what: String, fully: Bool = true) {
+            let period = (want["period"] as! [Any]).map { Self.int($0)! }
+            check([bill.period.from, bill.period.to] == period, "period of \(what)")
+            check(
+                [bill.value, Int64(bill.intervals)] == [Self.int(want["value"]), Self.int(want["intervals"])],
+                "value and n of \(what) (\(arrival)): store \([bill.value, Int64(bill.intervals)]) oracle \([want["value"]!, want["intervals"]!])")
+            guard fully else { return }
+            check(Int64(bill.missing) == Self.int(want["missing"]), "missing intervals of \(what) (\(arrival))")
+            let classes = bill.classes
+            check(
+                [classes?.measured, classes?.interpolated, classes?.flagged].map { $0.map(Int64.init) }
+                    == ["measured", "interpolated", "flagged"].map { Self.int(want[$0]) },
+                "measured, interpolated and flagged intervals of \(what) (\(arrival))")
+            check(
+                [bill.inbound, bill.outbound, bill.sum] == [Self.int(want["in"]), Self.int(want["out"]), Self.int(want["sum"])],
+                "percentiles of \(what) (\(arrival))")
+            check(
+                bill.method.rawValue == want["method"] as? String && bill.rank.rawValue == want["rank_rule"] as? String,
+                "method and rank of \(what): \(bill.method) \(bill.rank)")
+        }
+        for at in oracleCase.bills {
             for record in series {
-                var line = try await billing.bill(record, containing: request.at, now: oracleCase.now)
-                // A kept bill that was issued before late data arrived is frozen; the adjustment has the new figures.
-                // Kept bills (billing day 1) hold every percentile: the request's method picks one.
-                if let adjustment = line.adjustments.last { line.bill = adjustment.bill }
-                line.bill.method = request.method
-                let key = "\(Self.name(record)) \(line.bill.period.from)"
-                guard let want = bills[key] else {
-                    differences.append("the oracle has no bill for \(key)")
+                let line = try await engine.bill(record, containing: at, now: oracleCase.now)
+                let what = "\(Self.name(record)) \(line.bill.period.from)"
+                guard let final = finals[what] else {
+                    differences.append("the oracle has no bill for \(what)")
                     continue
                 }
-                let period = (want["period"] as! [Any]).map { Self.int($0)! }
-                check([line.bill.period.from, line.bill.period.to] == period, "period of \(key)")
-                check(
-                    [Int64(line.bill.intervals), Int64(line.bill.missing)] == [
-                        Self.int(want["intervals"])!, Self.int(want["missing"])!,
-                    ],
-                    "n and missing of \(key) (\(arrival))")
-                let classes = line.bill.classes
-                check(
-                    [classes?.measured, classes?.interpolated, classes?.flagged].map { $0.map(Int64.init) }
-                        == ["measured", "interpolated", "flagged"].map { Self.int(want[$0]) },
-                    "measured, interpolated and flagged intervals of \(key) (\(arrival))")
-                check(line.bill.rank == oracleCase.rank, "rank convention of \(key)")
-                check(
-                    [line.bill.inbound, line.bill.outbound, line.bill.sum, line.bill.value]
-                        == [
-                            Self.int(want["in"]), Self.int(want["out"]), Self.int(want["sum"]), Self.int(want["value"]),
-                        ],
-                    "percentiles of \(key) by \(request.method) (\(arrival))")
+                guard line.issuedAt != nil else {
+                    compareBill(line.bill, final, "the open bill of \(what)")
+                    continue
+                }
+                if let issuedAt = line.issuedAt, let asIssued = issued["\(what) \(issuedAt)"] {
+                    compareBill(line.bill, asIssued, "the bill of \(what) as issued")
+                } else {
+                    differences.append("the oracle has no bill of \(what) as issued")
+                }
+                if let adjustment = line.adjustments.last {
+                    compareBill(adjustment.bill, final, "the last adjustment of \(what)")
+                } else {
+                    compareBill(line.bill, final, "the bill of \(what) with every batch", fully: false)
+                }
             }
         }
         return differences

@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import PulseDaemon
 import PulseStore
 
 /// A generated oracle case: what agents sampled and batched, the order batches reach the daemon in, and the
@@ -28,36 +29,50 @@ struct OracleCase {
         var sections: [Section]
     }
 
+    /// Each agent's name and the labels it sends (the daemon takes of them what its configuration allows).
     var agents: [(name: String, labels: [(String, String)])]
     /// In arrival order.
     var batches: [Batch]
     var now: Int64
     /// (from, to, resolution width)
     var windows: [(Int64, Int64, Int64)]
-    var timeZone: String
-    /// (billing day, a time in the period, method)
-    var bills: [(day: Int, at: Int64, method: BillingMethod)]
+    /// Times inside the billing periods to bill: each series by its own terms (`[billing]`, `[billing.NAME]`).
+    var bills: [Int64]
     /// A time inside data that arrives after the period holding it closed (its bills get adjustments).
     var lateDataAt: Int64?
     /// The levels whose every bucket is compared (all are computed).
     var bucketLevels: [Int64] = [60_000, 300_000, 3_600_000, 86_400_000]
-    var maximumRate: UInt64 = 50_000_000_000
-    var clockTolerance: Int64 = 30_000
-    var maximumSkew: Int64 = 86_400_000
-    var maximumAge: Int64 = 14 * 86_400_000
-    var outageAfter: Int64 = 15 * 60_000
-    /// The billing terms of every bill request.
-    var billTerms = IntervalTerms()
-    var rank = RankConvention.round
+    /// The daemon's configuration file (`docs/configuration.md`), which the store, the window engine, billing and
+    /// the oracle all read: every setting the case counts with comes from it, or from its documented default.
+    var config: String
 
-    /// The store settings the case is counted with, as its JSON gives them to the oracle.
-    var storeSettings: StoreSettings {
-        StoreSettings(
-            maximumRate: maximumRate, clockTolerance: clockTolerance, maximumSkew: maximumSkew, maximumAge: maximumAge,
-            outageAfter: outageAfter, synchronous: .normal)
+    init(
+        agents: [(name: String, labels: [(String, String)])], batches: [Batch], now: Int64,
+        windows: [(Int64, Int64, Int64)], bills: [Int64], config: String = ""
+    ) {
+        self.agents = agents
+        self.batches = batches
+        self.now = now
+        self.windows = windows
+        self.bills = bills
+        self.config = config
     }
 
-    var json: String {
+    /// The daemon's configuration as netpulsed reads it.
+    func daemonConfig() throws -> DaemonConfig {
+        try DaemonConfig.parse(ConfigDocument(text: config, file: "case.toml"))
+    }
+
+    /// The store settings the case is counted with (no fsync per commit: durability is not what the cases test).
+    func storeSettings() throws -> StoreSettings {
+        var settings = try daemonConfig().store
+        settings.synchronous = .normal
+        return settings
+    }
+
+    /// The case as `Tests/Oracle/oracle.py` reads it; `asIssued` asks for bills as the first `batches` of the
+    /// arrival order made them at `now` (`docs/windows.md`, "Open and closed periods").
+    func json(asIssued: [(at: Int64, batches: Int, now: Int64)] = []) -> String {
         func relation(_ value: InterfaceRelation) -> String {
             var names = [String]()
             if value.contains(.bondSlave) { names.append("\"bond_slave\"") }
@@ -73,43 +88,48 @@ struct OracleCase {
                     "[\($0.tick),\($0.speed),\"\($0.kind.name)\",\(relation($0.relation))]"
                 }
                 return """
-                    {"name":"\(section.name)","boot":"\(section.boot)","ifindex":\(section.ifindex),"width":\(section.width.rawValue),\
+                    {"name":\(Self.string(section.name)),"boot":"\(section.boot)","ifindex":\(section.ifindex),"width":\(section.width.rawValue),\
                     "samples":[\(samples.joined(separator: ","))],"links":[\(links.joined(separator: ","))]}
                     """
             }
             return """
-                {"agent":"\(batch.agent)","order":\(batch.order),"interval":\(batch.interval),"heartbeat":\(batch.heartbeat),\
+                {"agent":\(Self.string(batch.agent)),"order":\(batch.order),"interval":\(batch.interval),"heartbeat":\(batch.heartbeat),\
                 "received":\(batch.received),"sections":[\(sections.joined(separator: ","))]}
                 """
         }
         let agentsJSON = agents.map { agent in
-            "{\"name\":\"\(agent.name)\",\"labels\":{\(agent.labels.map { "\"\($0.0)\":\"\($0.1)\"" }.joined(separator: ","))}}"
+            "{\"name\":\(Self.string(agent.name)),\"labels\":{\(agent.labels.map { "\(Self.string($0.0)):\(Self.string($0.1))" }.joined(separator: ","))}}"
         }
+        let issued = asIssued.map { "{\"at\":\($0.at),\"batches\":\($0.batches),\"now\":\($0.now)}" }
         return """
-            {"settings":{"levels":[60000,300000,3600000,86400000],"max_rate":\(maximumRate),\
-            "clock_tolerance":\(clockTolerance),"max_skew":\(maximumSkew),"max_age":\(maximumAge),"outage_after":\(outageAfter),"count_kinds":["physical","bond"],"exclude":[]},\
+            {"config":\(Self.string(config)),\
             "agents":[\(agentsJSON.joined(separator: ","))],"batches":[\(batchesJSON.joined(separator: ","))],\
-            "queries":{"now":\(now),"time_zone":"\(timeZone)","bucket_levels":[\(bucketLevels.map(String.init).joined(separator: ","))],\
+            "queries":{"now":\(now),"bucket_levels":[\(bucketLevels.map(String.init).joined(separator: ","))],\
             "windows":[\(windows.map { "[\($0.0),\($0.1),\($0.2)]" }.joined(separator: ","))],\
-            "bills":[\(bills.map { "{\"day\":\($0.day),\"at\":\($0.at),\"method\":\"\($0.method.rawValue)\",\(termsJSON)}" }.joined(separator: ","))]}}
+            "bills":[\(bills.map(String.init).joined(separator: ","))],"as_issued":[\(issued.joined(separator: ","))]}}
             """
     }
 
-    /// The billing terms of each bill request, as JSON members.
-    var termsJSON: String {
-        "\"interpolated\":\"\(billTerms.interpolated.rawValue)\",\"flagged\":\"\(billTerms.flagged.rawValue)\",\"rank\":\"\(rank.rawValue)\""
+    /// `text` as a JSON string.
+    static func string(_ text: String) -> String {
+        let data = try! JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 
-    /// The batches as the store receives them.
-    var ingestBatches: [(IngestBatch, received: Int64)] {
-        let labels = labelsByAgent
+    /// The batches as the store receives them: each agent with the labels the daemon takes of what it sends
+    /// (``DaemonConfig/effectiveLabels(agent:sent:ownLabels:)``).
+    func ingestBatches() throws -> [(IngestBatch, received: Int64)] {
+        let config = try daemonConfig()
+        let sent = labelsByAgent
         return wireBatches.map { made in
             let agent = AgentIdentity(
-                name: made.agent, hostname: made.agent, version: "test", labels: labels[made.agent]!)
+                name: made.agent, hostname: made.agent, version: "test",
+                labels: config.effectiveLabels(agent: made.agent, sent: sent[made.agent]!))
             return (IngestBatch(agent: agent, batch: made.batch, descriptors: made.descriptors), made.received)
         }
     }
 
+    /// The labels each agent sends.
     var labelsByAgent: [String: Labels] {
         Dictionary(uniqueKeysWithValues: agents.map { ($0.name, Labels($0.labels.map { ($0.0, $0.1) })) })
     }

@@ -34,12 +34,19 @@ extension CaseGenerator {
                     agent: "billed-0", stream: 0xB111, sequence: UInt64(index + 1), order: UInt64(index + 1),
                     interval: 60_000, heartbeat: 0, received: time + 500, sections: [section]))
         }
-        var oracleCase = OracleCase(
-            agents: [("billed-0", [("site", "lab")])], batches: batches, now: start + 6 * 3_600_000 + 90_000,
-            windows: [(start, start + 6 * 3_600_000, 300_000)], timeZone: "UTC",
-            bills: [(1, start, .max), (1, start, .sum)])
-        oracleCase.billTerms = terms
-        oracleCase.rank = rank
-        return oracleCase
+        return OracleCase(
+            agents: [("billed-0", [])], batches: batches, now: start + 6 * 3_600_000 + 90_000,
+            windows: [(start, start + 6 * 3_600_000, 300_000)], bills: [start],
+            config: """
+                [labels.billed-0]
+                site = "lab"
+                [billing]
+                interpolated = "\(terms.interpolated.rawValue)"
+                flagged = "\(terms.flagged.rawValue)"
+                rank = "\(rank.rawValue)"
+                [billing.sum]
+                match = "billed-0"
+                method = "sum"
+                """)
     }
 }

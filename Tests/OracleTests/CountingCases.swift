@@ -56,7 +56,7 @@ extension CaseGenerator {
         }
         return OracleCase(
             agents: [("edge-32", [("site", "lab")])], batches: batches, now: start + 3_600_000,
-            windows: [(start, start + 300_000, 60_000)], timeZone: "UTC", bills: [])
+            windows: [(start, start + 300_000, 60_000)], bills: [])
     }
 }
 
@@ -104,6 +104,6 @@ extension CaseGenerator {
         batch(Array(41...50), names: all, received: start + 50_000)
         return OracleCase(
             agents: [("kinds-0", [("site", "lab")])], batches: batches, now: start + 55_000,
-            windows: [(start, start + 60_000, 60_000)], timeZone: "UTC", bills: [])
+            windows: [(start, start + 60_000, 60_000)], bills: [])
     }
 }

@@ -16,7 +16,8 @@ import Testing
     @Test(.timeLimit(.minutes(5)))
     func monthlyReportsAgreeWithTheOracleAndLateDataBecomesAnAdjustment() async throws {
         var oracleCase = CaseGenerator.billing(seed: 12)
-        let calendar = CivilCalendar(identifier: oracleCase.timeZone)!
+        let config = try oracleCase.daemonConfig()
+        let calendar = config.calendar
         func month(_ number: Int) -> ReportPeriod {
             ReportPeriod.named(
                 .month, from: calendar.startOfDay(year: 2026, month: number, day: 1)!,
@@ -24,8 +25,8 @@ import Testing
         }
         let (march, april) = (month(3), month(4))
         let directory = temporaryDirectory() + "/reports"
-        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db", settings: oracleCase.storeSettings)
-        let batches = oracleCase.ingestBatches
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db", settings: oracleCase.storeSettings())
+        let batches = try oracleCase.ingestBatches()
         let lateArrival = batches.map(\.received).max()!
         func ingest(_ late: Bool) async throws {
             for (batch, received) in batches where (received == lateArrival) == late {
@@ -34,11 +35,11 @@ import Testing
         }
         let now = oracleCase.now
         func make(_ period: ReportPeriod) async throws -> (Report, ReportPublisher.Published) {
-            let catalogue = try await Catalogue.load(from: store, rules: ScopeRules())
+            let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
             let engine = WindowEngine(
                 store: store, catalogue: catalogue,
-                levels: WindowEngine.retained(RollupLevel.standard, RetentionPolicy(raw: 0, levels: [:])),
-                calendar: calendar, billing: BillingPolicy())
+                levels: WindowEngine.retained(config.store.levels, RetentionPolicy(raw: 0, levels: [:])),
+                calendar: calendar, billing: config.billing)
             let builder = ReportBuilder(engine: engine)
             var report = try await builder.build(period: period, group: nil, now: now)
             var ledger = try ReportLedger.load(directory + "/ledger.json")

@@ -78,7 +78,21 @@ extension CaseGenerator {
                 (start, end, 60_000), (start - 3_600_000, end + 3_600_000, 300_000),
                 (start - 8 * 3_600_000, start + 16 * 3_600_000, 3_600_000), (start, start + 1_800_000, 60_000),
             ],
-            timeZone: "UTC", bills: [(1, start, .max), (1, start, .sum), (10, start, .inbound)])
+            bills: [start],
+            // web-01 and db-01 set their site and role; db-01 is billed from the 10th, inbound; web-01's wan0 by
+            // the sum of both directions, at the textbook rank.
+            config: """
+                [labels]
+                from_agents = ["role", "site"]
+                [billing.db]
+                match = "db-01"
+                day = 10
+                method = "in"
+                [billing.wan]
+                match = "web-01/wan0"
+                method = "sum"
+                rank = "nearest-rank"
+                """)
     }
 
     /// Three months at 5-minute samples in Europe/Berlin (February to April 2026): months of 28, 31 and 30 days,
@@ -128,13 +142,7 @@ extension CaseGenerator {
             batch.received = end + 60_000
             return batch
         }
-        var bills = [(day: Int, at: Int64, method: BillingMethod)]()
-        for month in 0..<3 {
-            let at = start + Int64(month) * 30 * 86_400_000 + 20 * 86_400_000
-            bills.append((31, at, [.max, .inbound, .sum][month]))
-            bills.append((15, at, .outbound))
-            bills.append((1, at, .max))
-        }
+        let bills = (0..<3).map { month in start + Int64(month) * 30 * 86_400_000 + 20 * 86_400_000 }
         // A minute past a 5-minute boundary: the bills kept in the store are then current to the same interval.
         var oracleCase = OracleCase(
             agents: agents.map { ($0.name, $0.labels) }, batches: arrivals, now: end + 43_200_000 + 60_000,
@@ -144,13 +152,41 @@ extension CaseGenerator {
                 (1_769_900_400_000, 1_772_319_600_000, 3_600_000), (1_774_738_800_000, 1_774_821_600_000, 300_000),
                 (1_769_904_000_000, 1_777_593_600_000, 86_400_000),
             ],
-            timeZone: "Europe/Berlin", bills: bills)
+            bills: bills,
+            // The late week is about six weeks old when it arrives: placed because max_age is set that long (by
+            // default it would be unplaced, `docs/windows.md`, "Time that cannot be placed"). Customers are billing
+            // groups, from the daemon's labels only: acme from the 31st (the month's last day when shorter) by the
+            // sum; edge-2 from the 15th, outbound, at the textbook rank; edge-1's NIC by its inbound rate, without
+            // its interpolated intervals.
+            config: """
+                [daemon]
+                time_zone = "Europe/Berlin"
+                [ingest]
+                max_age = "100d"
+                [labels]
+                from_agents = ["site"]
+                [labels.edge-1]
+                customer = "acme"
+                [billing]
+                group_by = ["customer"]
+                [billing.acme]
+                match = "customer=acme"
+                day = 31
+                method = "sum"
+                [billing.edge-2]
+                match = "edge-2"
+                day = 15
+                method = "out"
+                rank = "nearest-rank"
+                [billing.edge-1-nic]
+                match = "edge-1/eth0"
+                day = 31
+                method = "in"
+                interpolated = "exclude"
+                """)
         // Minute buckets are checked by the anomalies case; here every 5-minute, hourly and daily one.
         oracleCase.bucketLevels = [300_000, 3_600_000, 86_400_000]
         oracleCase.lateDataAt = start + Int64(lateWeek.lowerBound) * 300_000 + 86_400_000
-        // The late week is about six weeks old when it arrives: placed because max_age is set that long (by default
-        // it would be unplaced, `docs/windows.md`, "Time that cannot be placed").
-        oracleCase.maximumAge = 100 * 86_400_000
         return oracleCase
     }
 }
@@ -215,7 +251,7 @@ extension CaseGenerator {
                 (start, start + 86_400_000, 300_000), (end - 86_400_000, end, 300_000), (start, end, 3_600_000),
                 (start, end, 86_400_000),
             ],
-            timeZone: "UTC", bills: [(1, start + 10 * 86_400_000, .max)])
+            bills: [start + 10 * 86_400_000], config: "[labels]\nfrom_agents = [\"site\"]\n")
         oracleCase.bucketLevels = [300_000, 3_600_000, 86_400_000]
         return oracleCase
     }

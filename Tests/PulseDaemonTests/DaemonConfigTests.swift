@@ -140,6 +140,12 @@ import Testing
                     "is \"median\"; use \"in\", \"out\", \"max\" or \"sum\"")
             ),
             (
+                "[aggregation.a]\nmatch = \"site=lab\"\n[aggregation.b]\nmatch = \"site=lab\"\n",
+                ConfigError(
+                    file: "d.toml", line: 4, key: "aggregation.b.match",
+                    "names site=lab as [aggregation.a] does; one [aggregation.NAME] table per group")
+            ),
+            (
                 "[billing.x]\nmatch = \"fleet\"\nrank = \"median\"\n",
                 ConfigError(
                     file: "d.toml", line: 3, key: "billing.x.rank",

@@ -292,12 +292,18 @@ public struct DaemonConfig: Sendable, Hashable {
                 kinds: kinds, exclude: try reader.stringArray(table, "exclude", default: fallback.exclude))
         }
         var rules = ScopeRules(standard: try rule("aggregation", .standard))
+        var tables = [GroupKey: String]()
         for (name, _) in reader.subtables(of: "aggregation") {
             let table = "aggregation.\(name)"
             let text = try reader.string(table, "match", default: "")
             guard let group = GroupKey(parsing: text) else {
                 throw reader.invalid(table, "match", "must name a group as \"key=value\", such as \"site=lab\"")
             }
+            if let earlier = tables[group] {
+                throw reader.invalid(
+                    table, "match", "names \(group) as [\(earlier)] does; one [aggregation.NAME] table per group")
+            }
+            tables[group] = table
             rules.groups[group] = try rule(table, rules.standard)
         }
         return rules
