@@ -70,6 +70,7 @@ class Config:
         billing = doc.get("billing", {})
         self.group_by = billing.get("group_by", [])
         self.billing_zone = billing.get("time_zone", self.time_zone)
+        self.close_after = duration(billing.get("close_after", "1h"))
         self.terms = {"day": billing.get("day", 1), "method": billing.get("method", "max"),
                       "interpolated": billing.get("interpolated", "count"), "flagged": billing.get("flagged", "count"),
                       "rank": billing.get("rank", "round")}
@@ -92,14 +93,20 @@ class Config:
 
     def billing_terms(self, scope):
         """A scope's terms: the first [billing.NAME] whose match names it (the fleet, a group, an agent or
-        agent/interface), over [billing]; a day of 0 is no day of its own."""
+        agent/interface), over [billing]."""
         terms = dict(self.terms)
         for match, table in self.overrides:
             if match == scope:
                 for key in ("day", "method", "interpolated", "flagged", "rank"):
-                    if table.get(key) not in (None, 0):
+                    if key in table:
                         terms[key] = table[key]
                 break
+        for key, allowed in (("method", ("in", "out", "max", "sum")), ("interpolated", ("count", "exclude")),
+                             ("flagged", ("count", "exclude")), ("rank", ("round", "nearest-rank"))):
+            if terms[key] not in allowed:
+                raise ValueError("[billing] %s = %r is none of %s" % (key, terms[key], allowed))
+        if not 1 <= terms["day"] <= 31:
+            raise ValueError("[billing] day = %r is not a day of the month" % terms["day"])
         return terms
 
 
@@ -485,7 +492,7 @@ def main():
     series, unplaced = rollups(config, case["agents"], case["batches"])
     queries = case["queries"]
     now = queries["now"]
-    out = {"buckets": {}, "figures": [], "bills": [], "issued": [],
+    out = {"buckets": {}, "figures": [], "bills": [],
            "unplaced": {name: {str(day): row for day, row in days.items()} for name, days in unplaced.items()}}
     shown = queries.get("bucket_levels", config.levels)
     for name, levels in series.items():
@@ -531,14 +538,24 @@ def main():
             result = figures(buckets, width, (start, end), now, name.startswith("interface:"), members, speed)
             result.update({"series": name, "window": [start, end], "resolution": width, "members": members})
             out["figures"].append(result)
+    # "Open and closed periods": an open bill is issued by the first pass of bill keeping at or after its period's
+    # end plus close_after, from the batches that had arrived by then. `passes` lists when bills were kept (an
+    # input, like now) and how many batches of the arrival order had arrived at each; "issued_at" is when the bill
+    # is due, and "as_issued" what it was then.
+    passes = sorted(queries.get("passes", []))
+    earlier = {}
     for at in queries["bills"]:
-        out["bills"] += bills(config, series, at, now)
-    # Bills as they were issued: from the batches that had arrived by then ("Open and closed periods").
-    for issued in queries.get("as_issued", []):
-        earlier, _ = rollups(config, case["agents"], case["batches"][:issued["batches"]])
-        for result in bills(config, earlier, issued["at"], issued["now"]):
-            result["issued_at"] = issued["now"]
-            out["issued"].append(result)
+        for result in bills(config, series, at, now):
+            result["issued_at"] = None
+            due = [(time, count) for time, count in passes if time >= result["period"][1] + config.close_after]
+            if due:
+                time, count = due[0]
+                result["issued_at"] = time
+                if count not in earlier:
+                    earlier[count] = rollups(config, case["agents"], case["batches"][:count])[0]
+                as_issued = [b for b in bills(config, earlier[count], at, time) if b["series"] == result["series"]]
+                result["as_issued"] = as_issued[0] if as_issued else None
+            out["bills"].append(result)
     sys.stdout.write(json.dumps(out, sort_keys=True))
 
 

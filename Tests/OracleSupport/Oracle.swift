@@ -9,13 +9,11 @@ import PulseStore
 enum Oracle {
     static let script = FileIO.parentDirectory(FileIO.parentDirectory(#filePath)) + "/Oracle/oracle.py"
 
-    /// Runs `Tests/Oracle/oracle.py` on `oracleCase` and returns what it printed; `asIssued` asks for bills as
-    /// they were issued (``OracleCase/json(asIssued:)``).
-    static func run(_ oracleCase: OracleCase, asIssued: [(at: Int64, batches: Int, now: Int64)] = []) throws
-        -> [String: Any]
-    {
+    /// Runs `Tests/Oracle/oracle.py` on `oracleCase` and returns what it printed; `passes` says when bills were kept
+    /// (``OracleCase/json(passes:)``).
+    static func run(_ oracleCase: OracleCase, passes: [(now: Int64, batches: Int)] = []) throws -> [String: Any] {
         let input = temporaryDirectory() + "/case.json"
-        try oracleCase.json(asIssued: asIssued).write(toFile: input, atomically: true, encoding: .utf8)
+        try oracleCase.json(passes: passes).write(toFile: input, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [Self.script]
@@ -128,7 +126,7 @@ enum Oracle {
                 series, window: window, now: oracleCase.now, resolution: RollupLevel(width: width))
             {
                 let key = "\(Self.name(scope.series)) \(from) \(to) \(width)"
-                guard let want = figures[key] else {
+                guard let want = figures.removeValue(forKey: key) else {
                     differences.append("the oracle has no figures for \(key)")
                     continue
                 }
@@ -163,17 +161,16 @@ enum Oracle {
             }
         }
 
-        // Bills, each series by its own terms: an open bill as it stands; an issued one as it was issued (from the
-        // batches that had arrived then), and its last adjustment, or, without one, its value and n, as the
-        // oracle computes the period from every batch.
+        for key in figures.keys.sorted() { differences.append("the store has no figures for \(key)") }
+
+        // Bills, each series by its own terms: an open bill as it stands; an issued one when the oracle says it was
+        // due (close_after past its period, at a pass of bill keeping) and as it was then, and its last adjustment,
+        // or, without one, its value and n (an adjustment is recorded when those change), as the whole period.
         let expectedBills = expected["bills"] as! [[String: Any]]
-        let issuedBills = expected["issued"] as? [[String: Any]] ?? []
         func key(_ item: [String: Any]) -> String {
             "\(item["series"]!) \(Self.int((item["period"] as! [Any])[0])!)"
         }
         let finals = Dictionary(expectedBills.map { (key($0), $0) }, uniquingKeysWith: { first, _ in first })
-        let issued = Dictionary(
-            issuedBills.map { ("\(key($0)) \(Self.int($0["issued_at"])!)", $0) }, uniquingKeysWith: { first, _ in first })
         func compareBill(_ bill: Bill, _ want: [String: Any], _ what: String, fully: Bool = true) {
             let period = (want["period"] as! [Any]).map { Self.int($0)! }
             check([bill.period.from, bill.period.to] == period, "period of \(what)")
@@ -181,7 +178,9 @@ enum Oracle {
                 [bill.value, Int64(bill.intervals)] == [Self.int(want["value"]), Self.int(want["intervals"])],
                 "value and n of \(what) (\(arrival)): store \([bill.value, Int64(bill.intervals)]) oracle \([want["value"]!, want["intervals"]!])")
             guard fully else { return }
-            check(Int64(bill.missing) == Self.int(want["missing"]), "missing intervals of \(what) (\(arrival))")
+            check(
+                Int64(bill.missing) == Self.int(want["missing"]),
+                "missing intervals of \(what) (\(arrival)): store \(bill.missing) oracle \(want["missing"]!)")
             let classes = bill.classes
             check(
                 [classes?.measured, classes?.interpolated, classes?.flagged].map { $0.map(Int64.init) }
@@ -202,11 +201,14 @@ enum Oracle {
                     differences.append("the oracle has no bill for \(what)")
                     continue
                 }
-                guard line.issuedAt != nil else {
+                guard let issuedAt = line.issuedAt else {
                     compareBill(line.bill, final, "the open bill of \(what)")
                     continue
                 }
-                if let issuedAt = line.issuedAt, let asIssued = issued["\(what) \(issuedAt)"] {
+                check(
+                    issuedAt == Self.int(final["issued_at"]),
+                    "\(what) issued at \(RFC3339.text(issuedAt)), due at \(String(describing: final["issued_at"]!))")
+                if let asIssued = final["as_issued"] as? [String: Any] {
                     compareBill(line.bill, asIssued, "the bill of \(what) as issued")
                 } else {
                     differences.append("the oracle has no bill of \(what) as issued")

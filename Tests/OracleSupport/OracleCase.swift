@@ -40,8 +40,8 @@ struct OracleCase {
     var bills: [Int64]
     /// A time inside data that arrives after the period holding it closed (its bills get adjustments).
     var lateDataAt: Int64?
-    /// The levels whose every bucket is compared (all are computed).
-    var bucketLevels: [Int64] = [60_000, 300_000, 3_600_000, 86_400_000]
+    /// The levels whose every bucket is compared (all are computed); nil: every level the configuration keeps.
+    var bucketLevels: [Int64]?
     /// The daemon's configuration file (`docs/configuration.md`), which the store, the window engine, billing and
     /// the oracle all read: every setting the case counts with comes from it, or from its documented default.
     var config: String
@@ -70,9 +70,10 @@ struct OracleCase {
         return settings
     }
 
-    /// The case as `Tests/Oracle/oracle.py` reads it; `asIssued` asks for bills as the first `batches` of the
-    /// arrival order made them at `now` (`docs/windows.md`, "Open and closed periods").
-    func json(asIssued: [(at: Int64, batches: Int, now: Int64)] = []) -> String {
+    /// The case as `Tests/Oracle/oracle.py` reads it; `passes` says when bills were kept and how many batches of the
+    /// arrival order had arrived at each pass, so the oracle can say when and how each was issued (`docs/windows.md`,
+    /// "Open and closed periods").
+    func json(passes: [(now: Int64, batches: Int)] = []) -> String {
         func relation(_ value: InterfaceRelation) -> String {
             var names = [String]()
             if value.contains(.bondSlave) { names.append("\"bond_slave\"") }
@@ -85,7 +86,7 @@ struct OracleCase {
                     "[\($0.tick),\($0.time),[\($0.counters.map(String.init).joined(separator: ","))]]"
                 }
                 let links = section.links.map {
-                    "[\($0.tick),\($0.speed),\"\($0.kind.name)\",\(relation($0.relation))]"
+                    "[\($0.tick),\($0.speed),\"\(Self.kindNames[$0.kind]!)\",\(relation($0.relation))]"
                 }
                 return """
                     {"name":\(Self.string(section.name)),"boot":"\(section.boot)","ifindex":\(section.ifindex),"width":\(section.width.rawValue),\
@@ -100,15 +101,21 @@ struct OracleCase {
         let agentsJSON = agents.map { agent in
             "{\"name\":\(Self.string(agent.name)),\"labels\":{\(agent.labels.map { "\(Self.string($0.0)):\(Self.string($0.1))" }.joined(separator: ","))}}"
         }
-        let issued = asIssued.map { "{\"at\":\($0.at),\"batches\":\($0.batches),\"now\":\($0.now)}" }
+        let kept = passes.map { "[\($0.now),\($0.batches)]" }
         return """
             {"config":\(Self.string(config)),\
             "agents":[\(agentsJSON.joined(separator: ","))],"batches":[\(batchesJSON.joined(separator: ","))],\
-            "queries":{"now":\(now),"bucket_levels":[\(bucketLevels.map(String.init).joined(separator: ","))],\
+            "queries":{"now":\(now),\(bucketLevels.map { "\"bucket_levels\":[\($0.map(String.init).joined(separator: ","))]," } ?? "")\
             "windows":[\(windows.map { "[\($0.0),\($0.1),\($0.2)]" }.joined(separator: ","))],\
-            "bills":[\(bills.map(String.init).joined(separator: ","))],"as_issued":[\(issued.joined(separator: ","))]}}
+            "bills":[\(bills.map(String.init).joined(separator: ","))],"passes":[\(kept.joined(separator: ","))]}}
             """
     }
+
+    /// Interface kinds as `docs/protocol.md` and `docs/configuration.md` spell them.
+    static let kindNames: [InterfaceKind: String] = [
+        .unknown: "unknown", .physical: "physical", .bond: "bond", .bridge: "bridge", .vlan: "vlan", .veth: "veth",
+        .loopback: "loopback", .tunnel: "tunnel", .virtual: "virtual",
+    ]
 
     /// `text` as a JSON string.
     static func string(_ text: String) -> String {

@@ -27,8 +27,13 @@ extension CaseGenerator {
             var lastAgentTime = Int64.min
             var wasDown = false
             func close(_ agent: inout Agent, trueTime: Int64, tick: Int) {
-                guard !open.isEmpty else { return }
                 let times = Set(open.flatMap { $0.samples.map(\.time) }).sorted()
+                guard !times.isEmpty else {
+                    // Only idle ticks, none due for a heartbeat: no batch.
+                    open.removeAll()
+                    openTicks = 0
+                    return
+                }
                 let tickOf = Dictionary(uniqueKeysWithValues: times.enumerated().map { ($1, $0) })
                 var sections = [OracleCase.Section]()
                 for (position, interface) in agent.interfaces.enumerated() {

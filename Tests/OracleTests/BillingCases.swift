@@ -14,7 +14,7 @@ extension CaseGenerator {
     ///   link can carry (implausible: 1 flagged interval);
     /// - a two-hour outage from 03:00 (24 intervals that only its spread reaches: missing; its bytes in totals);
     /// - 05:00–06:00 measured (12 intervals).
-    static func billingRules(terms: IntervalTerms = IntervalTerms(), rank: RankConvention = .round) -> OracleCase {
+    static func billingRules(strict: Bool = false) -> OracleCase {
         let start: Int64 = 1_780_272_000_000  // 2026-06-01T00:00:00Z
         let minutes = Array(0...120) + Array(130...180) + Array(300...360)
         var rx: UInt64 = 1_000_000_000
@@ -41,9 +41,9 @@ extension CaseGenerator {
                 [labels.billed-0]
                 site = "lab"
                 [billing]
-                interpolated = "\(terms.interpolated.rawValue)"
-                flagged = "\(terms.flagged.rawValue)"
-                rank = "\(rank.rawValue)"
+                interpolated = "\(strict ? "exclude" : "count")"
+                flagged = "\(strict ? "exclude" : "count")"
+                rank = "\(strict ? "nearest-rank" : "round")"
                 [billing.sum]
                 match = "billed-0"
                 method = "sum"

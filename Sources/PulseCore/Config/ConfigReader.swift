@@ -49,6 +49,15 @@ public struct ConfigReader: Sendable {
         return value
     }
 
+    /// A whole number within `range`, or nil when the key is absent.
+    public mutating func optionalInteger(
+        _ table: String, _ key: String, range: ClosedRange<Int64>
+    ) throws(ConfigError) -> Int64? {
+        note(table, key)
+        guard entry(table, key) != nil else { return nil }
+        return try integer(table, key, default: range.lowerBound, range: range)
+    }
+
     public mutating func number(
         _ table: String, _ key: String, default fallback: Double, range: ClosedRange<Double>
     ) throws(ConfigError) -> Double {

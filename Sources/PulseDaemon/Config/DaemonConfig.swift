@@ -346,10 +346,10 @@ public struct DaemonConfig: Sendable, Hashable {
                 throw reader.invalid(
                     table, "match", "must be \"fleet\", a group \"key=value\", an agent, or \"agent/interface\"")
             }
-            let day = try reader.integer(table, "day", default: 0, range: 0...31)
+            let day = try reader.optionalInteger(table, "day", range: 1...31)
             policy.overrides.append(
                 BillingOverride(
-                    name: name, match: scope, day: day == 0 ? nil : Int(day),
+                    name: name, match: scope, day: day.map(Int.init),
                     method: try choice(table, "method", BillingMethod?.none),
                     interpolated: try choice(table, "interpolated", IntervalUse?.none),
                     flagged: try choice(table, "flagged", IntervalUse?.none),
