@@ -51,6 +51,13 @@ class Config:
         daemon, ingest, rollups = doc.get("daemon", {}), doc.get("ingest", {}), doc.get("rollups", {})
         self.time_zone = daemon.get("time_zone", "UTC")
         self.levels = [duration(level) for level in rollups.get("levels", ["1m", "5m", "1h", "1d"])]
+        # [retention]: how long each level's buckets are kept (None: for ever), by the level's name.
+        retention = doc.get("retention", {})
+        kept = {"1m": "30d", "5m": "400d", "1h": "730d", "1d": "forever"}
+        self.keep = {}
+        for level in rollups.get("levels", ["1m", "5m", "1h", "1d"]):
+            text = retention.get(level, kept.get(level, "forever"))
+            self.keep[duration(level)] = None if text == "forever" else duration(text)
         self.max_rate = ingest.get("max_rate", 50_000_000_000)
         self.clock_tolerance = duration(ingest.get("clock_tolerance", "30s"))
         self.max_skew = duration(ingest.get("max_skew", "1d"))
@@ -329,6 +336,63 @@ def rollups(config, agents, batches):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Named windows and their resolution (docs/windows.md, "Windows")
+
+def local_day(zone, at):
+    return datetime.fromtimestamp(at / 1000, tz=zone).date()
+
+
+def midnight(zone, date):
+    return int(datetime(date.year, date.month, date.day, tzinfo=zone).timestamp() * 1000)
+
+
+def calendar_span(zone, unit, at):
+    """The day, ISO week (Monday to Monday), month or year of the zone holding `at`."""
+    date = local_day(zone, at)
+    if unit == "day":
+        first, after = date, date + timedelta(days=1)
+    elif unit == "week":
+        first = date - timedelta(days=date.weekday())
+        after = first + timedelta(days=7)
+    elif unit == "month":
+        first = date.replace(day=1)
+        after = (first + timedelta(days=32)).replace(day=1)
+    else:
+        first = date.replace(month=1, day=1)
+        after = first.replace(year=first.year + 1)
+    return midnight(zone, first), midnight(zone, after)
+
+
+def named_window(config, name, now):
+    """[from, to) of a window named as the CLI and snapshots name them."""
+    zone = ZoneInfo(config.time_zone)
+    if name.startswith("last-") and name not in ("last-week", "last-month", "last-billing-period"):
+        finest = min(config.levels)
+        to = now // finest * finest + finest
+        return (to - duration(name[len("last-"):])) // finest * finest, to
+    if name in ("billing-period", "last-billing-period"):
+        start, end = billing_period(config.billing_zone, config.terms["day"], now)
+        return billing_period(config.billing_zone, config.terms["day"], start - 1) if name.startswith("last") \
+            else (start, end)
+    unit = {"today": "day", "yesterday": "day", "this-week": "week", "last-week": "week",
+            "this-month": "month", "last-month": "month", "this-year": "year"}[name]
+    start, end = calendar_span(zone, unit, now)
+    return calendar_span(zone, unit, start - 1) if name in ("yesterday", "last-week", "last-month") else (start, end)
+
+
+def resolution(config, start, end, now):
+    """The level a window is read at: of the levels whose width divides both ends and that are kept for the whole
+    window, the finest giving at most 10,080 buckets, else the coarsest; None when there is none."""
+    candidates = sorted(width for width in config.levels
+                        if start % width == 0 and end % width == 0
+                        and (config.keep[width] is None or start >= now - config.keep[width]))
+    for width in candidates:
+        if (end - start) // width <= 10_080:
+            return width
+    return candidates[-1] if candidates else None
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Windows, figures and bills (docs/windows.md, "Windows" and "95th-percentile billing")
 
 def rate(byte_count, ms):
@@ -519,8 +583,13 @@ def main():
                 result.append("interface:%s/%s" % (agent, interface))
         return result
 
-    for window in queries["windows"]:
-        start, end, width = window
+    windows = [(start, end, width, None) for start, end, width in queries["windows"]]
+    for name in queries.get("named_windows", []):
+        start, end = named_window(config, name, now)
+        width = resolution(config, start, end, now)
+        if width is not None:
+            windows.append((start, end, width, name))
+    for start, end, width, window_name in windows:
         for name in sorted(series):
             buckets = series[name].get(width, {})
             if name.startswith("interface:"):
@@ -536,7 +605,8 @@ def main():
                         members += 1
                         speed += totals[12]
             result = figures(buckets, width, (start, end), now, name.startswith("interface:"), members, speed)
-            result.update({"series": name, "window": [start, end], "resolution": width, "members": members})
+            result.update({"series": name, "window": [start, end], "resolution": width, "members": members,
+                           "name": window_name})
             out["figures"].append(result)
     # "Open and closed periods": an open bill is issued by the first pass of bill keeping at or after its period's
     # end plus close_after, from the batches that had arrived by then. `passes` lists when bills were kept (an

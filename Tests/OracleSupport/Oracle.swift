@@ -110,22 +110,32 @@ enum Oracle {
         let config = try oracleCase.daemonConfig()
         let catalogue = try await Catalogue.load(from: store, rules: config.store.rules)
         let engine = WindowEngine(
-            store: store, catalogue: catalogue,
-            levels: WindowEngine.retained(config.store.levels, RetentionPolicy(raw: 0, levels: [:])),
+            store: store, catalogue: catalogue, levels: WindowEngine.retained(config.store.levels, config.retention),
             calendar: config.calendar, billing: config.billing)
         var figures = [String: [String: Any]]()
         for item in expected["figures"] as! [[String: Any]] {
             let window = item["window"] as! [Any]
+            let name = (item["name"] as? String).map { " \($0)" } ?? ""
             figures[
-                "\(item["series"]!) \(Self.int(window[0])!) \(Self.int(window[1])!) \(Self.int(item["resolution"])!)"] =
-                item
+                "\(item["series"]!) \(Self.int(window[0])!) \(Self.int(window[1])!) \(Self.int(item["resolution"])!)\(name)"
+            ] = item
         }
-        for (from, to, width) in oracleCase.windows {
-            let window = Window(from: from, to: to)
-            for scope in try await engine.figures(
-                series, window: window, now: oracleCase.now, resolution: RollupLevel(width: width))
-            {
-                let key = "\(Self.name(scope.series)) \(from) \(to) \(width)"
+        // The named windows as the engine works them out: their bounds and resolution are compared with the
+        // oracle's through the keys.
+        var windows = oracleCase.windows.map { (Window(from: $0.0, to: $0.1), RollupLevel(width: $0.2), "") }
+        for name in oracleCase.namedWindows {
+            guard let spec = WindowSpec(parsing: name) else {
+                differences.append("\(name) is not a window name")
+                continue
+            }
+            let window = engine.window(spec, now: oracleCase.now)
+            guard let level = try? engine.resolution(for: window, now: oracleCase.now) else { continue }
+            windows.append((window, level, " \(name)"))
+        }
+        for (window, level, name) in windows {
+            let (from, to, width) = (window.from, window.to, level.width)
+            for scope in try await engine.figures(series, window: window, now: oracleCase.now, resolution: level) {
+                let key = "\(Self.name(scope.series)) \(from) \(to) \(width)\(name)"
                 guard let want = figures.removeValue(forKey: key) else {
                     differences.append("the oracle has no figures for \(key)")
                     continue

@@ -36,6 +36,9 @@ struct OracleCase {
     var now: Int64
     /// (from, to, resolution width)
     var windows: [(Int64, Int64, Int64)]
+    /// Windows as the CLI and snapshots name them (`last-1h`, `today`, `this-month`, `billing-period` …): the oracle
+    /// works out their bounds and resolution at `now` from the configuration, and so does the window engine.
+    var namedWindows: [String] = []
     /// Times inside the billing periods to bill: each series by its own terms (`[billing]`, `[billing.NAME]`).
     var bills: [Int64]
     /// A time inside data that arrives after the period holding it closed (its bills get adjustments).
@@ -107,6 +110,7 @@ struct OracleCase {
             "agents":[\(agentsJSON.joined(separator: ","))],"batches":[\(batchesJSON.joined(separator: ","))],\
             "queries":{"now":\(now),\(bucketLevels.map { "\"bucket_levels\":[\($0.map(String.init).joined(separator: ","))]," } ?? "")\
             "windows":[\(windows.map { "[\($0.0),\($0.1),\($0.2)]" }.joined(separator: ","))],\
+            "named_windows":[\(namedWindows.map(Self.string).joined(separator: ","))],\
             "bills":[\(bills.map(String.init).joined(separator: ","))],"passes":[\(kept.joined(separator: ","))]}}
             """
     }

@@ -10,7 +10,7 @@ extension CaseGenerator {
 
     /// A small random fleet with its own configuration: one to three agents of one to four interfaces (NICs of 32
     /// and 64 bits, bonds and their slaves, bridges and their ports, veths, loopback, interfaces of unknown kind),
-    /// sampled every 10 s or minute for 100 to 700 ticks, with reboots, driver resets, re-created interfaces,
+    /// sampled every 10 s or minute for 80 to 480 ticks, with reboots, driver resets, re-created interfaces,
     /// implausible jumps, bursts, idle suppression, short and long outages, clocks stepping back or ahead (a few far
     /// ahead, a few in 1970), and batches that arrive late, out of order or never. The configuration draws a time
     /// zone (UTC, Berlin, Kolkata's 30-minute offset, Sydney south of the equator, St John's), `outage_after`,
@@ -21,7 +21,7 @@ extension CaseGenerator {
     static func randomFleet(seed: UInt64) -> OracleCase {
         var generator = CaseGenerator(seed: seed)
         let interval: Int64 = generator.pick([10_000, 60_000])
-        let ticks = generator.between(100...700)
+        let ticks = generator.between(80...480)
         // A start near a month's end now and then, so billing periods change within the data.
         let day = generator.between(0...364)
         let start =
@@ -187,9 +187,16 @@ extension CaseGenerator {
             windows.append((from, from + Int64(generator.between(1...48)) * width, width))
         }
         windows.append((now / 300_000 * 300_000 - 3_600_000, now / 300_000 * 300_000 + 300_000, 300_000))
-        return OracleCase(
+        var oracleCase = OracleCase(
             agents: agents.map { ($0.name, $0.labels) }, batches: arrivals, now: now, windows: windows,
             bills: [start + Int64(generator.between(0...ticks)) * interval], config: config)
+        // A few windows by name, worked out in the fleet's time zone (spelt as docs/windows.md spells them).
+        let names = [
+            "last-1h", "last-6h", "today", "yesterday", "this-week", "last-week", "this-month", "billing-period",
+        ]
+        let first = generator.pick(names)
+        oracleCase.namedWindows = [first, generator.pick(names.filter { $0 != first })]
+        return oracleCase
     }
 
     /// A smaller case that still makes `fails` true, if one can be found by leaving out agents, interfaces and

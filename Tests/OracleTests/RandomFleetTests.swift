@@ -20,11 +20,12 @@ extension OracleTests {
         let first = UInt64(environment["NETPULSE_ORACLE_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64(Int32.max))
         print("random fleets: \(count) from seed \(first) (NETPULSE_ORACLE_SEED=\(first) repeats them)")
         let clock = ContinuousClock.now
+        let spent = Spent()
         var failures = 0
         for seed in first..<first + UInt64(count) {
             let oracleCase = CaseGenerator.randomFleet(seed: seed)
             let keeping = seed % 4 == 0
-            let differences = try await disagreements(oracleCase, keepingBills: keeping)
+            let differences = try await disagreements(oracleCase, keepingBills: keeping, spent: spent)
             guard !differences.isEmpty else { continue }
             failures += 1
             let smaller = await CaseGenerator.shrink(oracleCase) { candidate in
@@ -42,19 +43,36 @@ extension OracleTests {
                 """)
             if failures == 3 { break }
         }
-        print("random fleets: \(count) in \(ContinuousClock.now - clock)")
+        print(
+            "random fleets: \(count) in \(ContinuousClock.now - clock) (store \(spent.store), oracle \(spent.oracle), comparing \(spent.comparing))"
+        )
+    }
+
+    /// Where the time of the random fleets goes.
+    final class Spent: @unchecked Sendable {
+        var store = Duration.zero
+        var oracle = Duration.zero
+        var comparing = Duration.zero
     }
 
     /// How `oracleCase` fed to a fresh store disagrees with the oracle, in words (empty when it agrees).
-    func disagreements(_ oracleCase: OracleCase, keepingBills: Bool) async throws -> [String] {
+    func disagreements(_ oracleCase: OracleCase, keepingBills: Bool, spent: Spent = Spent()) async throws -> [String] {
+        var clock = ContinuousClock.now
+        func lap(_ into: ReferenceWritableKeyPath<Spent, Duration>) {
+            spent[keyPath: into] += ContinuousClock.now - clock
+            clock = .now
+        }
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = try oracleCase.daemonConfig()
         let store = try SQLiteStore(path: directory + "/netpulse.db", settings: oracleCase.storeSettings())
         let keeper = keepingBills ? BillKeeper(store: store, billing: config.billing, rules: config.store.rules) : nil
         let fed = try await ingest(oracleCase, into: store, keeper: keeper)
+        lap(\.store)
         let expected = try Oracle.run(oracleCase, passes: fed.passes)
+        lap(\.oracle)
         var differences = try await Oracle.compare(store, oracleCase, expected, arrival: "random")
+        lap(\.comparing)
         let inside = try await store.anomalies(since: 0).filter { $0.kind == "already-counted" }
         if !inside.isEmpty { differences.append("late data landed inside a counted step: \(inside[0].detail)") }
         return differences

@@ -187,6 +187,11 @@ extension CaseGenerator {
         // Minute buckets are checked by the anomalies case; here every 5-minute, hourly and daily one.
         oracleCase.bucketLevels = [300_000, 3_600_000, 86_400_000]
         oracleCase.lateDataAt = start + Int64(lateWeek.lowerBound) * 300_000 + 86_400_000
+        // Every window a snapshot or the CLI can name, in Berlin, at the end of April.
+        oracleCase.namedWindows = [
+            "last-1h", "last-24h", "last-7d", "today", "yesterday", "this-week", "last-week", "this-month",
+            "last-month", "this-year", "billing-period", "last-billing-period",
+        ]
         return oracleCase
     }
 }
