@@ -20,12 +20,12 @@ extension OracleTests {
         let first = UInt64(environment["NETPULSE_ORACLE_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64(Int32.max))
         print("random fleets: \(count) from seed \(first) (NETPULSE_ORACLE_SEED=\(first) repeats them)")
         let clock = ContinuousClock.now
-        let spent = Spent()
+        var spent = Spent()
         var failures = 0
         for seed in first..<first + UInt64(count) {
             let oracleCase = CaseGenerator.randomFleet(seed: seed)
             let keeping = seed % 4 == 0
-            let differences = try await disagreements(oracleCase, keepingBills: keeping, spent: spent)
+            let differences = try await disagreements(oracleCase, keepingBills: keeping, spent: &spent)
             guard !differences.isEmpty else { continue }
             failures += 1
             let smaller = await CaseGenerator.shrink(oracleCase) { candidate in
@@ -49,16 +49,22 @@ extension OracleTests {
     }
 
     /// Where the time of the random fleets goes.
-    final class Spent: @unchecked Sendable {
+    struct Spent {
         var store = Duration.zero
         var oracle = Duration.zero
         var comparing = Duration.zero
     }
 
     /// How `oracleCase` fed to a fresh store disagrees with the oracle, in words (empty when it agrees).
-    func disagreements(_ oracleCase: OracleCase, keepingBills: Bool, spent: Spent = Spent()) async throws -> [String] {
+    func disagreements(_ oracleCase: OracleCase, keepingBills: Bool) async throws -> [String] {
+        var spent = Spent()
+        return try await disagreements(oracleCase, keepingBills: keepingBills, spent: &spent)
+    }
+
+    /// ``disagreements(_:keepingBills:)``, adding the time each part took to `spent`.
+    func disagreements(_ oracleCase: OracleCase, keepingBills: Bool, spent: inout Spent) async throws -> [String] {
         var clock = ContinuousClock.now
-        func lap(_ into: ReferenceWritableKeyPath<Spent, Duration>) {
+        func lap(_ into: WritableKeyPath<Spent, Duration>) {
             spent[keyPath: into] += ContinuousClock.now - clock
             clock = .now
         }
