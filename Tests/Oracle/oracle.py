@@ -128,9 +128,19 @@ def bytes_ceiling(speed, elapsed, max_rate):
     return min(min(value, U64) + 65536, U64)
 
 
+def step_start(p, n):
+    """"A new epoch's counts begin with it": A is N's epoch start when the epochs differ and it lies strictly
+    between the two samples, else P.t."""
+    began = n["began"]
+    if p["epoch"] != n["epoch"] and began is not None and p["t"] < began < n["t"]:
+        return began
+    return p["t"]
+
+
 def count_step(p, n, max_rate, max_age, outage_after):
     """Returns (counted[8], timing, events set)."""
-    g = n["t"] - p["t"]
+    a = step_start(p, n)
+    g = n["t"] - a
     events = set()
     if n["shifted"]:
         events.add("clock")
@@ -174,7 +184,8 @@ def count_step(p, n, max_rate, max_age, outage_after):
     # No step counts more than 2**63 - 1 of a counter ("Counting a step").
     counted = [min(value, I64) for value in counted]
     # "Time that cannot be placed": checked before the other classes.
-    if not p["placeable"] or not n["placeable"] or g > max_age:
+    # A step that starts at N's epoch start owes nothing to P's time.
+    if (not p["placeable"] and a == p["t"]) or not n["placeable"] or g > max_age:
         return counted, "unplaced", events
     if g <= 0:
         timing = "instant"
@@ -210,7 +221,7 @@ def spread(counted, timing, events, p, n, width, add):
     if timing == "instant":
         add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev + [0])  # no time, no peaks, no speed
         return
-    t0, t1 = p["t"], n["t"]
+    t0, t1 = step_start(p, n), n["t"]
     g = t1 - t0
     peak_rx = peak_tx = 0
     # "Peaks": only a measured step at least half an interval long (2g >= I) gives one.
@@ -281,6 +292,8 @@ def samples_of(config, batches):
                     "epoch": (section["boot"], section["ifindex"], section["width"]), "width": section["width"],
                     "interval": batch["interval"], "heartbeat": batch["heartbeat"], "speed": speed, "kind": kind,
                     "relation": relation, "shifted": shift != 0,
+                    # "Words": the epoch's start, moved by the clock check with its batch; None when not known.
+                    "began": section["began"] + shift if section.get("began") is not None else None,
                 })
     for samples in by_interface.values():
         samples.sort(key=lambda s: (s["order"], s["tick"]))

@@ -16,6 +16,8 @@ struct OracleCase {
         var samples: [(tick: Int, time: Int64, counters: [UInt64])]
         /// (tick index, speed Mbit/s or 0, kind, relation)
         var links: [(tick: Int, speed: UInt32, kind: InterfaceKind, relation: InterfaceRelation)]
+        /// When the epoch began at the earliest, as the agent's `DESCRIBE` says (`docs/protocol.md`); nil: unknown.
+        var began: Int64? = nil
     }
 
     struct Batch {
@@ -93,6 +95,7 @@ struct OracleCase {
                 }
                 return """
                     {"name":\(Self.string(section.name)),"boot":"\(section.boot)","ifindex":\(section.ifindex),"width":\(section.width.rawValue),\
+                    \(section.began.map { "\"began\":\($0)," } ?? "")\
                     "samples":[\(samples.joined(separator: ","))],"links":[\(links.joined(separator: ","))]}
                     """
             }
@@ -160,7 +163,8 @@ struct OracleCase {
                 descriptors.append(
                     InterfaceDescriptor(
                         id: UInt32(id), name: InterfaceName(section.name),
-                        epoch: CounterEpoch(bootID: section.boot, ifindex: section.ifindex, width: section.width)))
+                        epoch: CounterEpoch(bootID: section.boot, ifindex: section.ifindex, width: section.width),
+                        began: section.began))
                 var values = [UInt64]()
                 for sample in section.samples {
                     var counters = CounterValues()
@@ -216,6 +220,13 @@ struct CaseGenerator {
         var order: UInt64 = 0
         /// Idle suppression state per interface: the last sample taken, whether it was sent, when it last was.
         var last: [String: (time: Int64, counters: [UInt64], epoch: String, sent: Bool, sentAt: Int64)] = [:]
+        /// Whether the agent says when its epochs began (`epoch-start`), as a current agent does.
+        var knowsStarts = true
+        /// Each boot's time by the agent's clock, and each epoch's start as the agent gives it (`docs/protocol.md`).
+        var bootTimes: [String: Int64] = [:]
+        var began: [String: Int64] = [:]
+        /// The epoch each interface was last sampled in.
+        var epochOf: [String: String] = [:]
     }
 
     var random: SplitMix64

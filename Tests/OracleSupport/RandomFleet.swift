@@ -10,7 +10,7 @@ extension CaseGenerator {
 
     /// A small random fleet with its own configuration: one to three agents of one to four interfaces (NICs of 32
     /// and 64 bits, bonds and their slaves, bridges and their ports, veths, loopback, interfaces of unknown kind),
-    /// sampled every 10 s or minute for 80 to 480 ticks, with reboots, driver resets, re-created interfaces,
+    /// sampled every 10 s or minute for 80 to 480 ticks, with reboots (some after the host was off, most with the epoch start the agent gives), driver resets, re-created interfaces,
     /// implausible jumps, bursts, idle suppression, short and long outages, clocks stepping back or ahead (a few far
     /// ahead, a few in 1970), and batches that arrive late, out of order or never. The configuration draws a time
     /// zone (UTC, Berlin, Kolkata's 30-minute offset, Sydney south of the equator, St John's), `outage_after`,
@@ -72,11 +72,14 @@ extension CaseGenerator {
             // One loopback at most: two would be one logical interface.
             var seen = Set<String>()
             interfaces = interfaces.filter { seen.insert($0.name).inserted }
-            agents.append(
-                Agent(
-                    name: name, labels: [("site", generator.pick(["fra", "ams"])), ("role", "r\(index % 2)")],
-                    boot: BootID(high: seed, low: UInt64(index)), interfaces: interfaces,
-                    stream: seed &+ UInt64(index)))
+            var agent = Agent(
+                name: name, labels: [("site", generator.pick(["fra", "ams"])), ("role", "r\(index % 2)")],
+                boot: BootID(high: seed, low: UInt64(index)), interfaces: interfaces,
+                stream: seed &+ UInt64(index))
+            // A quarter are older agents that do not say when their epochs began.
+            agent.knowsStarts = !generator.chance(25)
+            agent.bootTimes["\(agent.boot)"] = start - Int64(generator.between(1...30)) * 86_400_000
+            agents.append(agent)
             sites[name] = generator.pick(["fra", "ams", "lab"])
         }
         // What happens, drawn per agent up front.
@@ -84,10 +87,12 @@ extension CaseGenerator {
         for agent in agents {
             var plan = [(tick: Int, what: String, length: Int, target: String)]()
             for _ in 0..<generator.between(0...4) {
-                let what = generator.pick(["reboot", "reset", "recreate", "jump", "burst", "down", "back", "ahead"])
+                let what = generator.pick(
+                    ["reboot", "reset", "recreate", "jump", "burst", "down", "off", "back", "ahead"])
                 let target = generator.pick(agent.interfaces).name
                 let length =
-                    what == "down" ? generator.pick([2, 10, 40, 200]) : generator.between(2...(max(3, ticks / 5)))
+                    what == "down" || what == "off"
+                    ? generator.pick([2, 10, 40, 200]) : generator.between(2...(max(3, ticks / 5)))
                 plan.append((generator.between(1...(ticks - 1)), what, length, target))
                 if what == "back" || what == "ahead" { misbehaving.insert(agent.name) }
             }
@@ -109,6 +114,10 @@ extension CaseGenerator {
                 switch event.what {
                 case "reboot": now.reboot = now.reboot || tick == event.tick
                 case "down": now.down = now.down || inside
+                case "off":
+                    // The host is off, then boots: its agent comes back in a new epoch.
+                    now.down = now.down || inside
+                    now.reboot = now.reboot || tick == event.tick + event.length
                 case "back": if inside { now.clockOffset = -backBy }
                 case "ahead": if inside { now.clockOffset = aheadBy }
                 case "1970": if inside { now.clockOffset = -(start + Int64(tick) * interval - 10_000) }

@@ -50,7 +50,8 @@ extension CaseGenerator {
                                 name: interface.name, boot: BootID(uuidString: parts[0])!, ifindex: UInt32(parts[1])!,
                                 width: interface.width,
                                 samples: mine.map { (tickOf[$0.time]!, $0.time, $0.counters) },
-                                links: [(first, interface.speed, interface.kind, interface.relation)]))
+                                links: [(first, interface.speed, interface.kind, interface.relation)],
+                                began: agent.began[epoch]))
                     }
                 }
                 agent.sequence += 1
@@ -95,7 +96,12 @@ extension CaseGenerator {
                         agent.interfaces[position].counters[0] &+= 50_000_000_000
                     }
                 }
-                if now.reboot { agent.boot = BootID(high: random.next() as UInt64, low: random.next() as UInt64) }
+                if now.reboot {
+                    agent.boot = BootID(high: random.next() as UInt64, low: random.next() as UInt64)
+                    // Booted up to two intervals before this second, by the clock the agent has now.
+                    agent.bootTimes["\(agent.boot)"] =
+                        trueTime + now.clockOffset - Int64((random.next() as UInt64) % UInt64(2 * interval))
+                }
                 if now.down {
                     if !wasDown { close(&agent, trueTime: trueTime, tick: tick) }
                     wasDown = true
@@ -105,11 +111,24 @@ extension CaseGenerator {
                 wasDown = false
                 let agentTime = trueTime + now.clockOffset
                 if agentTime <= lastAgentTime { close(&agent, trueTime: trueTime, tick: tick) }
+                // The agent's previous read (a restarted agent's first read knows only the boot).
+                let lastRead = lastAgentTime == Int64.min ? agentTime - interval : lastAgentTime
                 lastAgentTime = agentTime
                 var samples = [(interface: Int, time: Int64, counters: [UInt64], epoch: String)]()
                 for (position, interface) in agent.interfaces.enumerated() {
                     let epoch = "\(agent.boot)/\(interface.ifindex)"
                     let key = interface.name
+                    if agent.knowsStarts, agent.began[epoch] == nil, let before = agent.epochOf[key], before != epoch {
+                        // As the agent's sampler says it (`docs/protocol.md`): a new boot began at the boot time, an
+                        // interface re-created in the same boot after the read before (one in twenty: a start after
+                        // the sample, which the daemon must ignore).
+                        let sameBoot = before.hasPrefix("\(agent.boot)/")
+                        var start = sameBoot || agent.bootTimes["\(agent.boot)"] == nil
+                            ? lastRead : agent.bootTimes["\(agent.boot)"]!
+                        if (random.next() as UInt64) % 20 == 0 { start = agentTime + 3_600_000 }
+                        agent.began[epoch] = start
+                    }
+                    agent.epochOf[key] = epoch
                     if heartbeat > 0, let last = agent.last[key], last.epoch == epoch {
                         if last.counters == interface.counters {
                             if agentTime - last.sentAt >= heartbeat {

@@ -107,3 +107,58 @@ extension CaseGenerator {
             windows: [(start, start + 60_000, 60_000)], bills: [])
     }
 }
+
+extension CaseGenerator {
+    /// docs/windows.md, worked examples 18 and 19: counts of a new epoch begin with it.
+    ///
+    /// - `web-01` is shut down after its sample of 1 March 10:00:00 (`eth0` at 9,000,000,000 bytes) and boots on
+    ///   16 March at 09:59:20; its agent's first sample, at 10:00:00, reads 4,000,000 and says the epoch began at
+    ///   09:59:20 (example 18);
+    /// - `lab-02`'s `veth7` was last read on 10 January at 12:00:00; it is created again on 5 March, and the
+    ///   agent's read at 08:00:01 finds it with a new ifindex and 5,000,000,000 bytes, its epoch begun after the read
+    ///   at 08:00:00 (example 19).
+    static func epochStarts() -> OracleCase {
+        let march1: Int64 = 1_772_359_200_000  // 2026-03-01T10:00:00Z
+        let march16: Int64 = 1_773_655_200_000  // 2026-03-16T10:00:00Z
+        let january10: Int64 = 1_768_046_400_000  // 2026-01-10T12:00:00Z
+        let march5: Int64 = 1_772_697_600_000  // 2026-03-05T08:00:00Z
+        var batches = [OracleCase.Batch]()
+        func batch(
+            _ agent: String, _ name: String, boot: BootID, ifindex: UInt32, kind: InterfaceKind, seconds: ClosedRange<Int64>,
+            at start: Int64, from rx: UInt64, perSecond: UInt64, began: Int64?
+        ) {
+            let samples = seconds.enumerated().map { tick, second in
+                let bytes = rx + UInt64(second - seconds.lowerBound) * perSecond
+                return (tick, start + second * 1_000, [bytes, bytes / 4, bytes / 1_000, bytes / 1_200, 0, 0, 0, 0])
+            }
+            let sequence = UInt64(batches.filter { $0.agent == agent }.count + 1)
+            batches.append(
+                OracleCase.Batch(
+                    agent: agent, stream: agent == "web-01" ? 0x1818 : 0x1919, sequence: sequence,
+                    order: UInt64(samples.last!.1), interval: 1_000, heartbeat: 0, received: samples.last!.1 + 300,
+                    sections: [
+                        OracleCase.Section(
+                            name: name, boot: boot, ifindex: ifindex, width: .bits64, samples: samples,
+                            links: [(0, 1_000, kind, [])], began: began)
+                    ]))
+        }
+        batch(
+            "lab-02", "veth7", boot: BootID(high: 19, low: 1), ifindex: 9, kind: .veth, seconds: -10...0, at: january10,
+            from: 1_000_000, perSecond: 1_000, began: nil)
+        batch(
+            "web-01", "eth0", boot: BootID(high: 18, low: 1), ifindex: 2, kind: .physical, seconds: -10...0,
+            at: march1, from: 8_999_000_000, perSecond: 100_000, began: march1 - 86_400_000)
+        batch(
+            "lab-02", "veth7", boot: BootID(high: 19, low: 1), ifindex: 12, kind: .veth, seconds: 1...10, at: march5,
+            from: 5_000_000_000, perSecond: 1_000, began: march5)
+        batch(
+            "web-01", "eth0", boot: BootID(high: 18, low: 2), ifindex: 2, kind: .physical, seconds: 0...10,
+            at: march16, from: 4_000_000, perSecond: 100_000, began: march16 - 40_000)
+        var oracleCase = OracleCase(
+            agents: [("web-01", [("site", "fra")]), ("lab-02", [("site", "lab")])], batches: batches,
+            now: march16 + 3_600_000, windows: [(march1 - 36_000_000, march16 + 50_400_000, 300_000)],
+            bills: [january10 + 86_400_000 * 5, march1 - 86_400_000 * 10, march1 + 86_400_000 * 5])
+        oracleCase.bucketLevels = [300_000]
+        return oracleCase
+    }
+}

@@ -105,6 +105,38 @@ import Testing
         try await check(oracleCase, shuffling: false)
     }
 
+    /// The worked examples 18 and 19 of docs/windows.md (``CaseGenerator/epochStarts()``): the bytes a host counted
+    /// since it booted after 15 days off land after its boot, and the 15 days are missing for its bill; a re-created
+    /// interface's 5 GB land in the second before it was found, not in January and February. The oracle gives those
+    /// figures and the store agrees. Before, the boot's 4 MB and the interface's 5 GB were one step each from the
+    /// last sample before: longer than `max_age`, so unplaced (or, after a shorter outage, spread over all of it).
+    @Test func aNewEpochsCountsBeginWithIt() async throws {
+        let oracleCase = CaseGenerator.epochStarts()
+        let expected = try Oracle.run(oracleCase)
+        let buckets = expected["buckets"] as! [String: [String: [[Any]]]]
+        /// (rx bytes, interpolated ms) of a series' 5-minute bucket starting at `start`.
+        func bucket(_ series: String, _ start: Int64) -> (Int64, Int64)? {
+            guard let row = buckets[series]?["300000"]?.first(where: { Oracle.int($0[0]) == start }) else { return nil }
+            return (Oracle.int((row[1] as! [Any])[0])!, Oracle.int(row[3])!)
+        }
+        let booted: Int64 = 1_773_655_200_000 - 40_000
+        let eth0 = bucket("interface:web-01/eth0", booted / 300_000 * 300_000)
+        #expect(eth0?.0 == 4_000_000 && eth0?.1 == 40_000, "\(String(describing: eth0))")
+        let found: Int64 = 1_772_697_600_000
+        let veth7 = bucket("interface:lab-02/veth7", found)
+        #expect(veth7.map { $0.0 >= 5_000_000_000 && $0.1 == 1_000 } == true, "\(String(describing: veth7))")
+        // Nothing of the new epochs before they began, and nothing unplaced.
+        let before = (buckets["interface:lab-02/veth7"]?["300000"] ?? []).filter { Oracle.int($0[0])! < found }
+        #expect(before.map { Oracle.int(($0[1] as! [Any])[0])! }.reduce(0, +) == 10_000)
+        #expect((expected["unplaced"] as! [String: Any]).values.allSatisfy { ($0 as! [String: Any]).isEmpty })
+        // The March bill of eth0 misses the 15 days it was off (4,320 five-minute intervals) and more.
+        let march = (expected["bills"] as! [[String: Any]]).first {
+            $0["series"] as? String == "interface:web-01/eth0" && Oracle.int(($0["period"] as! [Any])[0])! > 1_772_000_000_000
+        }
+        #expect(march.map { Oracle.int($0["missing"])! >= 4_320 } == true)
+        try await check(oracleCase)
+    }
+
     /// The worked examples 11, 12 and 13 of docs/windows.md (``CaseGenerator/billingRules(strict:)``): a bill
     /// says how many of its intervals were measured, interpolated, missing and flagged, counts what its terms count,
     /// and takes its rank by its convention; an outage's intervals are missing while its bytes stay in the totals.

@@ -1,3 +1,4 @@
+import Foundation
 import PulseCore
 import Testing
 
@@ -51,6 +52,56 @@ import Testing
         #expect(loopback.epoch.ifindex == 1)
         #expect(loopback.linkState?.mtu == 65_536)
         #expect(loopback.epoch.width == .bits64)
+    }
+}
+
+/// When each epoch began, as the agent says in `DESCRIBE_EPOCHS` (docs/protocol.md, "Interface descriptors"), from a
+/// `/proc/net/dev`, `/proc/stat` and sysfs tree the test writes.
+@Suite struct EpochStartTests {
+    @Test func epochsBeginAtTheBootOrAfterTheReadBefore() throws {
+        var template = Array("/tmp/netpulse-proc-XXXXXX".utf8CString)
+        let root = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { _ = try? FileManager.default.removeItem(atPath: root) }
+        try FileIO.createDirectory("\(root)/sys")
+        try FileIO.writeAtomically("\(root)/stat", Array("cpu  1 2 3 4\nbtime 1773655160\nprocesses 9\n".utf8))
+        func write(_ rows: [(String, UInt64, UInt32)]) throws {
+            var text = "Inter-|   Receive\n face |bytes\n"
+            for (name, bytes, ifindex) in rows {
+                text += " \(name): \(bytes) 1 0 0 0 0 0 0 \(bytes) 1 0 0 0 0 0 0\n"
+                if !FileManager.default.fileExists(atPath: "\(root)/sys/\(name)") {
+                    try FileIO.createDirectory("\(root)/sys/\(name)")
+                }
+                try FileIO.writeAtomically("\(root)/sys/\(name)/ifindex", Array("\(ifindex)\n".utf8))
+            }
+            try FileIO.writeAtomically("\(root)/dev", Array(text.utf8))
+        }
+        var sampler = Sampler(
+            filter: InterfaceFilter(include: ["*"], exclude: []), bootID: BootID(high: 1, low: 1),
+            procPath: "\(root)/dev", statPath: "\(root)/stat", sysfs: SysfsLink(root: "\(root)/sys"))
+        func began(_ tick: TickSample) -> [String: Int64?] {
+            Dictionary(uniqueKeysWithValues: tick.interfaces.map { ($0.name.description, $0.began) })
+        }
+        let boot: Int64 = 1_773_655_160_000
+        // Found at the first read: began no earlier than the boot.
+        try write([("eth0", 1_000, 2)])
+        #expect(began(try sampler.sample(at: boot + 40_000, readLinkState: false)) == ["eth0": boot])
+        // veth7 appears: after the read before.
+        try write([("eth0", 2_000, 2), ("veth7", 5_000_000_000, 9)])
+        #expect(
+            began(try sampler.sample(at: boot + 41_000, readLinkState: false)) == ["eth0": boot, "veth7": boot + 40_000])
+        try write([("eth0", 3_000, 2), ("veth7", 5_000_001_000, 9)])
+        #expect(
+            began(try sampler.sample(at: boot + 42_000, readLinkState: false)) == ["eth0": boot, "veth7": boot + 40_000])
+        // veth7 re-created (its counters went down, a new ifindex): after the read before.
+        try write([("eth0", 4_000, 2), ("veth7", 10, 12)])
+        let recreated = try sampler.sample(at: boot + 43_000, readLinkState: false)
+        #expect(began(recreated) == ["eth0": boot, "veth7": boot + 42_000])
+        #expect(recreated.interfaces.first { $0.name == "veth7" }?.epoch.ifindex == 12)
+        // Without a boot time to read, a first read knows no start.
+        var blind = Sampler(
+            filter: InterfaceFilter(include: ["*"], exclude: []), bootID: BootID(high: 1, low: 1),
+            procPath: "\(root)/dev", statPath: "\(root)/missing", sysfs: SysfsLink(root: "\(root)/sys"))
+        #expect(began(try blind.sample(at: boot + 44_000, readLinkState: false)) == ["eth0": nil, "veth7": nil])
     }
 }
 

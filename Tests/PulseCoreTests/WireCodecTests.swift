@@ -144,6 +144,15 @@ enum Traffic {
         .labels(Labels([("site", "fra1"), ("role", "edge <&> \"core\"")])),
         .labels(Labels([])),
         .describe(Describe(stream: 9, interfaces: [descriptor])),
+        .describe(
+            Describe(
+                stream: 9,
+                interfaces: [
+                    InterfaceDescriptor(
+                        id: 4, name: "eth0", epoch: CounterEpoch(bootID: BootID(high: 3, low: 4), ifindex: 2, width: .bits64),
+                        began: 1_773_655_160_000),
+                    descriptor,
+                ])),
         .batch(batch()),
         .ack(Ack(stream: 9, sequence: 12, duplicate: true)),
         .pace(Pace(sampleFactor: 2, batchFactor: 4)),
@@ -167,6 +176,34 @@ enum Traffic {
         for cut in 0..<body.count {
             #expect(throws: WireError.self) { try WireCodec.decode(Array(body[0..<cut])) }
         }
+    }
+
+    /// `epoch-start` (docs/protocol.md, "Interface descriptors"): without a known start, `DESCRIBE` is laid out as
+    /// before (an older daemon reads it); with one, `DESCRIBE_EPOCHS` carries each descriptor's start, 0 for none,
+    /// and a start after 9999 is malformed.
+    @Test func epochStartsTravelInTheirOwnFrame() throws {
+        let plain = Array(WireCodec.encode(.describe(Describe(stream: 9, interfaces: [Self.descriptor]))).dropFirst(4))
+        #expect(plain[0] == 0x03)
+        var writer = WireWriter()
+        writer.writeByte(0x03)
+        writer.writeUInt64(9)
+        writer.writeVarint(1)
+        WireCodec.writeDescriptor(Self.descriptor, into: &writer)
+        #expect(plain == writer.bytes)
+        var started = Self.descriptor
+        started.began = 0
+        let frame = Array(
+            WireCodec.encode(.describe(Describe(stream: 9, interfaces: [started, Self.descriptor]))).dropFirst(4))
+        #expect(frame[0] == 0x0B)
+        guard case .describe(let decoded) = try WireCodec.decode(frame) else {
+            Issue.record("not a DESCRIBE")
+            return
+        }
+        #expect(decoded.interfaces.map(\.began) == [0, nil])
+        var late = Self.descriptor
+        late.began = BatchRules.latestTimestamp + 1
+        let tooLate = Array(WireCodec.encode(.describe(Describe(stream: 9, interfaces: [late]))).dropFirst(4))
+        #expect(throws: WireError.self) { try WireCodec.decode(tooLate) }
     }
 
     @Test func longErrorMessagesAreCutBetweenCharacters() throws {

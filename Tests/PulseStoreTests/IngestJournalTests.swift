@@ -16,7 +16,7 @@ import Testing
         let descriptors = [
             InterfaceDescriptor(
                 id: 7, name: InterfaceName(bytes: [0x61, 0x3C, 0x62, 0x26, 0xFF, 0x63]),
-                epoch: CounterEpoch(bootID: boot, ifindex: 9, width: .bits32)),
+                epoch: CounterEpoch(bootID: boot, ifindex: 9, width: .bits32), began: 1_899_999_000_000),
             InterfaceDescriptor(id: 8, name: "eth1", epoch: CounterEpoch(bootID: boot, ifindex: 3, width: .bits64)),
         ]
         let values = (0..<3 * Counter.count).map { UInt64($0) * 1_234_567 + (UInt64(1) << 40) }
@@ -76,7 +76,7 @@ import Testing
         for cut in [1, bytes.count / 3, bytes.count - 1] {
             #expect(throws: (any Error).self) { try IngestBatch(journalBytes: Array(bytes.prefix(cut))) }
         }
-        #expect(throws: (any Error).self) { try IngestBatch(journalBytes: [2] + bytes.dropFirst()) }
+        #expect(throws: (any Error).self) { try IngestBatch(journalBytes: [3] + bytes.dropFirst()) }
         #expect(throws: (any Error).self) { try IngestBatch(journalBytes: bytes + [0]) }
     }
 

@@ -75,7 +75,8 @@ public struct Batcher: Sendable {
                 // The name's previous epoch gets no new samples; its descriptor stays until no batch uses it.
                 for (oldKey, _) in ids where oldKey.name == sample.name { ids[oldKey] = nil }
                 ids[key] = id
-                descriptors[id] = InterfaceDescriptor(id: id, name: sample.name, epoch: sample.epoch)
+                descriptors[id] = InterfaceDescriptor(
+                    id: id, name: sample.name, epoch: sample.epoch, began: sample.began)
             }
             var changed = false
             if let state = sample.linkState, linkState[id] != state {

@@ -7,6 +7,8 @@ public struct InterfaceSample: Sendable, Hashable {
     public var counters: CounterValues
     /// Set on ticks where link facts were read (see ``Sampler/sample(at:readLinkState:)``).
     public var linkState: LinkState?
+    /// When the epoch began at the earliest (ms since the Unix epoch), when known: see ``Sampler``.
+    public var began: Int64? = nil
 }
 
 /// All sampled interfaces at one tick.
@@ -21,13 +23,21 @@ public struct TickSample: Sendable, Hashable {
 /// `ifindex` comes from sysfs, which costs a file read per interface, so it is read when a name first appears,
 /// when any of its counters goes down (the interface may have been re-created), and whenever link facts are read.
 /// Link facts are read every `link_state_interval`, and at once for an interface that appears.
+///
+/// Each epoch says when it began at the earliest, so that the daemon never places what its counters counted before
+/// that (`docs/windows.md`): an interface found at the first read began no earlier than the kernel booted (`btime`
+/// in `/proc/stat`, read then, so in the same clock as the first sample), one that appears later, or comes back
+/// with a new ifindex, no earlier than the read before the one that found it.
 public struct Sampler: Sendable {
     public var filter: InterfaceFilter
     public let bootID: BootID
     public let width: CounterWidth
     public let procPath: String
+    public let statPath: String
     public let sysfs: SysfsLink
-    private var known: [InterfaceName: (ifindex: UInt32, counters: CounterValues)] = [:]
+    private var known: [InterfaceName: (ifindex: UInt32, counters: CounterValues, began: Int64?)] = [:]
+    /// The previous read's timestamp; nil before the first.
+    private var previousTimestamp: Int64?
     /// Interfaces left out because the protocol refuses their names (``InterfaceName/violation``), and those of
     /// them not yet handed out by ``takeRefused()``.
     private var refused = Set<InterfaceName>()
@@ -35,13 +45,29 @@ public struct Sampler: Sendable {
 
     public init(
         filter: InterfaceFilter, bootID: BootID, width: CounterWidth = .native,
-        procPath: String = ProcNetDev.path, sysfs: SysfsLink = SysfsLink()
+        procPath: String = ProcNetDev.path, statPath: String = Sampler.statPath, sysfs: SysfsLink = SysfsLink()
     ) {
         self.filter = filter
         self.bootID = bootID
         self.width = width
         self.procPath = procPath
+        self.statPath = statPath
         self.sysfs = sysfs
+    }
+
+    public static let statPath = "/proc/stat"
+
+    /// The kernel's boot time from `/proc/stat` (`btime`, whole seconds) in milliseconds, or nil when it cannot be
+    /// read.
+    public static func bootTime(statPath: String = statPath) -> Int64? {
+        guard let bytes = try? FileIO.readBytes(statPath) else { return nil }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("btime ") {
+            guard let field = line.split(separator: " ").last, let seconds = Int64(field), seconds >= 0,
+                seconds <= BatchRules.latestTimestamp / 1_000
+            else { return nil }
+            return seconds * 1_000
+        }
+        return nil
     }
 
     /// Reads `/proc/net/dev` (and sysfs when `readLinkState`), blocking for a few microseconds.
@@ -52,6 +78,9 @@ public struct Sampler: Sendable {
         var interfaces = [InterfaceSample]()
         interfaces.reserveCapacity(rows.count)
         var seen = Set<InterfaceName>()
+        // What a new epoch found now began after, at the earliest: the boot at the first read, else the last read.
+        let earliest = previousTimestamp ?? Self.bootTime(statPath: statPath)
+        defer { previousTimestamp = timestamp }
         for row in rows where filter.accepts(row.name) {
             // The daemon would refuse the whole connection for such a name: it is left out, and said so once.
             if let why = row.name.violation {
@@ -69,13 +98,14 @@ public struct Sampler: Sendable {
             }
             if ifindex == nil || readLinkState { ifindex = sysfs.ifindex(row.name) ?? ifindex ?? 0 }
             let index = ifindex ?? 0
-            known[row.name] = (index, row.counters)
+            let began = isNew || known[row.name]?.ifindex != index ? earliest : known[row.name]?.began
+            known[row.name] = (index, row.counters, began)
             interfaces.append(
                 InterfaceSample(
                     name: row.name,
                     epoch: CounterEpoch(bootID: bootID, ifindex: index, width: width),
                     counters: row.counters,
-                    linkState: readLinkState || isNew ? sysfs.state(row.name) : nil))
+                    linkState: readLinkState || isNew ? sysfs.state(row.name) : nil, began: began))
         }
         for name in known.keys where !seen.contains(name) { known[name] = nil }
         return TickSample(timestamp: timestamp, interfaces: interfaces)

@@ -173,8 +173,10 @@ public struct Sender: Sendable {
                         )
                         let limits = first.limits
                         let windowed = first.capabilities.contains(.streamWindow)
+                        let epochStarts = first.capabilities.contains(.epochStart)
                         group.addTask {
-                            try await self.writeLoop(outbound, limits: limits, windowed: windowed, budget: budget)
+                            try await self.writeLoop(
+                                outbound, limits: limits, windowed: windowed, epochStarts: epochStarts, budget: budget)
                         }
                         continue
                     }
@@ -216,8 +218,10 @@ public struct Sender: Sendable {
     /// - Parameter windowed: both sides keep only the last few streams' descriptors and references
     ///   (``StreamWindow``): a stream that leaves the window is forgotten here at the same frame as by the daemon, so
     ///   its next batch is described again and coded from keyframes.
+    /// - Parameter epochStarts: the daemon takes the epochs' start times in `DESCRIBE`; without it they are left
+    ///   out, and the frame is laid out as an older daemon reads it.
     private func writeLoop(
-        _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, limits: WireLimits, windowed: Bool,
+        _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, limits: WireLimits, windowed: Bool, epochStarts: Bool,
         budget: UploadBudget
     ) async throws {
         // Batches made from now on go out before the backlog (AgentPipeline.entryToSend); each part in ordinal order.
@@ -266,6 +270,10 @@ public struct Sender: Sendable {
             var toSend = [UInt8]()
             let keys = describe.interfaces.map { DescriptorKey(stream: describe.stream, id: $0.id) }
             if !keys.allSatisfy({ described.contains($0) }) {
+                var describe = describe
+                if !epochStarts {
+                    for index in describe.interfaces.indices { describe.interfaces[index].began = nil }
+                }
                 toSend = WireCodec.encode(.describe(describe))
                 name(describe.stream)
                 described.formUnion(keys)

@@ -61,6 +61,18 @@ public struct CountedStep: Sendable, Hashable {
         self.events = events
     }
 
+    /// When the step's counts began to accrue, at the earliest: `previous.time`, except for a step into a new epoch
+    /// whose start `next` knows and that lies strictly between the two samples. Such a step's counts accrued after its
+    /// epoch began: nothing of it is placed before that, and the time from `previous` to it (the host off, the
+    /// interface gone) is in no step at all (`docs/windows.md`, "Counting a step").
+    @inline(__always)
+    public static func start(from previous: StepSample, to next: StepSample) -> Int64 {
+        if previous.epoch != next.epoch, let began = next.epochBegan, previous.time < began, began < next.time {
+            return began
+        }
+        return previous.time
+    }
+
     /// Counts the step from `previous` to `next` by the rules of `docs/windows.md`.
     ///
     /// Times and settings come from agents (through the store), so nothing here may trap on an extreme value: every
@@ -74,7 +86,8 @@ public struct CountedStep: Sendable, Hashable {
         _ previous: StepSample, _ next: StepSample, maximumRate: UInt64, maximumSpan: Int64 = .max,
         outageAfter: Int64 = .max
     ) -> CountedStep {
-        let gap = Saturating.difference(next.time, previous.time)
+        let start = start(from: previous, to: next)
+        let gap = Saturating.difference(next.time, start)
         var events: StepEvents = next.clockShifted ? .clock : []
         var counted = Traffic()
         let sameEpoch = previous.epoch == next.epoch
@@ -129,7 +142,8 @@ public struct CountedStep: Sendable, Hashable {
         counted = pointwiseMin(counted, Traffic(repeating: UInt64(Int64.max)))
         let twiceGap = Saturating.product(2, gap)
         let timing: StepTiming
-        if !previous.placeable || !next.placeable || gap > maximumSpan {
+        // A step that starts at its epoch's start is placed by its end's batch: that start lies after `previous`.
+        if !(previous.placeable || start != previous.time) || !next.placeable || gap > maximumSpan {
             timing = .unplaced
         } else if gap <= 0 {
             timing = .instant

@@ -28,11 +28,15 @@ public struct StepSample: Sendable, Hashable {
     /// When the daemon received the sample's batch (ms); an unplaced step is filed under the later of its two
     /// samples' receive times. 0 for samples stored before it was kept.
     public var received: Int64
+    /// When the sample's epoch began at the earliest, as its batch said (after the clock check's shift); nil when
+    /// unknown. A step into a new epoch places nothing before it (``CountedStep/start(from:to:)``).
+    public var epochBegan: Int64?
 
     public init(
         order: Int64, tick: Int32, time: Int64, epoch: Int64, width: CounterWidth = .bits64, counters: Traffic,
         interval: Int64, heartbeat: Int64, speed: UInt32 = 0, kind: InterfaceKind = .unknown,
-        relation: InterfaceRelation = [], clockShifted: Bool = false, placeable: Bool = true, received: Int64 = 0
+        relation: InterfaceRelation = [], clockShifted: Bool = false, placeable: Bool = true, received: Int64 = 0,
+        epochBegan: Int64? = nil
     ) {
         self.order = order
         self.tick = tick
@@ -48,6 +52,7 @@ public struct StepSample: Sendable, Hashable {
         self.clockShifted = clockShifted
         self.placeable = placeable
         self.received = received
+        self.epochBegan = epochBegan
     }
 
     /// Whether `self` comes before `other` in counter order.

@@ -43,7 +43,8 @@ public enum Spreader {
             add(level.bucketStart(next.time), BucketValues(traffic: signedCounted, events: events))
             return
         }
-        let start = previous.time
+        // A step into a new epoch places nothing before the epoch began (``CountedStep/start(from:to:)``).
+        let start = CountedStep.start(from: previous, to: next)
         let end = next.time
         // Placed steps span at most `max_age` between times the wire bounds (`docs/windows.md`), so this cannot
         // overflow for a step the store spreads; clamped all the same, so no stored value can trap here.

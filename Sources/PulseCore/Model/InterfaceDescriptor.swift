@@ -7,11 +7,17 @@ public struct InterfaceDescriptor: Sendable, Hashable {
     /// The kernel's interface name, as raw bytes: Linux allows any byte but `/`, `:`, whitespace and NUL.
     public var name: InterfaceName
     public var epoch: CounterEpoch
+    /// When the epoch began at the earliest, as the agent knows it (ms since the Unix epoch, its own clock): the
+    /// boot time for an interface the agent found when it started, the tick before it first saw one that appeared
+    /// later. `nil` when unknown (older agents, or a daemon without the `epoch-start` capability). Counts of the
+    /// epoch are never placed before it (`docs/windows.md`, "Counting a step").
+    public var began: Int64?
 
-    public init(id: UInt32, name: InterfaceName, epoch: CounterEpoch) {
+    public init(id: UInt32, name: InterfaceName, epoch: CounterEpoch, began: Int64? = nil) {
         self.id = id
         self.name = name
         self.epoch = epoch
+        self.began = began
     }
 }
 

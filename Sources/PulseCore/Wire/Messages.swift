@@ -25,6 +25,8 @@ public enum FrameType: UInt8, Sendable, CaseIterable {
     case keepalive = 0x08
     case labels = 0x09
     case reject = 0x0A
+    /// `DESCRIBE` with each epoch's start (`epoch-start`): decoded as a ``Describe`` too.
+    case describeEpochs = 0x0B
 }
 
 /// The protocol versions this build speaks.
@@ -78,8 +80,10 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     /// Both sides keep the descriptors and coding references of only the last ``StreamWindow/capacity`` streams a
     /// connection carried (`docs/protocol.md`, "References").
     public static let streamWindow = Capabilities(rawValue: 1 << 3)
+    /// `DESCRIBE` may say when each interface's counter epoch began (`docs/protocol.md`, "Interface descriptors").
+    public static let epochStart = Capabilities(rawValue: 1 << 4)
 
-    public static let all: Capabilities = [.pace, .linkState, .reject, .streamWindow]
+    public static let all: Capabilities = [.pace, .linkState, .reject, .streamWindow, .epochStart]
 }
 
 /// Daemon → agent, the answer to `HELLO`: the version chosen and the limits the agent must respect.

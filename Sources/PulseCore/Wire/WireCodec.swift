@@ -47,10 +47,16 @@ public enum WireCodec {
                 writer.writeVarint(UInt64(limit))
             }
         case .describe(let describe):
-            writer.writeByte(FrameType.describe.rawValue)
+            // With an epoch's start known, `DESCRIBE_EPOCHS`: each descriptor followed by its start (plus one, 0 for
+            // unknown). Without, `DESCRIBE` as before `epoch-start`.
+            let withStarts = describe.interfaces.contains { $0.began != nil }
+            writer.writeByte((withStarts ? FrameType.describeEpochs : FrameType.describe).rawValue)
             writer.writeUInt64(describe.stream)
             writer.writeVarint(UInt64(describe.interfaces.count))
-            for interface in describe.interfaces { writeDescriptor(interface, into: &writer) }
+            for interface in describe.interfaces {
+                writeDescriptor(interface, into: &writer)
+                if withStarts { writer.writeVarint(interface.began.map { UInt64($0) + 1 } ?? 0) }
+            }
         case .batch(let batch):
             writer.writeByte(FrameType.batch.rawValue)
             writeBatch(batch, references: &references, into: &writer)
@@ -240,13 +246,20 @@ public enum WireCodec {
                         maximumFrameBytes: fields[0], maximumTicksPerBatch: fields[1],
                         maximumSectionsPerBatch: fields[2], maximumSamplesPerBatch: fields[3],
                         maximumInterfacesPerDescribe: fields[4], maximumInFlight: fields[5])))
-        case .describe:
+        case .describe, .describeEpochs:
             let stream = try reader.readUInt64()
             let count = try reader.readVarint(
                 max: UInt64(limits.maximumInterfacesPerDescribe), "interfaces in DESCRIBE")
             var interfaces = [InterfaceDescriptor]()
             interfaces.reserveCapacity(Int(count))
-            for _ in 0..<count { interfaces.append(try readDescriptor(from: &reader)) }
+            for _ in 0..<count {
+                var interface = try readDescriptor(from: &reader)
+                if type == .describeEpochs {
+                    let value = try reader.readVarint(max: UInt64(BatchRules.latestTimestamp) + 1, "epoch start")
+                    interface.began = value == 0 ? nil : Int64(value - 1)
+                }
+                interfaces.append(interface)
+            }
             message = .describe(Describe(stream: stream, interfaces: interfaces))
         case .batch:
             message = .batch(try readBatch(from: &reader, limits: limits, references: &references, version: version))

@@ -3,9 +3,10 @@ import PulseCore
 
 /// The form an ``IngestBatch`` takes in the daemon's journal (``IngestJournal``): everything the store's writer
 /// reads from it, with each section's samples as the chunk it already holds (its timestamps and counters are decoded
-/// from the chunk again when the batch is read back). Versioned by its first byte.
+/// from the chunk again when the batch is read back). Versioned by its first byte: version 2 adds each section's
+/// epoch start after its descriptor; version 1 entries (journaled by an older netpulsed) are still read.
 extension IngestBatch {
-    static let journalVersion: UInt8 = 1
+    static let journalVersion: UInt8 = 2
 
     /// The batch as journal bytes.
     public var journalBytes: [UInt8] {
@@ -27,6 +28,7 @@ extension IngestBatch {
         writer.writeVarint(UInt64(sections.count))
         for section in sections {
             WireCodec.writeDescriptor(section.descriptor, into: &writer)
+            writer.writeVarint(section.descriptor.began.map { UInt64($0) + 1 } ?? 0)
             writer.writeVarint(UInt64(section.ticks.count))
             for tick in section.ticks { writer.writeVarint(UInt64(UInt32(bitPattern: tick))) }
             writer.writeVarint(UInt64(section.links.count))
@@ -43,8 +45,8 @@ extension IngestBatch {
     public init(journalBytes bytes: [UInt8]) throws {
         var reader = WireReader(bytes)
         let format = try reader.readByte()
-        guard format == Self.journalVersion else {
-            throw StoreError.damaged("a journal entry of version \(format); this netpulsed reads version 1")
+        guard format == 1 || format == Self.journalVersion else {
+            throw StoreError.damaged("a journal entry of version \(format); this netpulsed reads versions 1 and 2")
         }
         let limits = WireLimits.standard
         let name = try reader.readString(max: 1_024, "agent name")
@@ -67,7 +69,11 @@ extension IngestBatch {
         valueCount = Int(try reader.readVarint(max: UInt64(Int32.max), "value count"))
         var sections = [Section]()
         for _ in 0..<(try reader.readVarint(max: UInt64(limits.maximumSectionsPerBatch), "sections")) {
-            let descriptor = try WireCodec.readDescriptor(from: &reader)
+            var descriptor = try WireCodec.readDescriptor(from: &reader)
+            if format >= 2 {
+                let began = try reader.readVarint(max: UInt64(BatchRules.latestTimestamp) + 1, "epoch start")
+                descriptor.began = began == 0 ? nil : Int64(began - 1)
+            }
             var ticks = [Int32]()
             for _ in 0..<(try reader.readVarint(max: UInt64(limits.maximumTicksPerBatch), "ticks")) {
                 ticks.append(Int32(bitPattern: UInt32(try reader.readVarint(max: UInt64(UInt32.max), "tick"))))

@@ -19,6 +19,8 @@ enum SampleCoding {
         // Bit 0: moved back by the clock check; bit 1: its time could not be placed (both 0 in stores before it).
         writer.writeByte((sample.clockShifted ? 1 : 0) | (sample.placeable ? 0 : 2))
         writer.writeVarint(UInt64(clamping: sample.received))
+        // The epoch's start, plus one (0: unknown); absent in samples stored before it was kept.
+        writer.writeVarint(sample.epochBegan.map { UInt64(clamping: $0) &+ 1 } ?? 0)
         return writer.bytes
     }
 
@@ -41,10 +43,11 @@ enum SampleCoding {
         let flags = try reader.readByte()
         // Samples stored before receive times were kept end here.
         let received = reader.isAtEnd ? 0 : Int64(clamping: try reader.readVarint())
+        let began = reader.isAtEnd ? 0 : try reader.readVarint()
         return StepSample(
             order: order, tick: tick, time: time, epoch: epoch, width: width, counters: counters, interval: interval,
             heartbeat: heartbeat, speed: speed, kind: kind, relation: relation, clockShifted: flags & 1 != 0,
-            placeable: flags & 2 == 0, received: received)
+            placeable: flags & 2 == 0, received: received, epochBegan: began == 0 ? nil : Int64(clamping: began - 1))
     }
 
     /// A counted step: the eight counted values, its timing and events.

@@ -408,7 +408,7 @@ struct StoreWriter {
                         counters: section.traffic[index], interval: batch.interval, heartbeat: batch.heartbeat,
                         speed: current?.speedMbps ?? 0, kind: current?.kind ?? .unknown,
                         relation: current?.relation ?? [], clockShifted: shift != 0, placeable: placeable,
-                        received: now))
+                        received: now, epochBegan: section.descriptor.began.map { Saturating.sum($0, shift) }))
             }
             byName[name] = samples
             if let latest = section.links.last {
