@@ -10,7 +10,8 @@ extension CaseGenerator {
 
     /// A small random fleet with its own configuration: one to three agents of one to four interfaces (NICs of 32
     /// and 64 bits, bonds and their slaves, bridges and their ports, veths, loopback, interfaces of unknown kind),
-    /// sampled every 10 s or minute for 80 to 480 ticks, with reboots (some after the host was off, most with the epoch start the agent gives), driver resets, re-created interfaces,
+    /// sampled every 10 s or minute for 80 to 480 ticks, with reboots (some after the host was off, most with the
+    /// epoch start the agent gives), driver resets, re-created interfaces,
     /// implausible jumps, bursts, idle suppression, short and long outages, clocks stepping back or ahead (a few far
     /// ahead, a few in 1970), and batches that arrive late, out of order or never. The configuration draws a time
     /// zone (UTC, Berlin, Kolkata's 30-minute offset, Sydney south of the equator, St John's), `outage_after`,

@@ -124,7 +124,8 @@ extension CaseGenerator {
         let march5: Int64 = 1_772_697_600_000  // 2026-03-05T08:00:00Z
         var batches = [OracleCase.Batch]()
         func batch(
-            _ agent: String, _ name: String, boot: BootID, ifindex: UInt32, kind: InterfaceKind, seconds: ClosedRange<Int64>,
+            _ agent: String, _ name: String, boot: BootID, ifindex: UInt32, kind: InterfaceKind,
+            seconds: ClosedRange<Int64>,
             at start: Int64, from rx: UInt64, perSecond: UInt64, began: Int64?
         ) {
             let samples = seconds.enumerated().map { tick, second in

@@ -87,11 +87,11 @@ import Testing
         #expect(began(try sampler.sample(at: boot + 40_000, readLinkState: false)) == ["eth0": boot])
         // veth7 appears: after the read before.
         try write([("eth0", 2_000, 2), ("veth7", 5_000_000_000, 9)])
-        #expect(
-            began(try sampler.sample(at: boot + 41_000, readLinkState: false)) == ["eth0": boot, "veth7": boot + 40_000])
+        let appeared = try sampler.sample(at: boot + 41_000, readLinkState: false)
+        #expect(began(appeared) == ["eth0": boot, "veth7": boot + 40_000])
         try write([("eth0", 3_000, 2), ("veth7", 5_000_001_000, 9)])
-        #expect(
-            began(try sampler.sample(at: boot + 42_000, readLinkState: false)) == ["eth0": boot, "veth7": boot + 40_000])
+        let kept = try sampler.sample(at: boot + 42_000, readLinkState: false)
+        #expect(began(kept) == ["eth0": boot, "veth7": boot + 40_000])
         // veth7 re-created (its counters went down, a new ifindex): after the read before.
         try write([("eth0", 4_000, 2), ("veth7", 10, 12)])
         let recreated = try sampler.sample(at: boot + 43_000, readLinkState: false)

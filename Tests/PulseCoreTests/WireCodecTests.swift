@@ -149,7 +149,8 @@ enum Traffic {
                 stream: 9,
                 interfaces: [
                     InterfaceDescriptor(
-                        id: 4, name: "eth0", epoch: CounterEpoch(bootID: BootID(high: 3, low: 4), ifindex: 2, width: .bits64),
+                        id: 4, name: "eth0",
+                        epoch: CounterEpoch(bootID: BootID(high: 3, low: 4), ifindex: 2, width: .bits64),
                         began: 1_773_655_160_000),
                     descriptor,
                 ])),

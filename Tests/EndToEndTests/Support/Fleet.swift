@@ -117,15 +117,17 @@ final class Fleet: @unchecked Sendable {
     /// Starts an agent with a config written by ``writeAgentConfig``.
     @discardableResult
     /// Starts an agent, in the fleet's namespace unless `namespace` names another.
+    /// `wrapper` goes before the agent's command line (a program that sets up its world and execs the rest).
     func startAgent(
-        _ name: String, config: String, namespace: String? = nil, environment: [String: String] = [:]
+        _ name: String, config: String, namespace: String? = nil, environment: [String: String] = [:],
+        wrapper: [String] = []
     ) throws -> Daemonized {
         let command =
             environment.isEmpty
             ? [Build.agent]
             : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0)=\($1)" } + [Build.agent]
         let process = try Daemonized(
-            command + ["--config", config], log: "\(directory)/\(name).log", netns: namespace ?? netns)
+            wrapper + command + ["--config", config], log: "\(directory)/\(name).log", netns: namespace ?? netns)
         agents[name] = process
         return process
     }

@@ -111,7 +111,9 @@ final class LoadAgent: @unchecked Sendable {
                     ?? {
                         let id = UInt32(descriptors.count)
                         ids[key] = id
-                        descriptors.append(InterfaceDescriptor(id: id, name: descriptor.name, epoch: descriptor.epoch))
+                        descriptors.append(
+                            InterfaceDescriptor(
+                                id: id, name: descriptor.name, epoch: descriptor.epoch, began: descriptor.began))
                         return id
                     }()
                 renumbered[UInt32(position)] = id
