@@ -185,7 +185,8 @@ public struct WindowEngine: Sendable {
 
     // MARK: Top-N
 
-    /// The `count` series of `candidates` ranked highest by `ranking` over the window; ties by name.
+    /// The `count` series of `candidates` ranked highest by `ranking` over the window; ties by name. A series without
+    /// a value (no bytes, no data, no packets) is not ranked (`docs/windows.md`, "Top-N").
     public func top(
         _ candidates: [SeriesRecord], by ranking: Ranking, window: Window, now: Int64, count: Int
     ) async throws -> [Ranked] {
@@ -195,7 +196,9 @@ public struct WindowEngine: Sendable {
             let fields: BucketFields = ranking == .bytes ? .bytes : .packets
             for (id, sums) in try await sums(candidates.map(\.id), window: window, now: now, fields: fields) {
                 if ranking == .bytes {
-                    values[id] = sums.traffic[.rxBytes] + sums.traffic[.txBytes]
+                    // A series that moved nothing in the window is not ranked (`docs/windows.md`, "Top-N").
+                    let bytes = sums.traffic[.rxBytes] + sums.traffic[.txBytes]
+                    if bytes > 0 { values[id] = bytes }
                 } else if let ratio = RateMath.perMillion(
                     sums.traffic[.rxErrors] + sums.traffic[.txErrors],
                     of: sums.traffic[.rxPackets] + sums.traffic[.txPackets])

@@ -602,25 +602,67 @@ def main():
         width = resolution(config, start, end, now)
         if width is not None:
             windows.append((start, end, width, name))
+    def members_and_speed(name, start, end, width):
+        """"coverage" and "utilisation": 1 and no speed for an interface; for a scope its counted interfaces with
+        data in the window, and the sum of their largest speeds."""
+        if name.startswith("interface:"):
+            return 1, None
+        members, speed = 0, 0
+        for member in members_of(name):
+            totals = new_bucket()
+            for s, b in series.get(member, {}).get(width, {}).items():
+                if start <= s < end:
+                    merge(totals, b)
+            if totals[8] + totals[9] > 0:
+                members += 1
+                speed += totals[12]
+        return members, speed
+
     for start, end, width, window_name in windows:
         for name in sorted(series):
             buckets = series[name].get(width, {})
-            if name.startswith("interface:"):
-                members, speed = 1, None
-            else:
-                members, speed = 0, 0
-                for member in members_of(name):
-                    totals = new_bucket()
-                    for s, b in series.get(member, {}).get(width, {}).items():
-                        if start <= s < end:
-                            merge(totals, b)
-                    if totals[8] + totals[9] > 0:
-                        members += 1
-                        speed += totals[12]
+            members, speed = members_and_speed(name, start, end, width)
             result = figures(buckets, width, (start, end), now, name.startswith("interface:"), members, speed)
             result.update({"series": name, "window": [start, end], "resolution": width, "members": members,
                            "name": window_name})
             out["figures"].append(result)
+    # "Top-N": every series of the kind, ranked from the highest value down, ties by name, the first N.
+    out["top"] = []
+    for start, end, kind, ranking, count in queries.get("top", []):
+        width = resolution(config, start, end, now)
+        if width is None:
+            continue
+        values = {}
+        for name in series:
+            if not name.startswith(kind + ":"):
+                continue
+            buckets = series[name].get(width, {})
+            totals = new_bucket()
+            for s, b in buckets.items():
+                if start <= s < end:
+                    merge(totals, b)
+            value = None
+            if ranking == "bytes":
+                value = totals[0] + totals[1] if totals[0] + totals[1] > 0 else None
+            elif ranking == "errors":
+                packets = totals[2] + totals[3]
+                value = (totals[4] + totals[5]) * 1_000_000 // packets if packets > 0 else None
+            elif ranking == "peak" and kind == "interface":
+                value = max(totals[10], totals[11]) * 1000 if totals[8] + totals[9] > 0 else None
+            elif ranking == "peak":
+                members, speed = members_and_speed(name, start, end, width)
+                peak = figures(buckets, width, (start, end), now, False, members, speed)["peak"]
+                value = max(peak) if None not in peak else None
+            elif ranking == "p95":
+                five = 300_000
+                kept = config.keep[five] is None or start >= now - config.keep[five] if five in config.levels else False
+                level = five if kept and start % five == 0 and end % five == 0 else width
+                p95 = figures(series[name].get(level, {}), level, (start, end), now, True, 1, None)["p95"]
+                value = max(p95) if None not in p95 else None
+            if value is not None:
+                values[name[len(kind) + 1:]] = value
+        ranked = sorted(values.items(), key=lambda item: (-item[1], item[0]))[:count]
+        out["top"].append({"query": [start, end, kind, ranking, count], "ranked": [list(item) for item in ranked]})
     # "Open and closed periods": an open bill is issued by the first pass of bill keeping at or after its period's
     # end plus close_after, from the batches that had arrived by then. `passes` lists when bills were kept (an
     # input, like now) and how many batches of the arrival order had arrived at each; "issued_at" is when the bill

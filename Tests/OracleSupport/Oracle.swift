@@ -180,6 +180,24 @@ enum Oracle {
             for _ in left { differences.append("the store has no figures for \(key)") }
         }
 
+        // Top-N (`docs/windows.md`, "Top-N"): every series of the kind a candidate, the same names, values and order.
+        for item in expected["top"] as? [[String: Any]] ?? [] {
+            let query = item["query"] as! [Any]
+            let (from, to) = (Self.int(query[0])!, Self.int(query[1])!)
+            let kind = query[2] as! String
+            let count = Int(Self.int(query[4])!)
+            guard let ranking = Ranking(rawValue: query[3] as! String) else {
+                differences.append("top by \(query[3]) is not a ranking")
+                continue
+            }
+            let candidates = series.filter { $0.kind.name == kind }
+            let ranked = try await engine.top(
+                candidates, by: ranking, window: Window(from: from, to: to), now: oracleCase.now, count: count)
+            let actual = ranked.map { "\($0.series.name)=\($0.value)" }
+            let wanted = (item["ranked"] as! [[Any]]).map { "\($0[0] as! String)=\(Self.int($0[1])!)" }
+            check(actual == wanted, "top \(count) \(kind)s by \(ranking) \(from) \(to) (\(arrival)): store \(actual) oracle \(wanted)")
+        }
+
         // Bills, each series by its own terms: an open bill as it stands; an issued one when the oracle says it was
         // due (close_after past its period, at a pass of bill keeping) and as it was then, and its last adjustment,
         // or, without one, its value and n (an adjustment is recorded when those change), as the whole period.

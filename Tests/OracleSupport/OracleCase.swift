@@ -41,6 +41,9 @@ struct OracleCase {
     /// Windows as the CLI and snapshots name them (`last-1h`, `today`, `this-month`, `billing-period` …): the oracle
     /// works out their bounds and resolution at `now` from the configuration, and so does the window engine.
     var namedWindows: [String] = []
+    /// Top-N queries (`docs/windows.md`, "Top-N"): window, series kind (`interface`, `host`, `group`), ranking
+    /// (`bytes`, `peak`, `p95`, `errors`) and how many.
+    var top: [(from: Int64, to: Int64, kind: String, ranking: String, count: Int)] = []
     /// Times inside the billing periods to bill: each series by its own terms (`[billing]`, `[billing.NAME]`).
     var bills: [Int64]
     /// A time inside data that arrives after the period holding it closed (its bills get adjustments).
@@ -114,6 +117,7 @@ struct OracleCase {
             "queries":{"now":\(now),\(bucketLevels.map { "\"bucket_levels\":[\($0.map(String.init).joined(separator: ","))]," } ?? "")\
             "windows":[\(windows.map { "[\($0.0),\($0.1),\($0.2)]" }.joined(separator: ","))],\
             "named_windows":[\(namedWindows.map(Self.string).joined(separator: ","))],\
+            "top":[\(top.map { "[\($0.from),\($0.to),\(Self.string($0.kind)),\(Self.string($0.ranking)),\($0.count)]" }.joined(separator: ","))],\
             "bills":[\(bills.map(String.init).joined(separator: ","))],"passes":[\(kept.joined(separator: ","))]}}
             """
     }

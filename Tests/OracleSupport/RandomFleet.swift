@@ -206,6 +206,16 @@ extension CaseGenerator {
         ]
         let first = generator.pick(names)
         oracleCase.namedWindows = [first, generator.pick(names.filter { $0 != first })]
+        // Top-N over two of the windows: each kind, each ranking, a few places.
+        for window in [windows[windows.count - 1], generator.pick(windows)] {
+            for kind in ["interface", "host", "group"] {
+                oracleCase.top.append(
+                    (
+                        window.0, window.1, kind, generator.pick(["bytes", "peak", "p95", "errors"]),
+                        generator.between(1...5)
+                    ))
+            }
+        }
         return oracleCase
     }
 

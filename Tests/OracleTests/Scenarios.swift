@@ -72,7 +72,7 @@ extension CaseGenerator {
         for index in held.indices { held[index].received = end + 60_000 }
         arrivals += held
         made.removeAll()
-        return OracleCase(
+        var oracleCase = OracleCase(
             agents: agents.map { ($0.name, $0.labels) }, batches: arrivals, now: end + 3_600_000,
             windows: [
                 (start, end, 60_000), (start - 3_600_000, end + 3_600_000, 300_000),
@@ -93,6 +93,13 @@ extension CaseGenerator {
                 method = "sum"
                 rank = "nearest-rank"
                 """)
+        // Every top-N: each kind by each ranking, over the whole run and over its first half hour (its minute buckets).
+        for (from, to) in [(start - 3_600_000, end + 3_600_000), (start, start + 1_800_000)] {
+            for kind in ["interface", "host", "group"] {
+                for ranking in ["bytes", "peak", "p95", "errors"] { oracleCase.top.append((from, to, kind, ranking, 4)) }
+            }
+        }
+        return oracleCase
     }
 
     /// Three months at 5-minute samples in Europe/Berlin (February to April 2026): months of 28, 31 and 30 days,
@@ -192,6 +199,13 @@ extension CaseGenerator {
             "last-1h", "last-24h", "last-7d", "today", "yesterday", "this-week", "last-week", "this-month",
             "last-month", "this-year", "billing-period", "last-billing-period",
         ]
+        // The top hosts and interfaces of February in Berlin, by each ranking: p95 from 5-minute rates, which the
+        // window's hourly resolution would not give.
+        for kind in ["interface", "host", "group"] {
+            for ranking in ["bytes", "peak", "p95", "errors"] {
+                oracleCase.top.append((1_769_900_400_000, 1_772_319_600_000, kind, ranking, 3))
+            }
+        }
         return oracleCase
     }
 }
