@@ -215,8 +215,10 @@ def new_bucket():
     return [0] * (FLAGGED + 1)
 
 
-def spread(counted, timing, events, p, n, width, add):
-    """Calls add(start, part) for each bucket of `width` the step touches."""
+def spread(counted, timing, events, p, n, width, add, within=None):
+    """Calls add(start, part) for each bucket of `width` the step touches; with `within` (lo, hi), only for the part of
+    its span in [lo, hi) ("Scopes": the time its agent was in a group), F of the whole step restricted to it, the
+    events only with the part that holds the step's end."""
     ev = [1 if e in events else 0 for e in EVENTS]
     if timing == "instant":
         add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev + [0])  # no time, no peaks, no speed
@@ -230,9 +232,12 @@ def spread(counted, timing, events, p, n, width, add):
         peak_tx = counted[1] * 1000 // g
     speed = n["speed"] if timing in ("measured", "idle") else 0
     event_bucket = (t1 - 1) // width * width
-    b = t0 // width * width
-    while b < t1:
-        lo, hi = max(b, t0), min(b + width, t1)
+    first, last = (t0, t1) if within is None else (max(t0, within[0]), min(t1, within[1]))
+    if last < t1:
+        event_bucket = None
+    b = first // width * width
+    while b < last:
+        lo, hi = max(b, first), min(b + width, last)
         part = [counted[i] * (hi - t0) // g - counted[i] * (lo - t0) // g for i in range(8)]
         # Measured and idle steps' time is measured, a gap's interpolated, an outage's neither.
         part += {"gap": [0, hi - lo], "outage": [0, 0]}.get(timing, [hi - lo, 0])
@@ -300,15 +305,47 @@ def samples_of(config, batches):
     return by_interface
 
 
-def groups_of(config, agents):
-    """Each agent's groups: its labels as the daemon takes them ("Scopes"), one group per key=value."""
-    return {agent["name"]: sorted("%s=%s" % item for item in config.labels(agent["name"], agent["labels"]).items())
-            for agent in agents}
+def memberships_of(config, agents, batches):
+    """"Scopes": each agent's groups (its labels as the daemon takes them, one group per key=value) with their
+    history. A batch whose labels differ from the agent's changes them at its receive time, in arrival order; a batch
+    carries the labels its agent sent (the case's "labels"), or the agent's. Returns agent -> [[group, from, to]]."""
+    sent = {agent["name"]: agent["labels"] for agent in agents}
+    history = {}
+    for batch in batches:
+        agent = batch["agent"]
+        groups = {"%s=%s" % item for item in config.labels(agent, batch.get("labels", sent[agent])).items()}
+        received = batch["received"]
+        if agent not in history:
+            history[agent] = [[group, received, None] for group in sorted(groups)]
+            continue
+        current = {membership[0] for membership in history[agent] if membership[2] is None}
+        if current == groups:
+            continue
+        for membership in history[agent]:
+            if membership[2] is None and membership[0] not in groups:
+                membership[2] = received
+        history[agent] += [[group, received, None] for group in sorted(groups - current)]
+    return history
+
+
+def groups_at(memberships, t):
+    """The groups in force at t; before the first membership began, the first ones."""
+    if not memberships:
+        return []
+    at = max(t, min(membership[1] for membership in memberships))
+    return sorted(group for group, start, end in memberships if start <= at and (end is None or at < end))
+
+
+def group_parts(memberships, start, end):
+    """The parts of [start, end) between the times the agent's groups change, each with its groups."""
+    cuts = sorted({start} | {time for membership in memberships for time in membership[1:]
+                             if time is not None and start < time < end})
+    return [((lo, hi), groups_at(memberships, lo)) for lo, hi in zip(cuts, cuts[1:] + [end])]
 
 
 def rollups(config, agents, batches):
     """The buckets of every series, and the unplaced totals by series and UTC day of receipt."""
-    groups = groups_of(config, agents)
+    memberships = memberships_of(config, agents, batches)
     series = {}
     unplaced = {}
 
@@ -322,22 +359,31 @@ def rollups(config, agents, batches):
             targets = []
             if counts(config.rule, n["kind"], n["relation"], interface):
                 targets += ["host:" + agent, "fleet"]
-            # Each group the agent is in, by the group's own rule (the cases relabel nobody: its groups now are its
-            # groups at the step's time).
-            for group in groups.get(agent, []):
-                if counts(config.group_rule(group), n["kind"], n["relation"], interface):
-                    targets.append("group:" + group)
+            history = memberships.get(agent, [])
+
+            def in_groups(groups):
+                """Of `groups`, those whose rule counts the interface (by N's kind)."""
+                return ["group:" + group for group in groups
+                        if counts(config.group_rule(group), n["kind"], n["relation"], interface)]
             if timing == "unplaced":
-                # The step's receive time: the later of its two samples' batches' receive times.
-                day = max(p["received"], n["received"]) // DAY * DAY
-                for name in ["interface:%s/%s" % (agent, interface)] + targets:
+                # The step's receive time: the later of its two samples' batches' receive times; the groups then.
+                received = max(p["received"], n["received"])
+                day = received // DAY * DAY
+                groups = in_groups(groups_at(history, received))
+                for name in ["interface:%s/%s" % (agent, interface)] + targets + groups:
                     series.setdefault(name, {})  # a series with no bucket still exists
                     row = unplaced.setdefault(name, {}).setdefault(day, [0] * 9)
                     for i in range(8):
                         row[i] += counted[i]
                     row[8] += 1
                 continue
-            for target in targets:
+            # "Scopes": an instant step goes to the groups at N.t; a step with a span to the groups of each part of
+            # it, by time.
+            if timing == "instant":
+                parts = [(None, in_groups(groups_at(history, n["t"])))]
+            else:
+                parts = [(part, in_groups(groups)) for part, groups in group_parts(history, step_start(p, n), n["t"])]
+            for target in targets + [group for _, groups in parts for group in groups]:
                 series.setdefault(target, {})
             for width in config.levels:
                 def add(start, part):
@@ -345,6 +391,11 @@ def rollups(config, agents, batches):
                     for target in targets:
                         merge(bucket_of(target, width, start), part, sums_only=True)
                 spread(counted, timing, events, p, n, width, add)
+                for within, groups in parts:
+                    def add_to_groups(start, part):
+                        for group in groups:
+                            merge(bucket_of(group, width, start), part, sums_only=True)
+                    spread(counted, timing, events, p, n, width, add_to_groups, within)
     return series, unplaced
 
 
@@ -577,18 +628,27 @@ def main():
             str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:FLAGGED], b[FLAGGED]]
                          for s, b in sorted(buckets.items())]
             for width, buckets in levels.items() if width in shown}
-    # Members and speeds of scopes: counted interfaces with data in the window, by their last sample's kind and
-    # their agent's groups.
+    # Members and speeds of scopes: counted interfaces with data in the window, by their last sample's kind and, for
+    # a group, of the agents in it at some time in the window (before its first membership an agent is in its
+    # first groups).
     samples = samples_of(config, case["batches"])
-    groups = groups_of(config, case["agents"])
+    memberships = memberships_of(config, case["agents"], case["batches"])
 
-    def members_of(scope):
+    def in_group(agent, group, start, end):
+        history = memberships.get(agent, [])
+        if not history:
+            return False
+        earliest = min(membership[1] for membership in history)
+        return any(name == group and (float("-inf") if begun == earliest else begun) < end
+                   and (ended is None or ended > start) for name, begun, ended in history)
+
+    def members_of(scope, start, end):
         result = []
         for (agent, interface), list_ in samples.items():
             last = list_[-1]
             if scope == "fleet" or scope == "host:" + agent:
                 rule = config.rule
-            elif scope.startswith("group:") and scope[len("group:"):] in groups.get(agent, []):
+            elif scope.startswith("group:") and in_group(agent, scope[len("group:"):], start, end):
                 rule = config.group_rule(scope[len("group:"):])
             else:
                 continue
@@ -608,7 +668,7 @@ def main():
         if name.startswith("interface:"):
             return 1, None
         members, speed = 0, 0
-        for member in members_of(name):
+        for member in members_of(name, start, end):
             totals = new_bucket()
             for s, b in series.get(member, {}).get(width, {}).items():
                 if start <= s < end:

@@ -29,6 +29,9 @@ struct OracleCase {
         var heartbeat: Int64
         var received: Int64
         var sections: [Section]
+        /// The labels the agent sent on the connection that carried the batch, when not its own (`agents`): a batch
+        /// whose labels the daemon takes differently relabels the agent when it arrives.
+        var labels: [(String, String)]? = nil
     }
 
     /// Each agent's name and the labels it sends (the daemon takes of them what its configuration allows).
@@ -104,6 +107,7 @@ struct OracleCase {
             }
             return """
                 {"agent":\(Self.string(batch.agent)),"order":\(batch.order),"interval":\(batch.interval),"heartbeat":\(batch.heartbeat),\
+                \(batch.labels.map { "\"labels\":{\($0.map { "\(Self.string($0.0)):\(Self.string($0.1))" }.joined(separator: ","))}," } ?? "")\
                 "received":\(batch.received),"sections":[\(sections.joined(separator: ","))]}
                 """
         }
@@ -139,10 +143,11 @@ struct OracleCase {
     func ingestBatches() throws -> [(IngestBatch, received: Int64)] {
         let config = try daemonConfig()
         let sent = labelsByAgent
-        return wireBatches.map { made in
+        return zip(batches, wireBatches).map { batch, made in
             let agent = AgentIdentity(
                 name: made.agent, hostname: made.agent, version: "test",
-                labels: config.effectiveLabels(agent: made.agent, sent: sent[made.agent]!))
+                labels: config.effectiveLabels(
+                    agent: made.agent, sent: batch.labels.map { Labels($0) } ?? sent[made.agent]!))
             return (IngestBatch(agent: agent, batch: made.batch, descriptors: made.descriptors), made.received)
         }
     }

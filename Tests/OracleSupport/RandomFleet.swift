@@ -16,9 +16,9 @@ extension CaseGenerator {
     /// ahead, a few in 1970), and batches that arrive late, out of order or never. The configuration draws a time
     /// zone (UTC, Berlin, Kolkata's 30-minute offset, Sydney south of the equator, St John's), `outage_after`,
     /// `max_rate`, counting rules and exclusions, labels from the daemon or the agents, and billing terms with
-    /// overrides. What it leaves out, because `docs/windows.md` says figures then follow the arrival order: late
-    /// batches of an agent whose clock misbehaves or that suppresses idle ticks (they could land inside a
-    /// measured step); and relabelling (the oracle's groups are fixed).
+    /// overrides, and agents relabelled for good or for a while. What it leaves out, because `docs/windows.md` says
+    /// figures then follow the arrival order: late batches of an agent whose clock misbehaves or that suppresses idle
+    /// ticks (they could land inside a measured step).
     static func randomFleet(seed: UInt64) -> OracleCase {
         var generator = CaseGenerator(seed: seed)
         let interval: Int64 = generator.pick([10_000, 60_000])
@@ -157,6 +157,17 @@ extension CaseGenerator {
         for index in arrivals.indices {
             latest = max(latest, arrivals[index].received)
             arrivals[index].received = latest
+        }
+        // A relabelled agent now and then: from some batch on (in arrival order) it sends other labels, perhaps
+        // only for a while; the daemon moves it between groups when such a batch arrives (when its `from_agents`
+        // takes the keys).
+        if generator.chance(35), let agent = agents.randomElement(using: &generator.random) {
+            let from = generator.between(0...max(0, arrivals.count - 1))
+            let until = generator.chance(30) ? generator.between(from...max(from, arrivals.count - 1)) : arrivals.count
+            let labels = [("site", generator.pick(["fra", "ams", "lab"])), ("role", generator.pick(["r0", "r1", "r9"]))]
+            for index in arrivals.indices where index >= from && index < until && arrivals[index].agent == agent.name {
+                arrivals[index].labels = labels
+            }
         }
         // 90 s past a 5-minute boundary: bills kept in the store are then current to the same interval as `now`.
         let now = (max(end, latest) / 300_000 + Int64(generator.between(0...12))) * 300_000 + 90_000

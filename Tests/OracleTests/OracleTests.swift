@@ -137,6 +137,33 @@ import Testing
         try await check(oracleCase)
     }
 
+    /// The worked example 20 of docs/windows.md (``CaseGenerator/movedDuringAGap()``): a step that spans the moment
+    /// its host moved from one group to another is divided between them by time, and each group's figures hold only
+    /// the time the host was in it. The oracle gives that and the store agrees (in arrival order: shuffled, the move
+    /// would come at another batch). Before, the whole four hours of eth0 went to the group of the step's end.
+    @Test func aStepAcrossAMoveIsDividedBetweenTheGroups() async throws {
+        let oracleCase = CaseGenerator.movedDuringAGap()
+        let expected = try Oracle.run(oracleCase)
+        let buckets = expected["buckets"] as! [String: [String: [[Any]]]]
+        /// (start, rx bytes) of a series' minute buckets.
+        func minutes(_ series: String) -> [(Int64, Int64)] {
+            (buckets[series]?["60000"] ?? []).map { (Oracle.int($0[0])!, Oracle.int(($0[1] as! [Any])[0])!) }
+        }
+        let moved: Int64 = 1_781_085_600_000 + 2 * 3_600_000 + 9 * 60_000 + 2_000  // 12:09:02, the move
+        let acme = minutes("group:site=acme")
+        let globex = minutes("group:site=globex")
+        let host = minutes("host:edge-7")
+        #expect(!acme.isEmpty && !globex.isEmpty)
+        #expect(acme.allSatisfy { $0.0 <= moved } && globex.allSatisfy { $0.0 + 60_000 > moved })
+        // The two groups together hold the host's bytes exactly, and acme about half of eth0's four hours.
+        let acmeBytes: Int64 = acme.map(\.1).reduce(0, +)
+        let globexBytes: Int64 = globex.map(\.1).reduce(0, +)
+        let hostBytes: Int64 = host.map(\.1).reduce(0, +)
+        #expect(acmeBytes + globexBytes == hostBytes)
+        #expect(acmeBytes > 1_000_000_000)
+        try await check(oracleCase, shuffling: false)
+    }
+
     /// The worked examples 11, 12 and 13 of docs/windows.md (``CaseGenerator/billingRules(strict:)``): a bill
     /// says how many of its intervals were measured, interpolated, missing and flagged, counts what its terms count,
     /// and takes its rank by its convention; an outage's intervals are missing while its bytes stay in the totals.

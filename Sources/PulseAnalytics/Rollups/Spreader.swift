@@ -10,17 +10,21 @@ public enum Spreader {
     ///   - wanted: bucket starts to spread into. A bucket's share depends only on its own bounds, so leaving the
     ///     others out changes nothing in those spread: a read of the last minutes no longer walks every bucket of a
     ///     month-long gap.
+    ///   - part: only the part of the step's span inside it (the time its agent was in a group, `docs/windows.md`,
+    ///     "Scopes"): each bucket gets `F(min(end, part.end)) − F(max(start, part.start))` of the whole step's `F`, so
+    ///     the parts of a step add up to the whole step exactly; its events go with the part that holds its end.
     public static func spread(
         _ step: CountedStep, from previous: StepSample, to next: StepSample, level: RollupLevel, sign: Int64 = 1,
-        startingIn wanted: Range<Int64>? = nil, _ add: (Int64, BucketValues) -> Void
+        startingIn wanted: Range<Int64>? = nil, part: Range<Int64>? = nil, _ add: (Int64, BucketValues) -> Void
     ) {
         guard let wanted else {
-            spread(step, from: previous, to: next, level: level, sign: sign, from: .min, to: .max, add)
+            spread(step, from: previous, to: next, level: level, sign: sign, from: .min, to: .max, part: part, add)
             return
         }
-        spread(step, from: previous, to: next, level: level, sign: sign, from: wanted.lowerBound, to: wanted.upperBound)
-        {
-            start, values in
+        spread(
+            step, from: previous, to: next, level: level, sign: sign, from: wanted.lowerBound, to: wanted.upperBound,
+            part: part
+        ) { start, values in
             if wanted.contains(start) { add(start, values) }
         }
     }
@@ -29,7 +33,7 @@ public enum Spreader {
     /// the step's single bucket when it has one: the caller filters).
     private static func spread(
         _ step: CountedStep, from previous: StepSample, to next: StepSample, level: RollupLevel, sign: Int64,
-        from first: Int64, to last: Int64, _ add: (Int64, BucketValues) -> Void
+        from first: Int64, to last: Int64, part: Range<Int64>?, _ add: (Int64, BucketValues) -> Void
     ) {
         precondition(sign == 1 || sign == -1 && step.timing.mayBeSplit, "only gap, outage and instant steps are taken out")
         // An unplaced step has no time to be spread over: the store keeps its counts apart (`docs/windows.md`).
@@ -40,6 +44,7 @@ public enum Spreader {
         }
         let signedCounted = TrafficDelta(clamping: step.counted) &* TrafficDelta(repeating: sign)
         guard step.timing != .instant else {
+            // No span: whole, to whoever the caller adds it to (an instant step goes to the groups at its end).
             add(level.bucketStart(next.time), BucketValues(traffic: signedCounted, events: events))
             return
         }
@@ -64,6 +69,12 @@ public enum Spreader {
         }
         if measured { speed = next.speed }
         let eventBucket = level.bucketStart(end - 1)
+        if let part, part.lowerBound > start || part.upperBound < end {
+            spreadPart(
+                step, start: start, end: end, span: span, part: part, level: level, sign: sign, first: first,
+                last: last, values: (measured, interpolated, flagged, peakRx, peakTx, speed, events), add)
+            return
+        }
         var bucket = level.bucketStart(start)
         // The common case, a measured step inside one bucket, needs no apportioning.
         if bucket == eventBucket {
@@ -107,6 +118,52 @@ public enum Spreader {
                     interpolatedMilliseconds: interpolated ? overlap : 0, peakRx: peakRx, peakTx: peakTx,
                     speedMbps: speed, events: bucket == eventBucket ? events : .zero,
                     flaggedMilliseconds: flagged ? overlap : 0))
+            bucket = Saturating.sum(bucket, level.width)
+        }
+    }
+
+    /// The buckets of the part `part` of a step spanning `[start, end)`: `F` of the whole step, restricted.
+    private static func spreadPart(
+        _ step: CountedStep, start: Int64, end: Int64, span: Int64, part: Range<Int64>, level: RollupLevel,
+        sign: Int64, first: Int64, last: Int64,
+        values: (
+            measured: Bool, interpolated: Bool, flagged: Bool, peakRx: UInt64, peakTx: UInt64, speed: UInt32,
+            events: SIMD8<Int64>
+        ), _ add: (Int64, BucketValues) -> Void
+    ) {
+        let low = max(start, part.lowerBound)
+        let high = min(end, part.upperBound)
+        guard low < high else { return }
+        /// F(x) = ⌊V × (x − start) / span⌋, per counter.
+        func upTo(_ x: Int64) -> Traffic {
+            guard x < end else { return step.counted }
+            var traffic = Traffic.zero
+            for lane in 0..<8 { traffic[lane] = Ceiling.muldiv(step.counted[lane], UInt64(x - start), UInt64(span)) }
+            return traffic
+        }
+        let eventBucket = high == end ? level.bucketStart(end - 1) : nil
+        var bucket = level.bucketStart(low)
+        if first > bucket {
+            let aligned = level.bucketStart(first)
+            bucket = aligned < first ? Saturating.sum(aligned, level.width) : aligned
+        }
+        guard bucket < high else { return }
+        var before = upTo(max(bucket, low))
+        while bucket < high && bucket < last {
+            let lower = max(bucket, low)
+            let upper = min(Saturating.sum(bucket, level.width), high)
+            let after = upTo(upper)
+            let share = TrafficDelta(truncatingIfNeeded: after &- before) &* TrafficDelta(repeating: sign)
+            before = after
+            let overlap = (upper - lower) * sign
+            add(
+                bucket,
+                BucketValues(
+                    traffic: share, measuredMilliseconds: values.measured ? overlap : 0,
+                    interpolatedMilliseconds: values.interpolated ? overlap : 0, peakRx: values.peakRx,
+                    peakTx: values.peakTx, speedMbps: values.speed,
+                    events: bucket == eventBucket ? values.events : .zero,
+                    flaggedMilliseconds: values.flagged ? overlap : 0))
             bucket = Saturating.sum(bucket, level.width)
         }
     }

@@ -347,7 +347,7 @@ final class PostgresIngestTransaction: IngestTransaction {
                 virtual, from_ts, to_ts, revision)
             VALUES (\(series), \(previous.order), \(Int64(previous.tick)), \(next.order), \(Int64(next.tick)),
                 \(ByteBuffer(bytes: SampleCoding.encode(previous))), \(ByteBuffer(bytes: SampleCoding.encode(next))),
-                \(ByteBuffer(bytes: SampleCoding.encode(ids: gap.scopes))),
+                \(ByteBuffer(bytes: SampleCoding.encode(ids: gap.scopes, parts: gap.parts))),
                 \(ByteBuffer(bytes: SampleCoding.encode(gap.step))), \(gap.isVirtual), \(gap.span.from),
                 \(gap.span.to), \(revision))
             ON CONFLICT (series_id, prev_order, prev_tick) DO UPDATE SET next_order = excluded.next_order,

@@ -57,15 +57,27 @@ enum VirtualGaps {
         _ row: Row, level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64,
         _ add: (Int64, Int64, BucketValues, Int64) -> Void
     ) throws {
-        let scopes = try SampleCoding.decodeIDs(row.scopes)
-        let wanted = ([row.owner] + scopes).filter(series.contains)
-        guard !wanted.isEmpty else { return }
+        let (scopes, parts) = try SampleCoding.decodeScopes(row.scopes)
+        // Scopes that get only a part of the step's span (their agent joined or left them during it) are spread
+        // on their own.
+        let whole = zip(scopes, parts).filter { $0.1 == nil }.map(\.0)
+        let wanted = ([row.owner] + whole).filter(series.contains)
+        let parted = zip(scopes, parts).filter { $0.1 != nil && series.contains($0.0) }
+        guard !wanted.isEmpty || !parted.isEmpty else { return }
         let previous = try SampleCoding.decode(row.previous)
         let next = try SampleCoding.decode(row.next)
         let step = try SampleCoding.decodeStep(row.step)
-        Spreader.spread(step, from: previous, to: next, level: level, startingIn: from..<max(from, to)) {
-            start, values in
-            for id in wanted { add(id, start, id == row.owner ? values : values.sumsOnly, row.revision) }
+        if !wanted.isEmpty {
+            Spreader.spread(step, from: previous, to: next, level: level, startingIn: from..<max(from, to)) {
+                start, values in
+                for id in wanted { add(id, start, id == row.owner ? values : values.sumsOnly, row.revision) }
+            }
+        }
+        for (id, part) in parted {
+            Spreader.spread(step, from: previous, to: next, level: level, startingIn: from..<max(from, to), part: part)
+            { start, values in
+                add(id, start, values.sumsOnly, row.revision)
+            }
         }
     }
 

@@ -229,7 +229,7 @@ struct SQLiteIngestTransaction: IngestTransaction {
                 """,
             arguments: [
                 series, previous.order, previous.tick, next.order, next.tick, Data(SampleCoding.encode(previous)),
-                Data(SampleCoding.encode(next)), Data(SampleCoding.encode(ids: gap.scopes)),
+                Data(SampleCoding.encode(next)), Data(SampleCoding.encode(ids: gap.scopes, parts: gap.parts)),
                 Data(SampleCoding.encode(gap.step)), gap.isVirtual, gap.span.from, gap.span.to, revision,
             ])
     }

@@ -69,18 +69,45 @@ enum SampleCoding {
         return CountedStep(counted: counted, timing: timing, events: StepEvents(rawValue: try reader.readByte()))
     }
 
-    /// A list of series ids (the scopes a gap step was added to).
-    static func encode(ids: [Int64]) -> [UInt8] {
+    /// The scopes a gap step was added to: their series ids, then, when any scope got only a part of the step's
+    /// span (its agent joined or left the group during it), per scope 0 for the whole step or 1 and the part's
+    /// bounds. Lists stored before parts existed end after the ids.
+    static func encode(ids: [Int64], parts: [Range<Int64>?] = []) -> [UInt8] {
         var writer = WireWriter(reservingCapacity: 4 * ids.count + 1)
         writer.writeVarint(UInt64(ids.count))
         for id in ids { writer.writeVarint(UInt64(bitPattern: id)) }
+        if parts.contains(where: { $0 != nil }) {
+            for index in ids.indices {
+                guard index < parts.count, let part = parts[index] else {
+                    writer.writeVarint(0)
+                    continue
+                }
+                writer.writeVarint(1)
+                writer.writeVarint(RiceCode.zigzag(UInt64(bitPattern: part.lowerBound)))
+                writer.writeVarint(RiceCode.zigzag(UInt64(bitPattern: part.upperBound)))
+            }
+        }
         return writer.bytes
     }
 
-    static func decodeIDs(_ bytes: [UInt8]) throws -> [Int64] {
+    static func decodeIDs(_ bytes: [UInt8]) throws -> [Int64] { try decodeScopes(bytes).ids }
+
+    /// The ids and parts ``encode(ids:parts:)`` wrote (parts all nil for whole steps).
+    static func decodeScopes(_ bytes: [UInt8]) throws -> (ids: [Int64], parts: [Range<Int64>?]) {
         var reader = WireReader(bytes)
         let count = try reader.readVarint(max: 1 << 16, "scope ids")
-        return try (0..<count).map { _ in Int64(bitPattern: try reader.readVarint()) }
+        let ids = try (0..<count).map { _ in Int64(bitPattern: try reader.readVarint()) }
+        var parts = [Range<Int64>?](repeating: nil, count: ids.count)
+        if !reader.isAtEnd {
+            for index in ids.indices {
+                guard try reader.readVarint(max: 1, "scope part") == 1 else { continue }
+                let lower = Int64(bitPattern: RiceCode.unzigzag(try reader.readVarint()))
+                let upper = Int64(bitPattern: RiceCode.unzigzag(try reader.readVarint()))
+                guard lower < upper else { throw StoreError.damaged("a scope's part of a gap that is empty") }
+                parts[index] = lower..<upper
+            }
+        }
+        return (ids, parts)
     }
 }
 

@@ -40,6 +40,8 @@ struct StoreWriter {
         var step: CountedStep
         /// When an unplaced step was received: its counts are in that day's unplaced totals.
         var recorded: Int64 = 0
+        /// For each of `scopes`, the part of the step's span it gets when not the whole (empty: all whole).
+        var parts: [Range<Int64>?] = []
     }
 
     /// A row of the unplaced totals: a series and the UTC day its steps were received.
@@ -491,7 +493,9 @@ struct StoreWriter {
                     addUnplaced(gap.step.counted, series: series, scopes: gap.scopes, at: gap.recorded, sign: -1)
                 } else {
                     if !gap.isVirtual {
-                        add(gap.step, from: gap.previous, to: gap.next, series: series, scopes: gap.scopes, sign: -1)
+                        add(
+                            gap.step, from: gap.previous, to: gap.next, series: series, scopes: gap.scopes,
+                            parts: gap.parts, sign: -1)
                     }
                     markChanged(from: gap.previous.time, to: gap.next.time, series: [series] + gap.scopes)
                 }
@@ -515,6 +519,7 @@ struct StoreWriter {
         // The scopes of a step change only with the interface's kind or relations or the agent's groups, so the
         // steps of a batch mostly share them: working them out for every step took 40 % of the writer's time.
         var known: (kind: InterfaceKind, relation: InterfaceRelation, time: Int64, scopes: [Int64])?
+        var parts = [Range<Int64>?]()
         for (previous, next) in steps {
             let step = CountedStep.between(
                 previous, next, maximumRate: settings.maximumRate, maximumSpan: settings.maximumAge,
@@ -535,14 +540,26 @@ struct StoreWriter {
                 unplacedSteps += 1
                 continue
             }
+            // Groups by the time of each part of the step's span (`docs/windows.md`, "Scopes"): an instant step's at
+            // its end; a step with a span at its last millisecond, unless the agent joined or left a group during it.
+            let start = step.timing == .instant ? next.time : CountedStep.start(from: previous, to: next)
+            let end = step.timing == .instant ? next.time : next.time - 1
             let scopes: [Int64]
             if let known, known.kind == next.kind, known.relation == next.relation,
-                Self.sameGroups(agent.memberships, at: known.time, next.time)
+                Self.sameGroups(agent.memberships, at: known.time, start),
+                Self.sameGroups(agent.memberships, at: known.time, end)
             {
                 scopes = known.scopes
+                parts = []
+            } else if Self.sameGroups(agent.memberships, at: start, end) {
+                var at = next
+                at.time = end
+                scopes = try self.scopes(of: name, agent: agent, at: at, in: db)
+                parts = []
+                known = (next.kind, next.relation, end, scopes)
             } else {
-                scopes = try self.scopes(of: name, agent: agent, at: next, in: db)
-                known = (next.kind, next.relation, next.time, scopes)
+                (scopes, parts) = try self.scopes(of: name, agent: agent, at: next, from: start, in: db)
+                known = nil
             }
             // A gap or outage step stays virtual (reads spread it) while late data may still split it; see
             // SQLiteSchema.
@@ -550,11 +567,12 @@ struct StoreWriter {
             if isVirtual {
                 markChanged(from: previous.time, to: next.time, series: [series] + scopes)
             } else {
-                add(step, from: previous, to: next, series: series, scopes: scopes, sign: 1)
+                add(step, from: previous, to: next, series: series, scopes: scopes, parts: parts, sign: 1)
             }
             if step.timing.mayBeSplit {
                 try db.saveGap(
-                    Gap(previous: previous, next: next, scopes: scopes, isVirtual: isVirtual, step: step),
+                    Gap(
+                        previous: previous, next: next, scopes: scopes, isVirtual: isVirtual, step: step, parts: parts),
                     series: series, revision: pendingRevision)
             }
             if step.events.contains(.implausible) {
@@ -627,6 +645,47 @@ struct StoreWriter {
         return ids
     }
 
+    /// The scopes of a step from `start` to `next` during which the agent joined or left a group: the host and the
+    /// fleet whole (they depend on the kind alone), each group for the parts of `[start, next.time)` the agent was in
+    /// it (``groups(of:at:)`` at each time), one entry per part.
+    private mutating func scopes(
+        of name: InterfaceName, agent: AgentRow, at next: StepSample, from start: Int64, in db: some IngestTransaction
+    ) throws -> (ids: [Int64], parts: [Range<Int64>?]) {
+        var ids = [Int64]()
+        var parts = [Range<Int64>?]()
+        let rules = settings.rules
+        if rules.standard.counts(name: name, kind: next.kind, relation: next.relation) {
+            ids.append(try seriesID(.host, agent: agent.id, name: [], at: next.time, in: db))
+            ids.append(try seriesID(.fleet, agent: 0, name: [], at: next.time, in: db))
+            parts += [nil, nil]
+        }
+        // The times inside the span where the groups change, then each stretch between them by its groups.
+        var cuts = [start]
+        for membership in agent.memberships {
+            for time in [membership.from, membership.to].compactMap({ $0 }) where start < time && time < next.time {
+                cuts.append(time)
+            }
+        }
+        cuts = Array(Set(cuts)).sorted() + [next.time]
+        for index in cuts.indices.dropLast() {
+            let part = cuts[index]..<cuts[index + 1]
+            for group in Self.groups(of: agent.memberships, at: part.lowerBound)
+            where rules.rule(for: group).counts(name: name, kind: next.kind, relation: next.relation) {
+                let id = try seriesID(.group, agent: 0, name: Array(group.description.utf8), at: next.time, in: db)
+                // A group the agent stayed in across a cut keeps one part.
+                if let previous = ids.indices.last(where: {
+                    ids[$0] == id && parts[$0]?.upperBound == part.lowerBound
+                }) {
+                    parts[previous] = parts[previous]!.lowerBound..<part.upperBound
+                } else {
+                    ids.append(id)
+                    parts.append(part)
+                }
+            }
+        }
+        return (ids, parts)
+    }
+
     /// The groups of the memberships in force at `time`; before the first membership began, the first ones.
     static func groups(of memberships: [Membership], at time: Int64) -> [GroupKey] {
         guard let earliest = memberships.map(\.from).min() else { return [] }
@@ -673,9 +732,28 @@ struct StoreWriter {
 
     /// Adds (or with `sign` −1 takes out) a step's spread at every level, to the interface and its scopes.
     mutating func add(
-        _ step: CountedStep, from previous: StepSample, to next: StepSample, series: Int64, scopes: [Int64],
-        sign: Int64
+        _ step: CountedStep, from previous: StepSample, to next: StepSample, series: Int64, scopes all: [Int64],
+        parts: [Range<Int64>?] = [], sign: Int64
     ) {
+        var scopes = all
+        if parts.contains(where: { $0 != nil }) {
+            // Scopes that get a part of the step (a group the agent joined or left during it): spread on their own.
+            scopes = []
+            for (scope, part) in zip(all, parts) {
+                guard let part else {
+                    scopes.append(scope)
+                    continue
+                }
+                scopeSeries.insert(scope)
+                for (levelIndex, level) in settings.levels.enumerated() {
+                    Spreader.spread(step, from: previous, to: next, level: level, sign: sign, part: part) {
+                        start, values in
+                        deltas[BucketKey(series: scope, level: levelIndex, start: start), default: .empty].merge(
+                            values.sumsOnly)
+                    }
+                }
+            }
+        }
         if run?.series != series || run?.scopes != scopes {
             flushRun()
             run = Run(series: series, scopes: scopes, levels: Array(repeating: nil, count: settings.levels.count))
@@ -778,10 +856,20 @@ struct StoreWriter {
         for (owner, gap) in gaps {
             for (levelIndex, level) in settings.levels.enumerated() {
                 let oldest = policy.keeps(level).map { now - $0 } ?? .min
+                let parted = gap.parts.contains { $0 != nil }
                 Spreader.spread(gap.step, from: gap.previous, to: gap.next, level: level) { start, values in
                     guard start >= oldest else { return }
                     deltas[BucketKey(series: owner, level: levelIndex, start: start), default: .empty].merge(values)
-                    for scope in gap.scopes {
+                    for (index, scope) in gap.scopes.enumerated() where !parted || gap.parts[index] == nil {
+                        deltas[BucketKey(series: scope, level: levelIndex, start: start), default: .empty]
+                            .merge(values.sumsOnly)
+                    }
+                }
+                for (scope, part) in zip(gap.scopes, gap.parts) {
+                    guard let part else { continue }
+                    Spreader.spread(gap.step, from: gap.previous, to: gap.next, level: level, part: part) {
+                        start, values in
+                        guard start >= oldest else { return }
                         deltas[BucketKey(series: scope, level: levelIndex, start: start), default: .empty]
                             .merge(values.sumsOnly)
                     }
@@ -897,9 +985,10 @@ extension StoreWriter.Gap {
     /// A gap from its stored columns (`from` is the start of its ``span``).
     init(previous: [UInt8], next: [UInt8], scopes: [UInt8], isVirtual: Bool, step: [UInt8], from: Int64) throws {
         let step = try SampleCoding.decodeStep(step)
+        let (ids, parts) = try SampleCoding.decodeScopes(scopes)
         self.init(
             previous: try SampleCoding.decode(previous), next: try SampleCoding.decode(next),
-            scopes: try SampleCoding.decodeIDs(scopes), isVirtual: isVirtual, step: step,
-            recorded: step.timing == .unplaced ? from : 0)
+            scopes: ids, isVirtual: isVirtual, step: step, recorded: step.timing == .unplaced ? from : 0,
+            parts: parts)
     }
 }
