@@ -186,19 +186,20 @@ public struct WindowEngine: Sendable {
     // MARK: Top-N
 
     /// The `count` series of `candidates` ranked highest by `ranking` over the window; ties by name. A series without
-    /// a value (no bytes, no data, no packets) is not ranked (`docs/windows.md`, "Top-N").
+    /// a value (neither data nor bytes, no data, no packets) is not ranked (`docs/windows.md`, "Top-N").
     public func top(
         _ candidates: [SeriesRecord], by ranking: Ranking, window: Window, now: Int64, count: Int
     ) async throws -> [Ranked] {
         var values = [Int64: Int64]()
         switch ranking {
         case .bytes, .errors:
-            let fields: BucketFields = ranking == .bytes ? .bytes : .packets
+            let fields: BucketFields = ranking == .bytes ? [.bytes, .coverage] : .packets
             for (id, sums) in try await sums(candidates.map(\.id), window: window, now: now, fields: fields) {
                 if ranking == .bytes {
-                    // A series that moved nothing in the window is not ranked (`docs/windows.md`, "Top-N").
+                    // Ranked with data or bytes in the window (`docs/windows.md`, "Top-N"): an idle interface with
+                    // 0, not a series whose only rows there are a step taken out again.
                     let bytes = sums.traffic[.rxBytes] + sums.traffic[.txBytes]
-                    if bytes > 0 { values[id] = bytes }
+                    if bytes > 0 || sums.coveredMilliseconds > 0 { values[id] = bytes }
                 } else if let ratio = RateMath.perMillion(
                     sums.traffic[.rxErrors] + sums.traffic[.txErrors],
                     of: sums.traffic[.rxPackets] + sums.traffic[.txPackets])

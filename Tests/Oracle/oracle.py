@@ -703,7 +703,7 @@ def main():
                     merge(totals, b)
             value = None
             if ranking == "bytes":
-                value = totals[0] + totals[1] if totals[0] + totals[1] > 0 else None
+                value = totals[0] + totals[1] if totals[0] + totals[1] > 0 or totals[8] + totals[9] > 0 else None
             elif ranking == "errors":
                 packets = totals[2] + totals[3]
                 value = (totals[4] + totals[5]) * 1_000_000 // packets if packets > 0 else None
