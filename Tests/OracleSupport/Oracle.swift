@@ -18,14 +18,20 @@ enum Oracle {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [Self.script]
         process.standardInput = FileHandle(forReadingAtPath: input)
-        let output = Pipe()
+        // The answer goes through a file, not a pipe: a server another test starts meanwhile (PostgreSQL, a daemon)
+        // inherits every descriptor open at that moment and would hold the pipe open, so reading it to its end
+        // would wait for that server (this hung a whole test run, both of its threads blocked).
+        let outputPath = input + ".out"
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        defer { try? output.close() }
         process.standardOutput = output
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw OracleFailure(description: "oracle.py exited with status \(process.terminationStatus)")
         }
+        let data = try Data(contentsOf: URL(fileURLWithPath: outputPath))
         return try JSONSerialization.jsonObject(with: data) as! [String: Any]
     }
 

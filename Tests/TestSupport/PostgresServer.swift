@@ -136,9 +136,15 @@ public final class PostgresServer: @unchecked Sendable {
     /// Runs a program to its end and returns its output. Spawned and waited for directly (posix_spawn, waitpid):
     /// Foundation's Process did not notice `runuser … pg_ctl start` ending (it left it a zombie and waited
     /// forever), and a pipe would never reach its end while the server it started holds it. Output goes through a
-    /// file instead.
+    /// file instead. The program starts with no descriptor but its standard ones (through Python's `closerange`):
+    /// the server `pg_ctl start` leaves running would otherwise keep every pipe other tests had open at that moment,
+    /// and their readers would wait for its end.
     @discardableResult
-    static func run(_ program: String, _ arguments: [String]) throws -> String {
+    static func run(_ command: String, _ commandArguments: [String]) throws -> String {
+        let program = "/usr/bin/python3"
+        let arguments =
+            ["-c", "import os, sys; os.closerange(3, 1 << 20); os.execv(sys.argv[1], sys.argv[1:])", command]
+            + commandArguments
         let path = "/tmp/netpulse-pg-output-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         defer { unlink(path) }
         var actions = posix_spawn_file_actions_t()
@@ -152,7 +158,7 @@ public final class PostgresServer: @unchecked Sendable {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
         guard spawned == 0 else {
-            throw Failure(description: "cannot start \(program): \(String(cString: strerror(spawned)))")
+            throw Failure(description: "cannot start \(command): \(String(cString: strerror(spawned)))")
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -163,7 +169,7 @@ public final class PostgresServer: @unchecked Sendable {
         guard exited && code == 0 else {
             throw Failure(
                 description:
-                    "\(program) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
+                    "\(command) \(commandArguments.joined(separator: " ")) failed (status \(status)): \(text)")
         }
         return text
     }
