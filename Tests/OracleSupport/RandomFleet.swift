@@ -161,8 +161,13 @@ extension CaseGenerator {
         // A relabelled agent now and then: from some batch on (in arrival order) it sends other labels, perhaps
         // only for a while; the daemon moves it between groups when such a batch arrives (when its `from_agents`
         // takes the keys).
-        if generator.chance(35), let agent = agents.randomElement(using: &generator.random) {
-            let from = generator.between(0...max(0, arrivals.count - 1))
+        // The move comes after the agent's first batch was received: a move at that very time would change the groups
+        // it had "before its first recorded groups" for steps already formed (see docs/windows.md, "Scopes").
+        if generator.chance(35), let agent = agents.randomElement(using: &generator.random),
+            let firstReceived = arrivals.first(where: { $0.agent == agent.name })?.received,
+            let earliest = arrivals.firstIndex(where: { $0.received > firstReceived })
+        {
+            let from = generator.between(earliest...max(earliest, arrivals.count - 1))
             let until = generator.chance(30) ? generator.between(from...max(from, arrivals.count - 1)) : arrivals.count
             let labels = [("site", generator.pick(["fra", "ams", "lab"])), ("role", generator.pick(["r0", "r1", "r9"]))]
             for index in arrivals.indices where index >= from && index < until && arrivals[index].agent == agent.name {
