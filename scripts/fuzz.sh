@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 out=.build-fuzz
 mkdir -p "$out"
 decoders=(
-    Sources/PulseCore/Wire/ColumnCodec.swift Sources/PulseCore/Wire/Messages.swift
+    Sources/PulseCore/Wire/BatchRules.swift Sources/PulseCore/Wire/ColumnCodec.swift Sources/PulseCore/Wire/Messages.swift
     Sources/PulseCore/Wire/WireBatch.swift Sources/PulseCore/Wire/WireCodec.swift
     Sources/PulseCore/Wire/WireReader.swift Sources/PulseCore/Wire/WireWriter.swift
     Sources/PulseCore/Model/*.swift Sources/PulseCore/Support/SplitMix64.swift
