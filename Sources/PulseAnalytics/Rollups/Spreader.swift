@@ -68,62 +68,26 @@ public enum Spreader {
             peakTx = Ceiling.muldiv(step.counted[.txBytes], 1_000, UInt64(span))
         }
         if measured { speed = next.speed }
-        let eventBucket = level.bucketStart(end - 1)
-        if let part, part.lowerBound > start || part.upperBound < end {
-            spreadPart(
-                step, start: start, end: end, span: span, part: part, level: level, sign: sign, first: first,
-                last: last, values: (measured, interpolated, flagged, peakRx, peakTx, speed, events), add)
-            return
-        }
-        var bucket = level.bucketStart(start)
+        let whole = part.map { $0.lowerBound <= start && end <= $0.upperBound } ?? true
         // The common case, a measured step inside one bucket, needs no apportioning.
-        if bucket == eventBucket {
+        if whole && level.bucketStart(start) == level.bucketStart(end - 1) {
             add(
-                bucket,
+                level.bucketStart(start),
                 BucketValues(
                     traffic: signedCounted, measuredMilliseconds: measured ? span * sign : 0,
                     interpolatedMilliseconds: interpolated ? span * sign : 0, peakRx: peakRx, peakTx: peakTx,
                     speedMbps: speed, events: events, flaggedMilliseconds: flagged ? span * sign : 0))
             return
         }
-        var before = Traffic.zero
-        if first > bucket {
-            // Start at the first wanted bucket, with F at its lower bound.
-            let aligned = level.bucketStart(first)
-            bucket = aligned < first ? Saturating.sum(aligned, level.width) : aligned
-            guard bucket < end else { return }
-            for lane in 0..<8 {
-                before[lane] = Ceiling.muldiv(step.counted[lane], UInt64(bucket - start), UInt64(span))
-            }
-        }
-        while bucket < end && bucket < last {
-            let low = max(bucket, start)
-            let high = min(Saturating.sum(bucket, level.width), end)
-            // F(x) = ⌊V × (x − start) / span⌋; a bucket gets F(high) − F(low), which telescopes to V over the step.
-            var upTo = Traffic.zero
-            if high == end {
-                upTo = step.counted
-            } else {
-                for lane in 0..<8 {
-                    upTo[lane] = Ceiling.muldiv(step.counted[lane], UInt64(high - start), UInt64(span))
-                }
-            }
-            let share = TrafficDelta(truncatingIfNeeded: upTo &- before) &* TrafficDelta(repeating: sign)
-            before = upTo
-            let overlap = (high - low) * sign
-            add(
-                bucket,
-                BucketValues(
-                    traffic: share, measuredMilliseconds: measured ? overlap : 0,
-                    interpolatedMilliseconds: interpolated ? overlap : 0, peakRx: peakRx, peakTx: peakTx,
-                    speedMbps: speed, events: bucket == eventBucket ? events : .zero,
-                    flaggedMilliseconds: flagged ? overlap : 0))
-            bucket = Saturating.sum(bucket, level.width)
-        }
+        walk(
+            step, start: start, end: end, span: span, part: whole ? start..<end : part!, level: level, sign: sign,
+            first: first, last: last, values: (measured, interpolated, flagged, peakRx, peakTx, speed, events), add)
     }
 
-    /// The buckets of the part `part` of a step spanning `[start, end)`: `F` of the whole step, restricted.
-    private static func spreadPart(
+    /// The buckets of the part `part` of a step spanning `[start, end)` (the whole step, or the time its agent was
+    /// in a group): `F` of the whole step, restricted to the part; the events in the bucket holding the step's end
+    /// when the part reaches it.
+    private static func walk(
         _ step: CountedStep, start: Int64, end: Int64, span: Int64, part: Range<Int64>, level: RollupLevel,
         sign: Int64, first: Int64, last: Int64,
         values: (
@@ -134,7 +98,8 @@ public enum Spreader {
         let low = max(start, part.lowerBound)
         let high = min(end, part.upperBound)
         guard low < high else { return }
-        /// F(x) = ⌊V × (x − start) / span⌋, per counter.
+        /// F(x) = ⌊V × (x − start) / span⌋, per counter; a bucket gets F(upper) − F(lower), which telescopes to V
+        /// over the step.
         func upTo(_ x: Int64) -> Traffic {
             guard x < end else { return step.counted }
             var traffic = Traffic.zero
