@@ -92,30 +92,14 @@ public struct WindowEngine: Sendable {
     ) async throws -> [ScopeFigures] {
         let level = try self.resolution(for: window, now: now, preferred: resolution)
         let buckets = try await store.buckets(level: level, series: series.map(\.id), from: window.from, to: window.to)
-        // A scope's coverage and utilisation need its members: counted interfaces with data, and their speeds.
-        let scopes = series.filter { $0.kind != .interface }
-        var members = [Int64: [SeriesRecord]]()
-        for scope in scopes { members[scope.id] = catalogue.members(of: scope, during: window) }
-        let memberIDs = Set(members.values.flatMap { $0.map(\.id) })
-        // Only whether each member has data and its speed: summing two column groups, not all eighteen, is most
-        // of a fleet page's fixed cost at 10,000 interfaces.
-        let memberSums =
-            memberIDs.isEmpty
-            ? [:] : try await sums(Array(memberIDs), window: window, now: now, fields: [.coverage, .peaks])
+        // A scope's coverage and utilisation rest on the member time and capacity its buckets carry, not on who
+        // its members are today (`docs/windows.md`, "Rollups").
         return series.map { record in
-            let isInterface = record.kind == .interface
-            var count = 1
-            var speed: Int64?
-            if !isInterface {
-                let withData = (members[record.id] ?? []).compactMap { memberSums[$0.id] }.filter(\.hasData)
-                count = withData.count
-                speed = withData.reduce(0) { $0 + Int64($1.speedMbps) }
-            }
-            return ScopeFigures(
+            ScopeFigures(
                 series: record,
                 figures: WindowFigures.compute(
                     buckets: buckets[record.id] ?? [], window: window, resolution: level, now: now,
-                    isInterface: isInterface, members: count, speedMbps: speed))
+                    isInterface: record.kind == .interface))
         }
     }
 
@@ -169,16 +153,18 @@ public struct WindowEngine: Sendable {
             } else {
                 values = try await sums([series.id], window: span, now: now)[series.id] ?? .empty
             }
-            let members =
-                series.kind == .interface ? 1 : max(1, catalogue.members(of: series, during: span).count)
             let elapsed = span.elapsed(now: now)
+            // A row is read as one sum: a scope's members are its member time over the elapsed time, rounded up (a
+            // bucket's rule, `docs/windows.md`, "Windows").
+            let members = series.kind == .interface ? 1 : max(1, RateMath.roundedUp(values.memberMilliseconds, over: elapsed))
+            let possible = Saturating.product(elapsed, members)
             rows.append(
                 TrafficRow(
                     window: span, values: values,
                     average: Direction(
                         rx: RateMath.rate(bytes: values.traffic[.rxBytes], milliseconds: elapsed),
                         tx: RateMath.rate(bytes: values.traffic[.txBytes], milliseconds: elapsed)),
-                    coverage: RateMath.perMillion(values.coveredMilliseconds, of: elapsed * Int64(members)) ?? 0))
+                    coverage: RateMath.perMillion(values.coveredMilliseconds, of: possible) ?? 0))
         }
         return Array(rows.drop { !$0.values.hasData })
     }

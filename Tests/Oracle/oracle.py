@@ -205,14 +205,15 @@ def count_step(p, n, max_rate, max_age, outage_after):
 # ---------------------------------------------------------------------------------------------------------------
 # Buckets: a list of 20 numbers, in the order of the rollup columns:
 # 0-7 the eight counters, 8 measured ms, 9 interpolated ms, 10 peak rx, 11 peak tx, 12 speed, 13-18 events,
-# 19 flagged ms.
+# 19 flagged ms, 20 member ms, 21 capacity (Mbit/s x ms).
 
 FLAGGED = 13 + len(EVENTS)
-SUMS = list(range(10)) + list(range(13, FLAGGED + 1))
+MEMBER, CAPACITY = FLAGGED + 1, FLAGGED + 2
+SUMS = list(range(10)) + list(range(13, CAPACITY + 1))
 
 
 def new_bucket():
-    return [0] * (FLAGGED + 1)
+    return [0] * (CAPACITY + 1)
 
 
 def spread(counted, timing, events, p, n, width, add, within=None):
@@ -221,7 +222,7 @@ def spread(counted, timing, events, p, n, width, add, within=None):
     events only with the part that holds the step's end."""
     ev = [1 if e in events else 0 for e in EVENTS]
     if timing == "instant":
-        add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev + [0])  # no time, no peaks, no speed
+        add(n["t"] // width * width, list(counted) + [0, 0, 0, 0, 0] + ev + [0, 0, 0])  # no time, peaks or speed
         return
     t0, t1 = step_start(p, n), n["t"]
     g = t1 - t0
@@ -244,6 +245,8 @@ def spread(counted, timing, events, p, n, width, add, within=None):
         part += [peak_rx, peak_tx, speed]
         part += ev if b == event_bucket else [0] * len(EVENTS)
         part += [hi - lo if "implausible" in events else 0]  # flagged ms
+        # "Rollups": every class spread is member time, and its overlap times N's speed capacity.
+        part += [hi - lo, (hi - lo) * n["speed"]]
         add(b, part)
         b += width
 
@@ -470,14 +473,23 @@ def percentile(sorted_values, p):
     return sorted_values[index]
 
 
-def figures(buckets, width, window, now, is_interface, members, speed):
+def figures(buckets, width, window, now, is_interface):
     start, end = window
     inside = sorted((s, b) for s, b in buckets.items() if start <= s < end)
     totals = new_bucket()
+    # "members" and a scope's speed: the largest of its buckets' (those begun by now), each its member time and its
+    # capacity over its time up to now, rounded up; an interface is 1 member of its largest speed.
+    members, scope_speed = (1, 0) if is_interface else (0, 0)
+    for s, b in inside:
+        merge(totals, b)
+        if not is_interface and s < now:
+            time = min(s + width, now) - s
+            members = max(members, -(-b[MEMBER] // time))
+            scope_speed = max(scope_speed, -(-b[CAPACITY] // time))
+    elapsed = max(0, min(end, now) - start)
     rx_rates, tx_rates = [], []
     last = [None, None]
     for s, b in inside:
-        merge(totals, b)
         if b[8] + b[9] > 0 and s < now:
             if s + width <= now:
                 rx, tx = rate(b[0], width), rate(b[1], width)
@@ -489,13 +501,12 @@ def figures(buckets, width, window, now, is_interface, members, speed):
             rx_rates.append(rx)
             tx_rates.append(tx)
             last = [rx, tx]
-    elapsed = max(0, min(end, now) - start)
     rx_rates.sort()
     tx_rates.sort()
     average = [rate(totals[0], elapsed), rate(totals[1], elapsed)]
-    link = speed if speed is not None else totals[12]
     packets = totals[2] + totals[3]
     possible = elapsed * max(members, 1)
+    link = totals[12] if is_interface else scope_speed
 
     def util(value):
         return value * 8 // (link * 100_000) if value is not None and link > 0 else None
@@ -523,6 +534,7 @@ def figures(buckets, width, window, now, is_interface, members, speed):
         "coverage": ppm(totals[8] + totals[9], possible) or 0,
         "measured_coverage": ppm(totals[8], possible) or 0,
         "buckets_with_data": len(rx_rates),
+        "members": members,
     }
 
 
@@ -625,66 +637,20 @@ def main():
     shown = queries.get("bucket_levels", config.levels)
     for name, levels in series.items():
         out["buckets"][name] = {
-            str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:FLAGGED], b[FLAGGED]]
+            str(width): [[s, b[0:8], b[8], b[9], b[10], b[11], b[12], b[13:FLAGGED], b[FLAGGED], b[MEMBER], b[CAPACITY]]
                          for s, b in sorted(buckets.items())]
             for width, buckets in levels.items() if width in shown}
-    # Members and speeds of scopes: counted interfaces with data in the window, by their last sample's kind and, for
-    # a group, of the agents in it at some time in the window (before its first membership an agent is in its
-    # first groups).
-    samples = samples_of(config, case["batches"])
-    memberships = memberships_of(config, case["agents"], case["batches"])
-
-    def in_group(agent, group, start, end):
-        history = memberships.get(agent, [])
-        if not history:
-            return False
-        earliest = min(membership[1] for membership in history)
-        return any(name == group and (float("-inf") if begun == earliest else begun) < end
-                   and (ended is None or ended > start) for name, begun, ended in history)
-
-    def members_of(scope, start, end):
-        result = []
-        for (agent, interface), list_ in samples.items():
-            last = list_[-1]
-            if scope == "fleet" or scope == "host:" + agent:
-                rule = config.rule
-            elif scope.startswith("group:") and in_group(agent, scope[len("group:"):], start, end):
-                rule = config.group_rule(scope[len("group:"):])
-            else:
-                continue
-            if counts(rule, last["kind"], last["relation"], interface):
-                result.append("interface:%s/%s" % (agent, interface))
-        return result
-
     windows = [(start, end, width, None) for start, end, width in queries["windows"]]
     for name in queries.get("named_windows", []):
         start, end = named_window(config, name, now)
         width = resolution(config, start, end, now)
         if width is not None:
             windows.append((start, end, width, name))
-    def members_and_speed(name, start, end, width):
-        """"coverage" and "utilisation": 1 and no speed for an interface; for a scope its counted interfaces with
-        data in the window, and the sum of their largest speeds."""
-        if name.startswith("interface:"):
-            return 1, None
-        members, speed = 0, 0
-        for member in members_of(name, start, end):
-            totals = new_bucket()
-            for s, b in series.get(member, {}).get(width, {}).items():
-                if start <= s < end:
-                    merge(totals, b)
-            if totals[8] + totals[9] > 0:
-                members += 1
-                speed += totals[12]
-        return members, speed
-
     for start, end, width, window_name in windows:
         for name in sorted(series):
             buckets = series[name].get(width, {})
-            members, speed = members_and_speed(name, start, end, width)
-            result = figures(buckets, width, (start, end), now, name.startswith("interface:"), members, speed)
-            result.update({"series": name, "window": [start, end], "resolution": width, "members": members,
-                           "name": window_name})
+            result = figures(buckets, width, (start, end), now, name.startswith("interface:"))
+            result.update({"series": name, "window": [start, end], "resolution": width, "name": window_name})
             out["figures"].append(result)
     # "Top-N": every series of the kind, ranked from the highest value down, ties by name, the first N.
     out["top"] = []
@@ -710,14 +676,13 @@ def main():
             elif ranking == "peak" and kind == "interface":
                 value = max(totals[10], totals[11]) * 1000 if totals[8] + totals[9] > 0 else None
             elif ranking == "peak":
-                members, speed = members_and_speed(name, start, end, width)
-                peak = figures(buckets, width, (start, end), now, False, members, speed)["peak"]
+                peak = figures(buckets, width, (start, end), now, False)["peak"]
                 value = max(peak) if None not in peak else None
             elif ranking == "p95":
                 five = 300_000
                 kept = config.keep[five] is None or start >= now - config.keep[five] if five in config.levels else False
                 level = five if kept and start % five == 0 and end % five == 0 else width
-                p95 = figures(series[name].get(level, {}), level, (start, end), now, True, 1, None)["p95"]
+                p95 = figures(series[name].get(level, {}), level, (start, end), now, True)["p95"]
                 value = max(p95) if None not in p95 else None
             if value is not None:
                 values[name[len(kind) + 1:]] = value

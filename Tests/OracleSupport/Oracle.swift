@@ -73,11 +73,13 @@ enum Oracle {
                     return [bucket.start] + (0..<8).map { values.traffic[$0] } + [
                         values.measuredMilliseconds, values.interpolatedMilliseconds, Int64(values.peakRx),
                         Int64(values.peakTx), Int64(values.speedMbps),
-                    ] + (0..<6).map { values.events[$0] } + [values.flaggedMilliseconds]
+                    ] + (0..<6).map { values.events[$0] } + [
+                        values.flaggedMilliseconds, values.memberMilliseconds, values.capacity,
+                    ]
                 }
                 let wanted = rows.map { row -> [Int64] in
                     [Self.int(row[0])!] + (row[1] as! [Any]).map { Self.int($0)! } + (2...6).map { Self.int(row[$0])! }
-                        + (row[7] as! [Any]).map { Self.int($0)! } + [Self.int(row[8])!]
+                        + (row[7] as! [Any]).map { Self.int($0)! } + (8...10).map { Self.int(row[$0])! }
                 }
                 // A bucket whose every column is zero is no bucket (docs/windows.md, "Rollups"): the store keeps one
                 // when a step is taken out again, the oracle makes one for an outage that counted nothing. Compared

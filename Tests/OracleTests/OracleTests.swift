@@ -164,6 +164,28 @@ import Testing
         try await check(oracleCase, shuffling: false)
     }
 
+    /// The worked example 21 of docs/windows.md (``CaseGenerator/joinedABond()``): a host's past figures rest on the
+    /// members its steps had. Last week eth0 and eth1 were two physical links of 1 Gbit/s: the host's figures of
+    /// that week have 2 members and 2 Gbit/s, although eth1 is a bond slave today; today's rest on eth0 and bond0.
+    /// Before, scopes took their members from today's kinds: last week's coverage read 200 % over eth0 alone and its
+    /// utilisation doubled.
+    @Test func pastScopeFiguresKeepTheMembersTheyHad() async throws {
+        let oracleCase = CaseGenerator.joinedABond()
+        let expected = try Oracle.run(oracleCase)
+        let start: Int64 = 1_780_272_000_000
+        let week: Int64 = 7 * 86_400_000
+        let host = (expected["figures"] as! [[String: Any]]).filter { $0["series"] as? String == "host:db-3" }
+        let lastWeek = host.first { Oracle.int(($0["window"] as! [Any])[0]) == start }!
+        let today = host.first { Oracle.int(($0["window"] as! [Any])[0]) == start + week }!
+        #expect(Oracle.int(lastWeek["members"]) == 2 && Oracle.int(today["members"]) == 2)
+        // eth1's last step of the week ends in the bond's first batch, so it no longer counts for the host: the
+        // week's two members are covered but for those five minutes of eth1.
+        #expect(Oracle.int(lastWeek["coverage"]) == (2 * week - 300_000) * 1_000_000 / (2 * week))
+        let average = Oracle.int((lastWeek["average"] as! [Any])[0])!
+        #expect(Oracle.int((lastWeek["utilisation"] as! [Any])[0]) == average * 8 / (2_000 * 100_000))
+        try await check(oracleCase)
+    }
+
     /// The worked examples 11, 12 and 13 of docs/windows.md (``CaseGenerator/billingRules(strict:)``): a bill
     /// says how many of its intervals were measured, interpolated, missing and flagged, counts what its terms count,
     /// and takes its rank by its convention; an outage's intervals are missing while its bytes stay in the totals.

@@ -97,16 +97,17 @@ import Testing
         #expect(BucketValues(measuredMilliseconds: .max, interpolatedMilliseconds: .max).coveredMilliseconds == .max)
     }
 
-    /// Window figures over buckets at the largest values: packets, errors and drops summed in and out, and the
-    /// coverage's elapsed time × members.
+    /// Window figures over buckets at the largest values: packets, errors and drops summed in and out, a scope's
+    /// members from the largest member time, its utilisation over the largest capacity.
     @Test func windowFiguresOfTheLargestBucketsDoNotTrap() {
         let full = BucketValues(
             traffic: TrafficDelta(repeating: .max), measuredMilliseconds: 60_000, interpolatedMilliseconds: 0,
-            speedMbps: .max)
+            speedMbps: .max, memberMilliseconds: .max, capacity: .max)
         let figures = WindowFigures.compute(
             buckets: [Bucket(level: .oneMinute, start: 0, values: full)], window: Window(from: 0, to: 60_000),
-            resolution: .oneMinute, now: 60_000, isInterface: false, members: .max, speedMbps: .max)
+            resolution: .oneMinute, now: 60_000, isInterface: false)
         #expect(figures.bytes.rx == Int64.max)
+        #expect(figures.members > 0 && figures.utilisation.rx != nil)
         #expect(RateMath.utilisation(rate: .max, speedMbps: .max) != nil)
     }
 

@@ -363,6 +363,12 @@ struct BatchMaker {
             #expect(sums[want.series]?.traffic[.rxBytes] == want.rxBytes, "rx of series \(want.series)")
             #expect(sums[want.series]?.traffic[.txBytes] == want.txBytes, "tx of series \(want.series)")
         }
+        // Its buckets had no member time or capacity (`v9-members`): each now has the time it covers as its member
+        // time (docs/operations.md, "Stores from before member time") and no capacity.
+        let buckets = try await store.buckets(level: .fiveMinutes, series: series.map(\.id), from: 0, to: .max)
+        let values = buckets.values.flatMap { $0 }.map(\.values)
+        #expect(!values.isEmpty && values.contains { $0.hasData })
+        #expect(values.allSatisfy { $0.memberMilliseconds == $0.coveredMilliseconds && $0.capacity == 0 })
 
         let bills = try await store.bills(series: nil, containing: expected.billsContaining)
         let open = Dictionary(uniqueKeysWithValues: try await store.openBills().map { ($0.series, $0) })

@@ -34,6 +34,13 @@ public enum RateMath {
         return min(count - 1, max(0, position - 1))
     }
 
+    /// ⌈value / time⌉ for a non-negative value and positive time (0 otherwise), without overflow: a bucket's members
+    /// from its member time, its link speed from its capacity (`docs/windows.md`, "Windows").
+    public static func roundedUp(_ value: Int64, over time: Int64) -> Int64 {
+        guard value > 0, time > 0 else { return 0 }
+        return value / time + (value % time == 0 ? 0 : 1)
+    }
+
     /// ⌊part × 10⁶ / whole⌋ parts per million; nil when `whole` is 0.
     public static func perMillion(_ part: Int64, of whole: Int64) -> Int64? {
         guard whole > 0 else { return nil }

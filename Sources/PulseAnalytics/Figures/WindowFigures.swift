@@ -23,7 +23,8 @@ public struct WindowFigures: Sendable, Hashable {
     public var measuredCoverage: Int64
     /// Buckets with data at the resolution.
     public var bucketsWithData: Int
-    /// Interfaces behind the figures (1 for an interface).
+    /// Interfaces behind the figures: 1 for an interface; for a scope, the counted interfaces its steps had (the
+    /// largest of its buckets' member counts).
     public var members: Int
     /// The highest revision of the buckets read.
     public var revision: Int64
@@ -48,21 +49,30 @@ extension WindowFigures {
     ///
     /// - Parameters:
     ///   - now: the time of the query; later parts of the window have not happened.
-    ///   - isInterface: interfaces have measured peaks; scopes take the largest bucket rate instead.
-    ///   - members: interfaces behind a scope's buckets (for coverage); 1 for an interface.
-    ///   - speedMbps: the link speed for utilisation (a scope: the sum of its members' largest speeds); 0 unknown.
+    ///   - isInterface: interfaces have measured peaks and their largest speed; scopes take the largest bucket rate,
+    ///     and their members and speed from their buckets' member time and capacity.
     public static func compute(
-        buckets: [Bucket], window: Window, resolution: RollupLevel, now: Int64, isInterface: Bool, members: Int = 1,
-        speedMbps: Int64? = nil
+        buckets: [Bucket], window: Window, resolution: RollupLevel, now: Int64, isInterface: Bool
     ) -> WindowFigures {
         let inside = buckets.filter { $0.start >= window.from && $0.start < window.to }.sorted { $0.start < $1.start }
         var totals = BucketValues()
+        // A scope's members and link speed as of its steps (`docs/windows.md`, "Windows"): the largest of its
+        // buckets', each its member time and capacity over its time (up to `now`), rounded up.
+        var members = isInterface ? 1 : 0
+        var scopeSpeed: Int64 = 0
+        for bucket in inside {
+            totals.merge(bucket.values)
+            guard !isInterface, bucket.start < now else { continue }
+            let time = min(bucket.end, now) - bucket.start
+            members = max(members, Int(clamping: RateMath.roundedUp(bucket.values.memberMilliseconds, over: time)))
+            scopeSpeed = max(scopeSpeed, RateMath.roundedUp(bucket.values.capacity, over: time))
+        }
+        let elapsed = window.elapsed(now: now)
         var revision: Int64 = 0
         var rates = Direction<[Int64]>(rx: [], tx: [])
         var last = Direction<Int64?>(rx: nil, tx: nil)
         var withData = 0
         for bucket in inside {
-            totals.merge(bucket.values)
             revision = max(revision, bucket.revision)
             guard bucket.values.hasData, bucket.start < now else { continue }
             withData += 1
@@ -78,16 +88,15 @@ extension WindowFigures {
             rates.tx.append(tx)
             last = Direction(rx: rx, tx: tx)
         }
-        let elapsed = window.elapsed(now: now)
         rates.rx.sort()
         rates.tx.sort()
         let average = Direction(
             rx: RateMath.rate(bytes: totals.traffic[.rxBytes], milliseconds: elapsed),
             tx: RateMath.rate(bytes: totals.traffic[.txBytes], milliseconds: elapsed))
-        let speed = speedMbps ?? Int64(totals.speedMbps)
         // Sums of what agents sent: clamped, never trapping (`docs/windows.md`).
         let packets = Saturating.sum(totals.traffic[.rxPackets], totals.traffic[.txPackets])
         let possible = Saturating.product(elapsed, Int64(max(members, 1)))
+        let speed = isInterface ? Int64(totals.speedMbps) : scopeSpeed
         return WindowFigures(
             window: window, resolution: resolution, elapsed: elapsed, totals: totals, average: average,
             minimum: Direction(rx: rates.rx.first, tx: rates.tx.first),

@@ -16,11 +16,18 @@ public struct BucketValues: Sendable, Hashable {
     /// Milliseconds of implausible steps (`docs/windows.md`, "Time classes and spreading"): an interval holding
     /// any is flagged on bills.
     public var flaggedMilliseconds: Int64
+    /// The time of the steps the bucket holds, whatever their class (an outage's too): for a scope, its members'
+    /// time as of those steps, so its coverage never depends on who its members are today (`docs/windows.md`,
+    /// "Rollups").
+    public var memberMilliseconds: Int64
+    /// The link capacity of those steps: each step's overlap × its link speed, Mbit/s × ms (kilobits); a step of
+    /// unknown speed adds none. A scope's utilisation is its bytes over this.
+    public var capacity: Int64
 
     public init(
         traffic: TrafficDelta = .zero, measuredMilliseconds: Int64 = 0, interpolatedMilliseconds: Int64 = 0,
         peakRx: UInt64 = 0, peakTx: UInt64 = 0, speedMbps: UInt32 = 0, events: SIMD8<Int64> = .zero,
-        flaggedMilliseconds: Int64 = 0
+        flaggedMilliseconds: Int64 = 0, memberMilliseconds: Int64 = 0, capacity: Int64 = 0
     ) {
         self.traffic = traffic
         self.measuredMilliseconds = measuredMilliseconds
@@ -30,6 +37,8 @@ public struct BucketValues: Sendable, Hashable {
         self.speedMbps = speedMbps
         self.events = events
         self.flaggedMilliseconds = flaggedMilliseconds
+        self.memberMilliseconds = memberMilliseconds
+        self.capacity = capacity
     }
 
     public static let empty = BucketValues()
@@ -44,6 +53,8 @@ public struct BucketValues: Sendable, Hashable {
         speedMbps = max(speedMbps, other.speedMbps)
         events &+= other.events
         flaggedMilliseconds &+= other.flaggedMilliseconds
+        memberMilliseconds &+= other.memberMilliseconds
+        capacity &+= other.capacity
     }
 
     /// Milliseconds the bucket's data covers, measured or interpolated.
@@ -82,6 +93,10 @@ public struct BucketValues: Sendable, Hashable {
         if fields.contains(.events) {
             values.events = events
             values.flaggedMilliseconds = flaggedMilliseconds
+        }
+        if fields.contains(.members) {
+            values.memberMilliseconds = memberMilliseconds
+            values.capacity = capacity
         }
         return values
     }

@@ -48,11 +48,13 @@ public struct BucketFields: OptionSet, Sendable, Hashable {
     /// Event counts, and the time of implausible steps.
     public static let events = BucketFields(rawValue: 1 << 4)
     public static let revision = BucketFields(rawValue: 1 << 5)
+    /// Member time and capacity (a scope's coverage and utilisation).
+    public static let members = BucketFields(rawValue: 1 << 6)
 
-    public static let all: BucketFields = [.bytes, .packets, .coverage, .peaks, .events, .revision]
+    public static let all: BucketFields = [.bytes, .packets, .coverage, .peaks, .events, .members, .revision]
 
     /// Whether the rollup column at `index` of the bucket columns (bytes, packets, errors, drops, times, peaks,
-    /// speed, events, flagged time, revision) is one of these fields.
+    /// speed, events, flagged time, member time, capacity, revision) is one of these fields.
     public func includes(column index: Int) -> Bool {
         let events = 13 + StepEvents.columns.count
         switch index {
@@ -62,6 +64,7 @@ public struct BucketFields: OptionSet, Sendable, Hashable {
         case 10..<13: return contains(.peaks)
         // The event counts and the flagged time.
         case 13...events: return contains(.events)
+        case (events + 1)...(events + 2): return contains(.members)
         default: return contains(.revision)
         }
     }

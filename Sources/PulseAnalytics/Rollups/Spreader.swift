@@ -68,6 +68,9 @@ public enum Spreader {
             peakTx = Ceiling.muldiv(step.counted[.txBytes], 1_000, UInt64(span))
         }
         if measured { speed = next.speed }
+        // Every class spread here is member time, and its link speed (of any class: a gap's and an outage's bytes
+        // are in the bucket too) is capacity.
+        let link = Int64(next.speed)
         let whole = part.map { $0.lowerBound <= start && end <= $0.upperBound } ?? true
         // The common case, a measured step inside one bucket, needs no apportioning.
         if whole && level.bucketStart(start) == level.bucketStart(end - 1) {
@@ -76,12 +79,13 @@ public enum Spreader {
                 BucketValues(
                     traffic: signedCounted, measuredMilliseconds: measured ? span * sign : 0,
                     interpolatedMilliseconds: interpolated ? span * sign : 0, peakRx: peakRx, peakTx: peakTx,
-                    speedMbps: speed, events: events, flaggedMilliseconds: flagged ? span * sign : 0))
+                    speedMbps: speed, events: events, flaggedMilliseconds: flagged ? span * sign : 0,
+                    memberMilliseconds: span * sign, capacity: Saturating.product(span, link) * sign))
             return
         }
         walk(
             step, start: start, end: end, span: span, part: whole ? start..<end : part!, level: level, sign: sign,
-            first: first, last: last, values: (measured, interpolated, flagged, peakRx, peakTx, speed, events), add)
+            first: first, last: last, values: (measured, interpolated, flagged, peakRx, peakTx, speed, link, events), add)
     }
 
     /// The buckets of the part `part` of a step spanning `[start, end)` (the whole step, or the time its agent was
@@ -92,7 +96,7 @@ public enum Spreader {
         sign: Int64, first: Int64, last: Int64,
         values: (
             measured: Bool, interpolated: Bool, flagged: Bool, peakRx: UInt64, peakTx: UInt64, speed: UInt32,
-            events: SIMD8<Int64>
+            link: Int64, events: SIMD8<Int64>
         ), _ add: (Int64, BucketValues) -> Void
     ) {
         let low = max(start, part.lowerBound)
@@ -128,7 +132,8 @@ public enum Spreader {
                     interpolatedMilliseconds: values.interpolated ? overlap : 0, peakRx: values.peakRx,
                     peakTx: values.peakTx, speedMbps: values.speed,
                     events: bucket == eventBucket ? values.events : .zero,
-                    flaggedMilliseconds: values.flagged ? overlap : 0))
+                    flaggedMilliseconds: values.flagged ? overlap : 0, memberMilliseconds: overlap,
+                    capacity: Saturating.product(overlap, values.link)))
             bucket = Saturating.sum(bucket, level.width)
         }
     }

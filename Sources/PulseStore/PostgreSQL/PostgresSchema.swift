@@ -320,6 +320,13 @@ enum PostgresSchema {
                 ADD COLUMN flagged bigint, ADD COLUMN rank_rule text NOT NULL DEFAULT 'round'
             """
         ),
+        (
+            // Each bucket's member time and capacity (as in SQLite's v9-members, which says what older buckets get).
+            "v8-members",
+            """
+            DO $$ DECLARE t text; BEGIN FOR t IN SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'rollup\\_%' LOOP IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = t AND column_name = 'member_ms') THEN EXECUTE format('ALTER TABLE %I ADD COLUMN member_ms bigint NOT NULL DEFAULT 0, ADD COLUMN capacity bigint NOT NULL DEFAULT 0', t); EXECUTE format('UPDATE %I SET member_ms = measured_ms + interpolated_ms', t); END IF; END LOOP; END $$
+            """
+        ),
     ]
 
     static func createRollupTable(_ level: RollupLevel) -> String {

@@ -48,6 +48,10 @@ enum BucketColumns {
             for lane in 0..<StepEvents.columns.count { values.events[lane] = try column() }
             values.flaggedMilliseconds = try column()
         }
+        if fields.contains(.members) {
+            values.memberMilliseconds = try column()
+            values.capacity = try column()
+        }
         if fields.contains(.revision) { revision = try column() }
         return (values, revision)
     }

@@ -414,6 +414,22 @@ enum SQLiteSchema {
                         """)
             }
         }
+        // Each bucket's member time and capacity (`docs/windows.md`, "Rollups"), so a scope's past coverage and
+        // utilisation rest on the members its steps had. Buckets written before have no record of their outages'
+        // time or their links' speeds: their member time is taken as the time they cover (coverage 100 % where
+        // they have data) and their capacity as unknown, as docs/operations.md says for the upgrade.
+        migrator.registerMigration("v9-members") { db in
+            let tables = try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'rollup_*'")
+            for table in tables where try !db.columns(in: table).contains(where: { $0.name == "member_ms" }) {
+                try db.execute(
+                    sql: """
+                        ALTER TABLE \(table) ADD COLUMN member_ms INTEGER NOT NULL DEFAULT 0;
+                        ALTER TABLE \(table) ADD COLUMN capacity INTEGER NOT NULL DEFAULT 0;
+                        UPDATE \(table) SET member_ms = measured_ms + interpolated_ms
+                        """)
+            }
+        }
         return migrator
     }
 
@@ -436,6 +452,6 @@ enum SQLiteSchema {
     static let bucketColumns: [String] =
         TrafficCounter.allCases.map(\.name) + [
             "measured_ms", "interpolated_ms", "peak_rx", "peak_tx", "speed_mbps", "epochs", "wraps", "resets",
-            "implausible", "clock_steps", "ambiguous", "flagged_ms", "revision",
+            "implausible", "clock_steps", "ambiguous", "flagged_ms", "member_ms", "capacity", "revision",
         ]
 }

@@ -897,7 +897,9 @@ struct StoreWriter {
         arguments[14] = Int64(values.speedMbps)
         for lane in 0..<StepEvents.columns.count { arguments[15 + lane] = values.events[lane] }
         arguments[15 + StepEvents.columns.count] = values.flaggedMilliseconds
-        arguments[16 + StepEvents.columns.count] = revision
+        arguments[16 + StepEvents.columns.count] = values.memberMilliseconds
+        arguments[17 + StepEvents.columns.count] = values.capacity
+        arguments[18 + StepEvents.columns.count] = revision
     }
 }
 
