@@ -283,6 +283,55 @@ public struct WindowEngine: Sendable {
         return lines
     }
 
+    /// What each bill rests on beyond its intervals (`netpulse bill --members`): the counted interfaces and link
+    /// speed of its scope over the period, as of the steps its buckets hold (``WindowFigures/members``, so a later
+    /// relabelling, kind or `[aggregation]` change does not change them), and the hosts that were in it then, with
+    /// when they joined or left within the period (from the membership history).
+    public func billMembers(_ lines: [BillLine]) async throws -> [Int64: BillMembers] {
+        var result = [Int64: BillMembers]()
+        let periods = Dictionary(grouping: lines) { [$0.bill.period.from, $0.bill.period.to, $0.asOf] }
+        for (key, group) in periods {
+            let period = Window(from: key[0], to: key[1])
+            let buckets = try await store.buckets(
+                level: .fiveMinutes, series: group.map(\.series.id), from: period.from, to: period.to)
+            let counted = Window(from: period.from, to: max(period.from, min(period.to, key[2])))
+            for line in group {
+                let figures = WindowFigures.compute(
+                    buckets: buckets[line.series.id] ?? [], window: period, resolution: .fiveMinutes, now: key[2],
+                    isInterface: line.series.kind == .interface)
+                result[line.series.id] = BillMembers(
+                    interfaces: figures.members, speedMbps: figures.speedMbps,
+                    hosts: hosts(of: line.series, during: counted))
+            }
+        }
+        return result
+    }
+
+    /// The hosts of a scope during `window`: an interface's and a host's own; a group's from its membership history
+    /// (an agent's first memberships hold from the beginning of time, as at ingest), each with the times inside the
+    /// window it joined or left; none listed for the fleet (every host).
+    func hosts(of scope: SeriesRecord, during window: Window) -> [BillMembers.Host] {
+        switch scope.kind {
+        case .interface, .host:
+            return scope.agent.map { [BillMembers.Host(name: $0, from: nil, to: nil)] } ?? []
+        case .fleet:
+            return []
+        case .group:
+            var first = [String: Int64]()
+            for membership in catalogue.memberships {
+                first[membership.agent] = min(first[membership.agent] ?? .max, membership.from)
+            }
+            return catalogue.memberships.compactMap { membership -> BillMembers.Host? in
+                guard membership.group == scope.group else { return nil }
+                let from = membership.from == first[membership.agent] ? Int64.min : membership.from
+                guard from < window.to, membership.to.map({ $0 > window.from }) ?? true else { return nil }
+                return BillMembers.Host(
+                    name: membership.agent, from: from > window.from ? from : nil,
+                    to: membership.to.flatMap { $0 < window.to ? $0 : nil })
+            }.sorted { ($0.name, $0.from ?? .min) < ($1.name, $1.from ?? .min) }
+        }
+    }
+
     /// How billing overrides name a series.
     public func billedScope(_ record: SeriesRecord) -> BilledScope {
         switch record.kind {
@@ -328,6 +377,21 @@ public struct BillLine: Sendable, Hashable {
     public var issuedAt: Int64?
     /// What late data would make an issued bill, oldest first.
     public var adjustments: [BillAdjustment]
+}
+
+/// What a bill's scope was over its period (``WindowEngine/billMembers(_:)``).
+public struct BillMembers: Sendable, Hashable {
+    /// Counted interfaces and their link speed (Mbit/s, 0 unknown), as of the period's steps.
+    public var interfaces: Int
+    public var speedMbps: Int64
+    /// Hosts in the scope during the period; `from` and `to` when they joined or left inside it.
+    public var hosts: [Host]
+
+    public struct Host: Sendable, Hashable {
+        public var name: String
+        public var from: Int64?
+        public var to: Int64?
+    }
 }
 
 /// A row of a traffic table.

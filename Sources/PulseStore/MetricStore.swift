@@ -22,6 +22,9 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
         async throws -> [IngestOutcome]
 
     /// The rollup levels the store keeps (a reader may be configured with fewer or more).
+    /// Moves known agents to the labels the daemon's configuration now gives them, at `now` (``StoreWriter``'s
+    /// `relabel`): the names of the agents moved.
+    func relabel(_ labels: [String: Labels], at now: Int64) async throws -> [String]
     func levels() async throws -> [RollupLevel]
 
     /// Every rollup series: interfaces, hosts, groups and the fleet.

@@ -24,6 +24,13 @@ struct BillCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Bill the fleet, groups, hosts or interfaces (default: from the other options).")
     var scope: ScopeOption?
 
+    @Flag(
+        name: .long,
+        help:
+            "Also say what each bill's scope was over its period: counted interfaces and link speed as of its steps, and the hosts in it then."
+    )
+    var members = false
+
     func run() async throws {
         try await runQuery(options) {
             let now = WallClock.milliseconds()
@@ -38,17 +45,18 @@ struct BillCommand: AsyncParsableCommand {
                     in: engine, day: engine.billing.terms(for: engine.billedScope(record)).day, now: now)
             }
             let lines = try await engine.bills(series, containing: { points[$0.id]! }, now: now)
+            let memberships = members ? try await engine.billMembers(lines) : [:]
+            let calendar = engine.billing.calendar
             switch options.format {
             case .table:
                 var rows = [
                     [
                         "SCOPE", "PERIOD", "METHOD", "95TH PCT", "IN", "OUT", "SUM", "N", "MEASURED", "INTERP",
                         "MISSING", "FLAGGED", "RANK", "STATUS",
-                    ]
+                    ] + (members ? ["MEMBERS", "HOSTS"] : [])
                 ]
                 for line in lines {
                     let bill = line.bill
-                    let calendar = engine.billing.calendar
                     var status =
                         line.issuedAt.map { "issued \(calendar.localDate($0))" }
                         ?? "open, as of \(calendar.localMinute(line.asOf))"
@@ -56,25 +64,34 @@ struct BillCommand: AsyncParsableCommand {
                         status +=
                             "; adjusted to \(TerminalText.rate(adjustment.bill.value)) on \(calendar.localDate(adjustment.foundAt))"
                     }
-                    rows.append([
+                    let rank =
+                        bill.rankPosition.map { "\($0) of \(bill.intervals)\(bill.rank == .round ? "" : " (\(bill.rank.rawValue))")" }
+                        ?? "-"
+                    let row: [String] = [
                         TerminalText.safe(line.series.name),
                         "\(calendar.localDate(bill.period.from)) … \(calendar.localDate(bill.period.to))",
                         bill.method.rawValue, TerminalText.rate(bill.value), TerminalText.rate(bill.inbound),
                         TerminalText.rate(bill.outbound), TerminalText.rate(bill.sum), "\(bill.intervals)",
                         bill.classes.map { "\($0.measured)" } ?? "-", bill.classes.map { "\($0.interpolated)" } ?? "-",
                         "\(bill.missing)", bill.classes.map { "\($0.flagged)" } ?? "-",
-                        bill.rankPosition.map { "\($0) of \(bill.intervals)\(bill.rank == .round ? "" : " (\(bill.rank.rawValue))")" }
-                            ?? "-",
-                        status,
-                    ])
+                        rank, status,
+                    ]
+                    rows.append(row + (members ? Self.membersColumns(memberships[line.series.id], calendar: calendar) : []))
                 }
                 print(TerminalText.table(rows, numeric: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]), terminator: "")
             case .csv:
+                let extra = members ? FigureFormat.billMembersCSVHeader : []
                 print(
-                    CSVText.row(FigureFormat.billCSVHeader)
-                        + lines.map { CSVText.row(FigureFormat.billCSV($0)) }.joined(), terminator: "")
+                    CSVText.row(FigureFormat.billCSVHeader + extra)
+                        + lines.map { line in
+                            CSVText.row(
+                                FigureFormat.billCSV(line)
+                                    + (members ? FigureFormat.billMembersCSV(memberships[line.series.id]) : []))
+                        }.joined(), terminator: "")
             case .json:
-                print(JSONText.array(lines.map { FigureFormat.billJSON($0, calendar: engine.billing.calendar) }))
+                print(
+                    JSONText.array(
+                        lines.map { FigureFormat.billJSON($0, calendar: calendar, members: memberships[$0.series.id]) }))
             }
         }
     }
@@ -94,5 +111,14 @@ struct BillCommand: AsyncParsableCommand {
             // The period that starts in that month holds the month's last moment.
             return engine.billing.calendar.span(of: .month, containing: start).to - 1
         }
+    }
+
+    /// The table's MEMBERS and HOSTS: `2, 2000 Mbit/s` (interfaces and their link speed as of the period's
+    /// steps; the speed left out when unknown) and the hosts with when they joined or left.
+    static func membersColumns(_ members: BillMembers?, calendar: CivilCalendar) -> [String] {
+        guard let members else { return ["-", "-"] }
+        let speed = members.speedMbps > 0 ? ", \(members.speedMbps) Mbit/s" : ""
+        let hosts = FigureFormat.billHostsText(members, calendar: calendar)
+        return ["\(members.interfaces)\(speed)", hosts.isEmpty ? "every host" : hosts]
     }
 }

@@ -310,7 +310,8 @@ def samples_of(config, batches):
 
 def memberships_of(config, agents, batches):
     """"Scopes": each agent's groups (its labels as the daemon takes them, one group per key=value) with their
-    history. A batch whose labels differ from the agent's changes them at its receive time, in arrival order; a batch
+    history. A batch whose labels differ from the agent's changes them at its receive time, in arrival order, unless
+    it was received before the agent's groups last changed (labels move forward in receive time only); a batch
     carries the labels its agent sent (the case's "labels"), or the agent's. Returns agent -> [[group, from, to]]."""
     sent = {agent["name"]: agent["labels"] for agent in agents}
     history = {}
@@ -322,7 +323,8 @@ def memberships_of(config, agents, batches):
             history[agent] = [[group, received, None] for group in sorted(groups)]
             continue
         current = {membership[0] for membership in history[agent] if membership[2] is None}
-        if current == groups:
+        last_move = max((max(m[1], m[2] if m[2] is not None else m[1]) for m in history[agent]), default=None)
+        if current == groups or (last_move is not None and received < last_move):
             continue
         for membership in history[agent]:
             if membership[2] is None and membership[0] not in groups:

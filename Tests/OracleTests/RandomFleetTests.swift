@@ -22,14 +22,20 @@ extension OracleTests {
         let clock = ContinuousClock.now
         var spent = Spent()
         var failures = 0
+        let verbose = environment["NETPULSE_ORACLE_VERBOSE"] != nil
         for seed in first..<first + UInt64(count) {
+            if verbose { print("random fleet \(seed)") }
             let oracleCase = CaseGenerator.randomFleet(seed: seed)
             let keeping = seed % 4 == 0
             let differences = try await disagreements(oracleCase, keepingBills: keeping, spent: &spent)
             guard !differences.isEmpty else { continue }
             failures += 1
+            // Said at once, so the seed is known even if shrinking runs out of time.
+            print("random fleet \(seed) disagrees with the oracle: \(differences.prefix(3).joined(separator: "; "))")
+            let deadline = ContinuousClock.now + .seconds(90)
             let smaller = await CaseGenerator.shrink(oracleCase) { candidate in
-                (try? await disagreements(candidate, keepingBills: keeping).isEmpty == false) ?? false
+                guard ContinuousClock.now < deadline else { return false }
+                return (try? await disagreements(candidate, keepingBills: keeping).isEmpty == false) ?? false
             }
             let file = temporaryDirectory() + "/fleet-\(seed).json"
             try smaller.json().write(toFile: file, atomically: true, encoding: .utf8)

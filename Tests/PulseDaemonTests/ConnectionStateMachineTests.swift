@@ -97,6 +97,34 @@ import Testing
         #expect(machine.agent?.labels == Labels([("site", "fra1")]))
     }
 
+    /// A reload that gives the agent other labels reaches a connection made before it: its next batch carries the
+    /// labels the new configuration gives what the agent sent (docs/windows.md, "Scopes"), so the store never sees
+    /// the old ones again and does not move the agent back.
+    @Test func aReloadGivesTheNextBatchTheNewLabels() throws {
+        func config(_ site: String) throws -> DaemonConfig {
+            try DaemonConfig.parse(
+                ConfigDocument(
+                    text: "[labels]\nfrom_agents = [\"role\"]\n[labels.web-01]\nsite = \"\(site)\"\n", file: "d.toml"))
+        }
+        let current = CurrentConfig(try config("fra1"))
+        var machine = ConnectionStateMachine(
+            daemonName: "d", labelPolicy: { current.value.effectiveLabels(agent: $0, sent: $1) },
+            labelGeneration: { current.generation })
+        _ = machine.tlsEstablished(certificateName: "web-01")
+        _ = machine.frameReceived(body(.hello(Hello(agentID: "web-01", hostname: "h", agentVersion: "0.2.0"))))
+        _ = machine.frameReceived(body(.labels(Labels([("role", "edge")]))))
+        _ = machine.frameReceived(body(.describe(Describe(stream: 7, interfaces: [descriptor]))))
+        func labels(of action: ConnectionStateMachine.Action) -> Labels? {
+            guard case .ingest(let agent, _, _) = action else { return nil }
+            return agent.labels
+        }
+        #expect(labels(of: machine.frameReceived(body(.batch(batch(1))))) == Labels([("role", "edge"), ("site", "fra1")]))
+        machine.batchCompleted()
+        current.replace(try config("ams1"))
+        #expect(labels(of: machine.frameReceived(body(.batch(batch(2))))) == Labels([("role", "edge"), ("site", "ams1")]))
+        #expect(machine.agent?.labels == Labels([("role", "edge"), ("site", "ams1")]))
+    }
+
     @Test func framesOutOfOrderAreRefused() {
         var beforeTLS = ConnectionStateMachine(daemonName: "d")
         guard case .fail(let early, _) = beforeTLS.frameReceived(body(.keepalive)) else {

@@ -153,6 +153,13 @@ import Testing
 
     /// After many streams restarted (a virtual gap per interface), reads of many interfaces and hosts, which look
     /// their gaps up by key (more gaps than series read), read in PostgreSQL what they read in SQLite.
+    /// A move read from the configuration holds in PostgreSQL as in SQLite (``StoreTests/movesFromTheConfiguration``).
+    @Test func aMoveFromTheConfigurationHoldsAsInSQLite() async throws {
+        try await Self.sideBySide("moves") { _, postgres, _ in
+            try await StoreTests.movesFromTheConfiguration(postgres, day: day)
+        }
+    }
+
     @Test func readsOfManyInterfacesAndHostsAfterRestartsReadAsInSQLite() async throws {
         try await Self.sideBySide("gaps") { _, postgres, sqlite in
             let batches = ReadPacingTests.restartedStreams(from: day)

@@ -88,6 +88,38 @@ struct BatchMaker {
         #expect(!StoreWriter.sameGroups(one, at: 19, 20))
     }
 
+    /// A move read from the configuration (a reload or a start, `relabel`): the known agent moves at that time,
+    /// an agent never seen is left alone; a batch received before the move with the old labels (one that waited in
+    /// the ingest journal) moves nothing back, and the connection's next batch, with the new labels, changes
+    /// nothing (docs/windows.md, "Scopes"). Run on PostgreSQL too (PostgresStoreTests).
+    static func movesFromTheConfiguration(_ store: any MetricStore, day: Int64) async throws {
+        var maker = BatchMaker()
+        maker.agent.labels = Labels([("customer", "acme")])
+        _ = try await store.ingest([maker.batch(1, start: day, rx: [0, 1_000, 2_000])], receivedAt: day + 3_000)
+        let moved = try await store.relabel(
+            ["web-01": Labels([("customer", "globex")]), "never-seen": Labels([("customer", "globex")])],
+            at: day + 60_000)
+        #expect(moved == ["web-01"])
+        var waited = maker.batch(2, start: day + 3_000, rx: [3_000, 4_000])
+        waited.receivedAt = day + 30_000
+        _ = try await store.ingest([waited], receivedAt: day + 61_000)
+        var renewed = maker
+        renewed.agent.labels = Labels([("customer", "globex")])
+        _ = try await store.ingest(
+            [renewed.batch(3, start: day + 62_000, rx: [70_000, 71_000])], receivedAt: day + 63_000)
+        #expect(try await store.relabel(["web-01": Labels([("customer", "globex")])], at: day + 64_000).isEmpty)
+        let history = try await store.memberships().sorted { $0.from < $1.from }.map {
+            "\($0.agent) \($0.group.key)=\($0.group.value) \($0.from - day) \($0.to.map { "\($0 - day)" } ?? "-")"
+        }
+        #expect(history == ["web-01 customer=acme 3000 60000", "web-01 customer=globex 60000 -"])
+        #expect(try await store.agents().map(\.name) == ["web-01"])
+    }
+
+    @Test func aMoveFromTheConfigurationHolds() async throws {
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        try await Self.movesFromTheConfiguration(store, day: day)
+    }
+
     @Test func storesOnceAndReadsBackExactly() async throws {
         let path = temporaryDirectory() + "/netpulse.db"
         let store = try SQLiteStore(path: path)
@@ -168,6 +200,23 @@ struct BatchMaker {
         #expect(after.allSatisfy { $0.values.interpolatedMilliseconds == 0 })
         #expect((after.map(\.revision).max() ?? 0) > revisionBefore)
         #expect(try await late.anomalies(since: 0).filter { $0.kind == "already-counted" }.isEmpty)
+    }
+
+    /// A host without a real-time clock samples in 1970, then boots again with its clock set: the step into the new
+    /// epoch starts at the epoch's start, a gap of 40 s. Billing is told of the 5-minute intervals that gap covers,
+    /// from the epoch's start, not from the 1970 sample before it: 56 years of intervals were five million rows in
+    /// one commit (found by a random fleet of the oracle that kept bills).
+    @Test func aGapIntoANewEpochMarksOnlyItsOwnIntervalsForBilling() async throws {
+        let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db")
+        try await store.markBillIntervals(before: day + 3_600_000)
+        var booted = maker
+        _ = try await store.ingest([booted.batch(1, start: 1_000, rx: [0, 1_000])], receivedAt: day)
+        booted.boot = BootID(high: 11, low: 21)
+        var batch = booted.batch(2, start: day, rx: [5_000_000, 5_001_000])
+        batch.sections[0].descriptor.began = day - 40_000
+        _ = try await store.ingest([batch], receivedAt: day + 2_000)
+        let changes = try await store.withBillSnapshot { try $0.changedIntervals(limit: 10_000) }
+        #expect(!changes.isEmpty && changes.allSatisfy { $0.start >= day - 300_000 }, "\(changes.count) intervals")
     }
 
     /// Billing learns what changed in an interval it took in, as bytes added since: what a pass read is taken

@@ -26,6 +26,9 @@ public struct WindowFigures: Sendable, Hashable {
     /// Interfaces behind the figures: 1 for an interface; for a scope, the counted interfaces its steps had (the
     /// largest of its buckets' member counts).
     public var members: Int
+    /// The link speed utilisation is over, Mbit/s (0 unknown): an interface's largest; a scope's, the largest of its
+    /// buckets' capacities over their time, as of its steps.
+    public var speedMbps: Int64
     /// The highest revision of the buckets read.
     public var revision: Int64
 
@@ -120,6 +123,6 @@ extension WindowFigures {
                 Saturating.sum(totals.traffic[.rxDropped], totals.traffic[.txDropped]), of: packets),
             coverage: RateMath.perMillion(totals.coveredMilliseconds, of: possible) ?? 0,
             measuredCoverage: RateMath.perMillion(totals.measuredMilliseconds, of: possible) ?? 0,
-            bucketsWithData: withData, members: members, revision: revision)
+            bucketsWithData: withData, members: members, speedMbps: speed, revision: revision)
     }
 }

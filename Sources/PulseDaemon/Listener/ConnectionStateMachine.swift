@@ -38,6 +38,12 @@ public struct ConnectionStateMachine: Sendable {
     public let agentLimits: AgentLimits
     /// The agent's labels as the daemon uses them (the daemon's config may override what the agent sent).
     let labelPolicy: @Sendable (_ agent: String, _ sent: Labels) -> Labels
+    /// Which configuration the labels policy follows: when it moves (a reload), the labels are taken again from what
+    /// the agent sent, so the connection's next batch carries the new ones (`docs/windows.md`, "Scopes").
+    let labelGeneration: @Sendable () -> Int
+    /// What the agent sent in `LABELS`, and the generation its labels were taken at.
+    private var sentLabels = Labels([])
+    private var labelsTakenAt = 0
     private var described: [UInt64: [UInt32: InterfaceDescriptor]] = [:]
     /// The last sample of each interface on this connection, which the agent's sections are coded against: only of
     /// described interfaces (and, with the stream window, of the streams in it), so it is bounded like them.
@@ -56,13 +62,15 @@ public struct ConnectionStateMachine: Sendable {
     public init(
         daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384,
         agentLimits: AgentLimits = AgentLimits(),
-        labelPolicy: @escaping @Sendable (_ agent: String, _ sent: Labels) -> Labels = { $1 }
+        labelPolicy: @escaping @Sendable (_ agent: String, _ sent: Labels) -> Labels = { $1 },
+        labelGeneration: @escaping @Sendable () -> Int = { 0 }
     ) {
         self.daemonName = daemonName
         self.limits = limits
         self.maximumDescriptors = maximumDescriptors
         self.agentLimits = agentLimits
         self.labelPolicy = labelPolicy
+        self.labelGeneration = labelGeneration
     }
 
     /// The TLS handshake finished; `certificateName` is the common name of the verified client certificate.
@@ -124,6 +132,7 @@ public struct ConnectionStateMachine: Sendable {
                     "agent speaks protocol versions \(hello.minimumVersion)…\(hello.maximumVersion), daemon \(ProtocolVersion.minimum)…\(ProtocolVersion.maximum): \(advice)"
                 )
             }
+            labelsTakenAt = labelGeneration()
             let identity = AgentIdentity(
                 name: hello.agentID, hostname: hello.hostname, version: hello.agentVersion,
                 labels: labelPolicy(hello.agentID, Labels([])))
@@ -152,7 +161,7 @@ public struct ConnectionStateMachine: Sendable {
             }
             described[describe.stream] = table
             return .none
-        case (.ready(let agent), .batch(let batch)):
+        case (.ready(var agent), .batch(let batch)):
             nameStream(batch.stream)
             let table = described[batch.stream] ?? [:]
             var descriptors = [InterfaceDescriptor]()
@@ -201,10 +210,18 @@ public struct ConnectionStateMachine: Sendable {
                 )
             }
             inFlight += 1
+            let generation = labelGeneration()
+            if generation != labelsTakenAt {
+                labelsTakenAt = generation
+                agent.labels = labelPolicy(agent.name, sentLabels)
+                state = .ready(agent)
+            }
             return .ingest(agent: agent, batch: batch, descriptors: descriptors)
         case (.ready, .keepalive):
             return .none
         case (.ready(var agent), .labels(let labels)):
+            sentLabels = labels
+            labelsTakenAt = labelGeneration()
             agent.labels = labelPolicy(agent.name, labels)
             state = .ready(agent)
             return .none

@@ -15,10 +15,12 @@ public struct Listener: Sendable {
     let registry: ConnectionRegistry
     let logger: Logger
     let labelPolicy: @Sendable (String, Labels) -> Labels
+    let labelGeneration: @Sendable () -> Int
 
     public init(
         config: DaemonConfig, tls: TLSContextBox, queue: IngestQueue, registry: ConnectionRegistry,
-        logger: Logger, labelPolicy: @escaping @Sendable (String, Labels) -> Labels
+        logger: Logger, labelPolicy: @escaping @Sendable (String, Labels) -> Labels,
+        labelGeneration: @escaping @Sendable () -> Int = { 0 }
     ) {
         self.config = config
         self.tls = tls
@@ -26,6 +28,7 @@ public struct Listener: Sendable {
         self.registry = registry
         self.logger = logger
         self.labelPolicy = labelPolicy
+        self.labelGeneration = labelGeneration
     }
 
     /// Binds the listening socket.
@@ -39,6 +42,7 @@ public struct Listener: Sendable {
         let registry = self.registry
         let logger = self.logger
         let labelPolicy = self.labelPolicy
+        let labelGeneration = self.labelGeneration
         let limits = ConnectionRegistry.Limits(
             connections: config.maximumConnections, handshakes: config.maximumHandshakes,
             handshakesPerAddress: config.maximumHandshakesPerAddress,
@@ -63,7 +67,8 @@ public struct Listener: Sendable {
                     try pipeline.addHandler(
                         ConnectionHandler(
                             machine: ConnectionStateMachine(
-                                daemonName: config.name, agentLimits: config.agentLimits, labelPolicy: labelPolicy),
+                                daemonName: config.name, agentLimits: config.agentLimits, labelPolicy: labelPolicy,
+                                labelGeneration: labelGeneration),
                             queue: queue,
                             registry: registry, logger: logger,
                             handshakeTimeout: .milliseconds(config.handshakeTimeout)))

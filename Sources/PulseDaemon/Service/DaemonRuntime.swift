@@ -55,6 +55,8 @@ public struct DaemonRuntime: Sendable {
         // only its apply marker and published files there.
         try FileIO.createDirectory(config.stateDirectory, mode: 0o750)
         store = try await Self.openStore(config, logger: logger)
+        // Agents moved in [labels.*] while the daemon was down move now, not when they next send.
+        await LabelMoves.apply(config, to: store, at: WallClock.milliseconds(), logger: logger)
         leadership = Leadership(leading: !(store is PostgresStore))
         queue = IngestQueue(limit: config.queueLimit, byteLimit: config.queueBytes)
         let registry = ConnectionRegistry()
@@ -118,6 +120,7 @@ public struct DaemonRuntime: Sendable {
                 }
                 return config.effectiveLabels(agent: agent, sent: admitted)
             },
+            labelGeneration: { current.generation },
             onListening: onListening)
     }
 
@@ -186,7 +189,8 @@ public struct DaemonRuntime: Sendable {
             .init(service: leaderOnly(CancelledOnStop(notifier))),
             .init(
                 service: ReloadService(
-                    configPath: configPath, current: current, tls: listener.tls, status: status, logger: logger)),
+                    configPath: configPath, current: current, tls: listener.tls, status: status, store: store,
+                    logger: logger)),
             .init(service: status, successTerminationBehavior: .ignore),
         ]
         if config.snapshots.enabled {
@@ -354,9 +358,15 @@ struct CancelledOnStop: Service {
 /// The config in force, replaced on reload (only the parts that apply without a restart are read from it).
 final class CurrentConfig: Sendable {
     private let state: Mutex<DaemonConfig>
+    private let replaced = Atomic<Int>(0)
     init(_ config: DaemonConfig) { state = Mutex(config) }
     var value: DaemonConfig { state.withLock { $0 } }
-    func replace(_ config: DaemonConfig) { state.withLock { $0 = config } }
+    /// How many times the configuration was replaced (connections take their agents' labels again when it moves).
+    var generation: Int { replaced.load(ordering: .acquiring) }
+    func replace(_ config: DaemonConfig) {
+        state.withLock { $0 = config }
+        replaced.add(1, ordering: .releasing)
+    }
 }
 
 /// A daemon start-up failure with a message for the operator.

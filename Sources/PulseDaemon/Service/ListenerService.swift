@@ -17,6 +17,7 @@ public final class ListenerService: Service, Sendable {
     let tls: TLSContextBox
     let group: MultiThreadedEventLoopGroup
     let labelPolicy: @Sendable (String, Labels) -> Labels
+    let labelGeneration: @Sendable () -> Int
     let onListening: @Sendable (SocketAddress) -> Void
     /// One per event loop: a blocked loop stops its beats, and the watchdog stops pinging.
     let loopHeartbeats: [LoopHeartbeat]
@@ -24,6 +25,7 @@ public final class ListenerService: Service, Sendable {
     init(
         config: DaemonConfig, queue: IngestQueue, registry: ConnectionRegistry, logger: Logger,
         labelPolicy: @escaping @Sendable (String, Labels) -> Labels,
+        labelGeneration: @escaping @Sendable () -> Int,
         onListening: @escaping @Sendable (SocketAddress) -> Void
     ) throws {
         self.config = config
@@ -31,6 +33,7 @@ public final class ListenerService: Service, Sendable {
         self.registry = registry
         self.logger = logger
         self.labelPolicy = labelPolicy
+        self.labelGeneration = labelGeneration
         self.onListening = onListening
         tls = try TLSContextBox(config.tls)
         group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
@@ -47,7 +50,8 @@ public final class ListenerService: Service, Sendable {
 
     public func run() async throws {
         let listener = Listener(
-            config: config, tls: tls, queue: queue, registry: registry, logger: logger, labelPolicy: labelPolicy)
+            config: config, tls: tls, queue: queue, registry: registry, logger: logger, labelPolicy: labelPolicy,
+            labelGeneration: labelGeneration)
         let activated = SocketActivation.takeListeningSockets().first
         let channel: any Channel
         do {

@@ -1,5 +1,6 @@
 import Logging
 import PulseCore
+import PulseStore
 import PulseSystemd
 import ServiceLifecycle
 
@@ -9,8 +10,9 @@ import ServiceLifecycle
     import Musl
 #endif
 
-/// SIGHUP: re-reads the config file and the certificates it names. New connections get the new certificates and
-/// agents' labels follow the new `[labels.*]` from their next connection; established connections carry on. Alert
+/// SIGHUP: re-reads the config file and the certificates it names. New connections get the new certificates;
+/// agents' labels follow the new `[labels.*]` at once: known agents are moved to their new groups when the reload is
+/// read (``LabelMoves``), and connected ones carry the new labels from their next batch. Alert
 /// rules and notification settings (`[alert.*]`, `[alerts]`) apply from the next evaluation, unchanged rules
 /// keeping their pending and firing alerts. Other settings need a restart, which the log says.
 final class ReloadService: Service, Sendable {
@@ -18,21 +20,32 @@ final class ReloadService: Service, Sendable {
     let current: CurrentConfig
     let tls: TLSContextBox
     let status: StatusService
+    let store: any MetricStore
     let logger: Logger
 
-    init(configPath: String?, current: CurrentConfig, tls: TLSContextBox, status: StatusService, logger: Logger) {
+    init(
+        configPath: String?, current: CurrentConfig, tls: TLSContextBox, status: StatusService,
+        store: any MetricStore, logger: Logger
+    ) {
         self.configPath = configPath
         self.current = current
         self.tls = tls
         self.status = status
+        self.store = store
         self.logger = logger
     }
 
     func run() async throws {
-        for await _ in SignalEvents([SIGHUP]).cancelOnGracefulShutdown() { reload() }
+        for await _ in SignalEvents([SIGHUP]).cancelOnGracefulShutdown() {
+            guard let applied = reload() else { continue }
+            // Ready again once the agents are in their new groups.
+            await LabelMoves.apply(applied, to: store, at: WallClock.milliseconds(), logger: logger)
+            SystemdNotifier.ready(status: status.line())
+        }
     }
 
-    private func reload() {
+    /// The configuration now in force, or nil when the reload failed.
+    private func reload() -> DaemonConfig? {
         SystemdNotifier.reloading()
         do {
             let running = current.value
@@ -55,10 +68,11 @@ final class ReloadService: Service, Sendable {
             logger.notice(
                 "reloaded: new connections use the certificates in \(fresh.tls.certificate); \(fresh.alerts.rules.count) alert rules (\(changedRules.isEmpty ? "unchanged" : "changed"))\(restartNote)"
             )
-            SystemdNotifier.ready(status: status.line())
+            return applied
         } catch {
             logger.error("reload failed, keeping the running configuration and certificates: \(error)")
             SystemdNotifier.ready(status: "reload failed, running the previous configuration: \(error)")
+            return nil
         }
     }
 }

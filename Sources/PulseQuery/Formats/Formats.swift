@@ -286,8 +286,37 @@ public enum FigureFormat {
         ]
     }
 
-    /// A bill: the period, the method, the percentiles, and what it rests on.
-    public static func billJSON(_ line: BillLine, calendar: CivilCalendar) -> String {
+    /// A bill's members (``WindowEngine/billMembers(_:)``): counted interfaces, link speed and hosts.
+    public static func billMembersJSON(_ members: BillMembers) -> String {
+        JSONText.object([
+            ("interfaces", "\(members.interfaces)"),
+            ("speed_mbps", members.speedMbps > 0 ? "\(members.speedMbps)" : "null"),
+            (
+                "hosts",
+                JSONText.array(
+                    members.hosts.map { host in
+                        JSONText.object([
+                            ("name", JSONText.string(host.name)),
+                            ("from", host.from.map { JSONText.string(RFC3339.text($0)) } ?? "null"),
+                            ("to", host.to.map { JSONText.string(RFC3339.text($0)) } ?? "null"),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    /// A bill's hosts as one line: `db-3 (until 2026-06-08 00:00); web-01 (from 2026-06-08 00:00)`.
+    public static func billHostsText(_ members: BillMembers, calendar: CivilCalendar) -> String {
+        members.hosts.map { host in
+            let span = [
+                host.from.map { "from \(calendar.localMinute($0))" }, host.to.map { "until \(calendar.localMinute($0))" },
+            ].compactMap { $0 }
+            return TerminalText.safe(host.name) + (span.isEmpty ? "" : " (\(span.joined(separator: " ")))")
+        }.joined(separator: "; ")
+    }
+
+    /// A bill: the period, the method, the percentiles, and what it rests on (with its members, when read).
+    public static func billJSON(_ line: BillLine, calendar: CivilCalendar, members: BillMembers? = nil) -> String {
         let bill = line.bill
         return JSONText.object([
             ("series", seriesJSON(line.series)),
@@ -313,7 +342,7 @@ public enum FigureFormat {
                     })
             ),
             ("revision", "\(bill.revision)"),
-        ])
+        ] + (members.map { [("members", billMembersJSON($0))] } ?? []))
     }
 
     public static let billCSVHeader = [
@@ -322,6 +351,20 @@ public enum FigureFormat {
         "missing_intervals", "as_of_utc", "issued_at_utc", "adjusted_p95_bytes_per_second", "revision",
         "measured_intervals", "interpolated_intervals", "flagged_intervals", "rank", "rank_rule",
     ]
+
+    /// The columns `--members` adds to ``billCSVHeader``.
+    public static let billMembersCSVHeader = ["members", "members_speed_mbps", "members_hosts"]
+
+    public static func billMembersCSV(_ members: BillMembers?) -> [String] {
+        guard let members else { return ["", "", ""] }
+        return [
+            "\(members.interfaces)", members.speedMbps > 0 ? "\(members.speedMbps)" : "",
+            members.hosts.map { host in
+                host.name + (host.from.map { " from " + RFC3339.text($0) } ?? "")
+                    + (host.to.map { " until " + RFC3339.text($0) } ?? "")
+            }.joined(separator: "; "),
+        ]
+    }
 
     public static func billCSV(_ line: BillLine) -> [String] {
         let bill = line.bill

@@ -140,6 +140,17 @@ final class PostgresIngestTransaction: IngestTransaction {
             "UPDATE agent SET hostname = \(hostname), version = \(version), last_seen = \(now) WHERE id = \(id)")
     }
 
+    func agent(named name: String) throws -> (id: Int64, identity: AgentIdentity, lastSeen: Int64)? {
+        try session.query("SELECT id, hostname, version, labels, last_seen FROM agent WHERE name = \(name)").first.map {
+            row in
+            let (id, hostname, version, labels, lastSeen) = try row.decode((Int64, String, String, String, Int64).self)
+            return (
+                id, AgentIdentity(name: name, hostname: hostname, version: version, labels: LabelText.decode(labels)),
+                lastSeen
+            )
+        }
+    }
+
     func memberships(agent id: Int64, name: String) throws -> [Membership] {
         try session.query(
             "SELECT key, value, from_ts, to_ts FROM membership WHERE agent_id = \(id) ORDER BY from_ts"

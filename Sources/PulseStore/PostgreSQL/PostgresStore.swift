@@ -165,4 +165,21 @@ public final class PostgresStore: MetricStore {
             }
         }
     }
+
+    public func relabel(_ labels: [String: Labels], at now: Int64) async throws -> [String] {
+        guard !labels.isEmpty else { return [] }
+        let idleTimeout = idleWriteTimeout
+        return try await onWriter { side in
+            do {
+                return try side.session.transaction {
+                    try side.session.limitIdle(idleTimeout)
+                    return try side.writer.relabel(labels, at: now, in: side.ingestTransaction())
+                }
+            } catch {
+                side.writer.reset()
+                side.memory.forget()
+                throw error
+            }
+        }
+    }
 }

@@ -54,6 +54,18 @@ struct SQLiteIngestTransaction: IngestTransaction {
             arguments: [hostname, version, now, id])
     }
 
+    func agent(named name: String) throws -> (id: Int64, identity: AgentIdentity, lastSeen: Int64)? {
+        try Row.fetchOne(
+            db, sql: "SELECT id, hostname, version, labels, last_seen FROM agent WHERE name = ?", arguments: [name]
+        ).map { row in
+            (
+                row[0],
+                AgentIdentity(name: name, hostname: row[1], version: row[2], labels: LabelText.decode(row[3])),
+                row[4]
+            )
+        }
+    }
+
     func memberships(agent id: Int64, name: String) throws -> [Membership] {
         try Row.fetchAll(
             db, sql: "SELECT key, value, from_ts, to_ts FROM membership WHERE agent_id = ? ORDER BY from_ts",

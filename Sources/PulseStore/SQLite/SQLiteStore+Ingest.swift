@@ -50,6 +50,26 @@ extension SQLiteStore {
         }
     }
 
+    public func relabel(_ labels: [String: Labels], at now: Int64) async throws -> [String] {
+        guard !labels.isEmpty else { return [] }
+        return try await pool.writeWithoutTransaction { db in
+            try self.writer.withLock { writer in
+                do {
+                    var moved = [String]()
+                    try db.inTransaction(.immediate) {
+                        moved = try writer.relabel(labels, at: now, in: SQLiteIngestTransaction(db: db))
+                        return .commit
+                    }
+                    if !moved.isEmpty { self.committed(writer) }
+                    return moved
+                } catch {
+                    writer.reset()
+                    throw Self.transient(error, path: self.path) ?? error
+                }
+            }
+        }
+    }
+
     /// The last journal entry the store has applied (0 before any).
     public func journalApplied() throws -> Int64 {
         try pool.read { db in try Self.meta("journal_applied", db) }

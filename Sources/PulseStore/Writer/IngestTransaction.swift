@@ -27,6 +27,8 @@ protocol IngestTransaction {
     /// Creates the agent or refreshes its hostname, version and last-seen time; returns its id and stored labels.
     func upsertAgent(_ identity: AgentIdentity, at now: Int64) throws -> (id: Int64, labels: Labels)
     func touchAgent(id: Int64, hostname: String, version: String, at now: Int64) throws
+    /// A known agent's row without touching it (nil for an agent never seen).
+    func agent(named name: String) throws -> (id: Int64, identity: AgentIdentity, lastSeen: Int64)?
     /// The agent's memberships, oldest first.
     func memberships(agent id: Int64, name: String) throws -> [Membership]
     func endMembership(agent: Int64, _ membership: Membership, at time: Int64) throws

@@ -178,7 +178,9 @@ struct StoreWriter {
             willStore?(index)
             let now = batch.receivedAt ?? now
             var agent = try agentRow(batch.agent, at: now, in: db)
-            if agent.identity.labels != batch.agent.labels {
+            // Labels move forward in receive time only: a batch received before the agent was last moved (a
+            // reload's move, applied while the batch waited in the journal) keeps the groups it finds.
+            if agent.identity.labels != batch.agent.labels && now >= Self.lastMove(agent.memberships) {
                 try relabel(&agent, to: batch.agent.labels, at: now, in: db)
                 relabelled = true
             }
@@ -264,6 +266,47 @@ struct StoreWriter {
         stored.labels = labels
         return AgentRow(
             id: id, identity: stored, lastSeen: now, memberships: try db.memberships(agent: id, name: identity.name))
+    }
+
+    /// Moves known agents to new labels at `now`, as the daemon's configuration now gives them (a reload or a
+    /// start with new `[labels.*]`, `docs/windows.md`, "Scopes"), so a host moved while it is away is moved at once,
+    /// not when it comes back. Agents never seen, and agents whose last move is later than `now`, are left as they
+    /// are. Returns the names of the agents moved.
+    mutating func relabel(
+        _ labels: [String: Labels], at now: Int64, in db: some IngestTransaction
+    ) throws -> [String] {
+        let revision = try begin(in: db)
+        var moved = [String]()
+        for (name, new) in labels.sorted(by: { $0.key < $1.key }) {
+            var agent: AgentRow
+            if let cached = agents[name] {
+                agent = cached
+            } else if let row = try db.agent(named: name) {
+                agent = AgentRow(
+                    id: row.id, identity: row.identity, lastSeen: row.lastSeen,
+                    memberships: try db.memberships(agent: row.id, name: name))
+            } else {
+                continue
+            }
+            guard agent.identity.labels != new, now >= Self.lastMove(agent.memberships) else { continue }
+            try relabel(&agent, to: new, at: now, in: db)
+            agents[name] = agent
+            moved.append(name)
+        }
+        if !moved.isEmpty {
+            try writeStates(in: db)
+            try writeDeltas(revision: revision, in: db)
+            try db.advanceTotals(revision: revision, batches: 0, values: 0, unplacedSteps: 0)
+            self.revision = revision
+        }
+        return moved
+    }
+
+    /// When the agent's groups last changed (its first memberships' beginning when they never did).
+    static func lastMove(_ memberships: [Membership]) -> Int64 {
+        var last = Int64.min
+        for membership in memberships { last = max(last, membership.to ?? membership.from, membership.from) }
+        return last
     }
 
     /// Records that the agent's labels changed at `now`: memberships of groups it left end, new ones begin.
@@ -497,7 +540,8 @@ struct StoreWriter {
                             gap.step, from: gap.previous, to: gap.next, series: series, scopes: gap.scopes,
                             parts: gap.parts, sign: -1)
                     }
-                    markChanged(from: gap.previous.time, to: gap.next.time, series: [series] + gap.scopes)
+                    let span = Self.span(of: gap.step, from: gap.previous, to: gap.next)
+                    markChanged(from: span.lowerBound, to: span.upperBound, series: [series] + gap.scopes)
                 }
                 try db.deleteGap(series: series, previous: gap.previous.position)
                 steps.insert((gap.previous, first), at: 0)
@@ -565,7 +609,8 @@ struct StoreWriter {
             // SQLiteSchema.
             let isVirtual = step.timing.isInterpolated
             if isVirtual {
-                markChanged(from: previous.time, to: next.time, series: [series] + scopes)
+                let span = Self.span(of: step, from: previous, to: next)
+                markChanged(from: span.lowerBound, to: span.upperBound, series: [series] + scopes)
             } else {
                 add(step, from: previous, to: next, series: series, scopes: scopes, parts: parts, sign: 1)
             }
@@ -615,6 +660,13 @@ struct StoreWriter {
         for id in [series] + scopes {
             unplaced[UnplacedKey(series: id, day: day), default: UnplacedTotals()].add(change)
         }
+    }
+
+    /// The time a step's buckets cover: from its start (a new epoch's start, not the sample before it, which may lie
+    /// decades back on a host that booted in 1970) to its end; for an instant step, the millisecond of its end.
+    static func span(of step: CountedStep, from previous: StepSample, to next: StepSample) -> Range<Int64> {
+        guard step.timing != .instant else { return next.time..<Saturating.sum(next.time, 1) }
+        return CountedStep.start(from: previous, to: next)..<next.time
     }
 
     /// Records that the 5-minute buckets of `series` between `from` and `to` changed without a delta row (a
