@@ -82,8 +82,8 @@ enum Oracle {
                         + (row[7] as! [Any]).map { Self.int($0)! } + (8...10).map { Self.int(row[$0])! }
                 }
                 // A bucket whose every column is zero is no bucket (docs/windows.md, "Rollups"): the store keeps one
-                // when a step is taken out again, the oracle makes one for an outage that counted nothing. Compared
-                // on both sides alike.
+                // when a step is taken out again, the oracle one for an instant step that counted nothing. Compared
+                // on both sides alike. (An outage that counted nothing is a bucket: it has member time.)
                 func nonEmpty(_ rows: [[Int64]]) -> [[Int64]] { rows.filter { $0.dropFirst().contains { $0 != 0 } } }
                 check(
                     nonEmpty(actual) == nonEmpty(wanted),
