@@ -281,7 +281,7 @@ def samples_of(config, batches):
     """Every sample by logical interface, with the clock check applied per batch ("Clocks"), and whether its time
     can be placed ("Time that cannot be placed")."""
     by_interface = {}
-    for batch in batches:
+    for arrival, batch in enumerate(batches):
         received = batch["received"]
         last = max(s[1] for section in batch["sections"] for s in section["samples"])
         ahead = last - received
@@ -296,6 +296,7 @@ def samples_of(config, batches):
                         speed, kind, relation = link[1], link[2], link[3]
                 by_interface.setdefault(key, []).append({
                     "order": batch["order"], "tick": tick, "t": t + shift, "c": c, "received": received,
+                    "arrival": arrival,
                     "placeable": received - config.max_age <= t + shift <= received + config.clock_tolerance,
                     "epoch": (section["boot"], section["ifindex"], section["width"]), "width": section["width"],
                     "interval": batch["interval"], "heartbeat": batch["heartbeat"], "speed": speed, "kind": kind,
@@ -312,15 +313,16 @@ def memberships_of(config, agents, batches):
     """"Scopes": each agent's groups (its labels as the daemon takes them, one group per key=value) with their
     history. A batch whose labels differ from the agent's changes them at its receive time, in arrival order, unless
     it was received before the agent's groups last changed (labels move forward in receive time only); a batch
-    carries the labels its agent sent (the case's "labels"), or the agent's. Returns agent -> [[group, from, to]]."""
+    carries the labels its agent sent (the case's "labels"), or the agent's. Returns agent -> [[group, from, to,
+    since, until]]: since and until are the arrival indices of the batches that began and ended the membership."""
     sent = {agent["name"]: agent["labels"] for agent in agents}
     history = {}
-    for batch in batches:
+    for arrival, batch in enumerate(batches):
         agent = batch["agent"]
         groups = {"%s=%s" % item for item in config.labels(agent, batch.get("labels", sent[agent])).items()}
         received = batch["received"]
         if agent not in history:
-            history[agent] = [[group, received, None] for group in sorted(groups)]
+            history[agent] = [[group, received, None, arrival, None] for group in sorted(groups)]
             continue
         current = {membership[0] for membership in history[agent] if membership[2] is None}
         last_move = max((max(m[1], m[2] if m[2] is not None else m[1]) for m in history[agent]), default=None)
@@ -329,8 +331,16 @@ def memberships_of(config, agents, batches):
         for membership in history[agent]:
             if membership[2] is None and membership[0] not in groups:
                 membership[2] = received
-        history[agent] += [[group, received, None] for group in sorted(groups - current)]
+                membership[4] = arrival
+        history[agent] += [[group, received, None, arrival, None] for group in sorted(groups - current)]
     return history
+
+
+def recorded_by(history, arrival):
+    """"Scopes": a step's groups are worked out when it is formed, when the later of its two samples arrives, with the
+    memberships recorded by then: the history as it stood after the batch at index `arrival`, as [group, from, to]."""
+    return [[group, start, end if until is not None and until <= arrival else None]
+            for group, start, end, since, until in history if since <= arrival]
 
 
 def groups_at(memberships, t):
@@ -364,7 +374,7 @@ def rollups(config, agents, batches):
             targets = []
             if counts(config.rule, n["kind"], n["relation"], interface):
                 targets += ["host:" + agent, "fleet"]
-            history = memberships.get(agent, [])
+            history = recorded_by(memberships.get(agent, []), max(p["arrival"], n["arrival"]))
 
             def in_groups(groups):
                 """Of `groups`, those whose rule counts the interface (by N's kind)."""
