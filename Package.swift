@@ -176,7 +176,7 @@ let package = Package(
             name: "OracleTests",
             dependencies: [
                 "OracleSupport", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseReports",
-                "TestSupport",
+                "PulseAgent", "TestSupport",
             ]
         ),
         // The oracle's cases (generated agents), its runner and the comparison with a store: shared by OracleTests and

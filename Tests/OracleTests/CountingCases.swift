@@ -163,3 +163,38 @@ extension CaseGenerator {
         return oracleCase
     }
 }
+
+extension CaseGenerator {
+    /// docs/windows.md, worked example 17: a SmartNIC in switchdev mode on `nic-1`. Its uplink representor `p0`
+    /// carries 1 GB of its own and the 2 GB that its VF representor `pf0vf1` carried too (a VM's traffic crosses both),
+    /// read every minute for an hour. The links' kinds are what the agent's classifier gives (`kinds`), so the case
+    /// rests on the agent's reading of sysfs, not on a kind the test chose.
+    static func switchdev(kinds: [String: (InterfaceKind, InterfaceRelation)]) -> OracleCase {
+        let start: Int64 = 1_781_085_600_000  // 2026-06-10T10:00:00Z
+        var batches = [OracleCase.Batch]()
+        for batch in 0..<6 {
+            var sections = [OracleCase.Section]()
+            for (name, ifindex) in [("p0", UInt32(4)), ("pf0vf1", UInt32(9))] {
+                // Per minute: 2 GB / 60 through the VF, and so through p0 too, and 1 GB / 60 of p0's own.
+                let samples = (0..<10).map { tick -> (tick: Int, time: Int64, counters: [UInt64]) in
+                    let minute = UInt64(batch * 10 + tick)
+                    let rx = name == "p0" ? 10_000 + minute * 50_000_000 : 20_000 + minute * 33_333_333
+                    return (tick, start + Int64(minute) * 60_000, [rx, rx / 4, rx / 1_000, rx / 4_000, 0, 0, 0, 0])
+                }
+                let (kind, relation) = kinds[name]!
+                sections.append(
+                    OracleCase.Section(
+                        name: name, boot: BootID(high: 5, low: 5), ifindex: ifindex, width: .bits64, samples: samples,
+                        links: [(0, 25_000, kind, relation)]))
+            }
+            let last = start + Int64(batch * 10 + 9) * 60_000
+            batches.append(
+                OracleCase.Batch(
+                    agent: "nic-1", stream: 0x55, sequence: UInt64(batch + 1), order: UInt64(last), interval: 60_000,
+                    heartbeat: 0, received: last + 1_000, sections: sections))
+        }
+        return OracleCase(
+            agents: [("nic-1", [])], batches: batches, now: start + 2 * 3_600_000,
+            windows: [(start, start + 3_600_000, 60_000)], bills: [start])
+    }
+}

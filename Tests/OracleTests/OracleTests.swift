@@ -1,4 +1,5 @@
 import Foundation
+import PulseAgent
 import PulseAnalytics
 import PulseCore
 import PulseQuery
@@ -134,6 +135,35 @@ import Testing
             $0["series"] as? String == "interface:web-01/eth0" && Oracle.int(($0["period"] as! [Any])[0])! > 1_772_000_000_000
         }
         #expect(march.map { Oracle.int($0["missing"])! >= 4_320 } == true)
+        try await check(oracleCase)
+    }
+
+    /// The worked example 17 of docs/windows.md (``CaseGenerator/switchdev(kinds:)``, issue 30's event 11): the agent's
+    /// own classifier reads a SmartNIC's sysfs as the test writes it (`p0` the uplink port and `pf0vf1` a virtual
+    /// function's representor, both with a `device` link and one `phys_switch_id`), its kinds go into the batches, and
+    /// the host counts p0's bytes alone: the VF's 2 GB crossed p0 too. Before, the classifier called both physical
+    /// (each has a `device` link) and the host counted the VF's bytes twice.
+    @Test func aSwitchdevRepresentorIsNotCountedBesideItsUplink() async throws {
+        var template = Array("/tmp/netpulse-sysfs-XXXXXX".utf8CString)
+        let root = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        for name in ["p0", "pf0vf1"] {
+            try FileIO.createDirectory("\(root)/\(name)/device")
+            for (file, text) in [("type", "1"), ("phys_switch_id", "4c2a3b0000ad"), ("phys_port_name", name)] {
+                try FileIO.writeAtomically("\(root)/\(name)/\(file)", Array((text + "\n").utf8))
+            }
+        }
+        let link = SysfsLink(root: root)
+        let kinds = Dictionary(uniqueKeysWithValues: ["p0", "pf0vf1"].map { ($0, link.kind(InterfaceName($0))) })
+        let oracleCase = CaseGenerator.switchdev(kinds: kinds)
+        let expected = try Oracle.run(oracleCase)
+        let figures = expected["figures"] as! [[String: Any]]
+        func rx(_ series: String) -> Int64? {
+            figures.first { $0["series"] as? String == series }.flatMap { Oracle.int(($0["bytes"] as! [Any])[0]) }
+        }
+        let uplink = try #require(rx("interface:nic-1/p0"))
+        let minutes: Int64 = 59
+        #expect(uplink == minutes * 50_000_000)
+        #expect(rx("host:nic-1") == uplink, "\(kinds)")
         try await check(oracleCase)
     }
 
