@@ -111,10 +111,10 @@ extension EndToEnd {
             let now = { Int64(Date().timeIntervalSince1970 * 1_000) }
             for round in 0..<3 {
                 for (index, name) in ["agent-1", "agent-2"].enumerated() {
-                    // Ticks not spooled yet go with the agent: the batch being filled and, under load, the one the
-                    // spool writer had not written yet (two batches of 600 ms with their jitter; one allowed before
-                    // made this test fail once in a full run, 1.3 s of ticks lost).
-                    let killed = now() - 1_500
+                    // Ticks not spooled yet go with the agent: the batch being filled and what the spool writer had
+                    // not written yet, which under load (right after the takeovers, with two daemons and PostgreSQL
+                    // on two cores) was 1.3 s and 1.6 s of ticks in two full runs: 3 s are allowed.
+                    let killed = now() - 3_000
                     running[index].killHard()
                     // Both on the first daemon in even rounds, on the second in odd ones.
                     let useFirst = round % 2 == 0
