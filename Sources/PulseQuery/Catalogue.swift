@@ -50,15 +50,24 @@ public struct Catalogue: Sendable {
     /// The agents in `group` at some time in `window`. As at ingest, an agent's first memberships hold from the
     /// beginning of time (its data may be older than the first time the daemon saw its labels).
     public func agents(in group: GroupKey, during window: Window) -> Set<String> {
+        Set(memberships(of: group, during: window).map(\.agent))
+    }
+
+    /// The memberships of `group` that overlap `window`, an agent's first ones beginning at `Int64.min` (as at
+    /// ingest: its data may be older than the first time the daemon saw its labels).
+    public func memberships(of group: GroupKey, during window: Window) -> [Membership] {
         var first = [String: Int64]()
         for membership in memberships {
             first[membership.agent] = min(first[membership.agent] ?? .max, membership.from)
         }
-        return Set(
-            memberships.filter { membership in
-                let from = membership.from == first[membership.agent] ? Int64.min : membership.from
-                return membership.group == group && from < window.to && (membership.to.map { $0 > window.from } ?? true)
-            }.map(\.agent))
+        return memberships.compactMap { membership in
+            var held = membership
+            if held.from == first[held.agent] { held.from = .min }
+            guard held.group == group, held.from < window.to, held.to.map({ $0 > window.from }) ?? true else {
+                return nil
+            }
+            return held
+        }
     }
 
     /// The interfaces counted in a scope during `window` (a scope's members; an interface is its own).

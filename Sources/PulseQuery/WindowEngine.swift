@@ -317,18 +317,13 @@ public struct WindowEngine: Sendable {
         case .fleet:
             return []
         case .group:
-            var first = [String: Int64]()
-            for membership in catalogue.memberships {
-                first[membership.agent] = min(first[membership.agent] ?? .max, membership.from)
-            }
-            return catalogue.memberships.compactMap { membership -> BillMembers.Host? in
-                guard membership.group == scope.group else { return nil }
-                let from = membership.from == first[membership.agent] ? Int64.min : membership.from
-                guard from < window.to, membership.to.map({ $0 > window.from }) ?? true else { return nil }
-                return BillMembers.Host(
-                    name: membership.agent, from: from > window.from ? from : nil,
-                    to: membership.to.flatMap { $0 < window.to ? $0 : nil })
-            }.sorted { ($0.name, $0.from ?? .min) < ($1.name, $1.from ?? .min) }
+            return scope.group.map { group in
+                catalogue.memberships(of: group, during: window).map { membership in
+                    BillMembers.Host(
+                        name: membership.agent, from: membership.from > window.from ? membership.from : nil,
+                        to: membership.to.flatMap { $0 < window.to ? $0 : nil })
+                }.sorted { ($0.name, $0.from ?? .min) < ($1.name, $1.from ?? .min) }
+            } ?? []
         }
     }
 
