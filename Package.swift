@@ -57,10 +57,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Every setting of netpulsed's config file and its parsing (file:line errors): shared by the daemon and the CLI,
+        // which reads the daemon's config without linking the daemon.
+        .target(
+            name: "PulseSettings",
+            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseQuery", "PulseReports"]
+        ),
         .target(
             name: "PulseDaemon",
             dependencies: [
-                "PulseCore", "PulseSystemd", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
+                "PulseCore", "PulseSystemd", "PulseSettings", "PulseStore", "PulseAnalytics", "PulseQuery",
+                "PulseReports",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -127,15 +134,15 @@ let package = Package(
         .executableTarget(
             name: "netpulsed",
             dependencies: [
-                "PulseDaemon", "PulseSystemd",
+                "PulseDaemon", "PulseSettings", "PulseSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "netpulse",
             dependencies: [
-                "PulseAgent", "PulseDaemon", "PulseCertificates", "PulseStore", "PulseQuery", "PulseAnalytics",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "PulseAgent", "PulseSettings", "PulseCertificates", "PulseStore", "PulseQuery", "PulseAnalytics",
+                "PulseReports", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
@@ -143,7 +150,8 @@ let package = Package(
         .executableTarget(
             name: "netpulse-bench",
             dependencies: [
-                "PulseCore", "PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery",
+                "PulseCore", "PulseDaemon", "PulseSettings", "PulseCertificates", "PulseStore", "PulseAnalytics",
+                "PulseQuery",
                 "PulseReports", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -157,7 +165,7 @@ let package = Package(
         // store (scripts/fuzz.sh; Fuzz/Ingest/main.swift says how to run it under libFuzzer).
         .executableTarget(
             name: "netpulse-fuzz-ingest",
-            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseDaemon"],
+            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseDaemon", "PulseSettings"],
             path: "Fuzz/Ingest"
         ),
 
@@ -182,7 +190,8 @@ let package = Package(
         // The oracle's cases (generated agents), its runner and the comparison with a store: shared by OracleTests and
         // the end-to-end test that kills the daemon under load.
         .target(
-            name: "OracleSupport", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseDaemon"],
+            name: "OracleSupport",
+            dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseDaemon", "PulseSettings"],
             path: "Tests/OracleSupport"
         ),
         .testTarget(
@@ -200,7 +209,8 @@ let package = Package(
         .testTarget(
             name: "PulseDaemonTests",
             dependencies: [
-                "PulseDaemon", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
+                "PulseDaemon", "PulseSettings", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery",
+                "PulseReports",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -4,6 +4,7 @@ import PulseCore
 import PulseDaemon
 import PulseQuery
 import PulseReports
+import PulseSettings
 import PulseStore
 
 /// Times the alert service's evaluation and a monthly report on a store made by `query-store` (5-minute data

@@ -6,6 +6,7 @@ import PulseAnalytics
 import PulseCertificates
 import PulseCore
 import PulseDaemon
+import PulseSettings
 import PulseStore
 import Synchronization
 

@@ -3,6 +3,7 @@ import PulseAnalytics
 import PulseCore
 import PulseDaemon
 import PulseQuery
+import PulseSettings
 import PulseStore
 
 /// Remote write from a large store to a real Prometheus (Debian's 2.42 with its remote-write receiver, started

@@ -3,6 +3,7 @@ import PulseCore
 import PulseDaemon
 import PulseQuery
 import PulseReports
+import PulseSettings
 import PulseStore
 
 /// Times drawing the default dashboards from a store (one made by `query-store`), as the daemon's dashboard

@@ -2,6 +2,7 @@ import Dispatch
 import PulseAnalytics
 import PulseCore
 import PulseDaemon
+import PulseSettings
 import PulseStore
 
 #if canImport(Glibc)

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import PulseAnalytics
 import PulseCore
-import PulseDaemon
 import PulseQuery
+import PulseSettings
 import PulseStore
 
 /// `netpulse alerts`: what is pending and firing, what happened lately, and silences — read from the daemon's

@@ -1,7 +1,7 @@
 import ArgumentParser
 import PulseAgent
 import PulseCore
-import PulseDaemon
+import PulseSettings
 import PulseStore
 
 struct CheckConfig: ParsableCommand {

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import PulseAnalytics
 import PulseCore
-import PulseDaemon
 import PulseQuery
+import PulseSettings
 import PulseStore
 
 #if canImport(Glibc)

@@ -1,9 +1,9 @@
 import ArgumentParser
 import PulseAnalytics
 import PulseCore
-import PulseDaemon
 import PulseQuery
 import PulseReports
+import PulseSettings
 import PulseStore
 
 #if canImport(Glibc)

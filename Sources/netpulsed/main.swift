@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import PulseCore
 import PulseDaemon
+import PulseSettings
 import PulseSystemd
 
 @main

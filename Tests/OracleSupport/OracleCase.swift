@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseDaemon
+import PulseSettings
 import PulseStore
 
 /// A generated oracle case: what agents sampled and batched, the order batches reach the daemon in, and the

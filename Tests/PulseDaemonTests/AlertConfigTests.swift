@@ -4,6 +4,7 @@ import PulseQuery
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseSettings
 
 @Suite struct AlertConfigTests {
     @Test func rulesAreReadWithTheirThresholdsAndTemplates() throws {

@@ -5,6 +5,7 @@ import PulseQuery
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseSettings
 @testable import PulseStore
 
 /// The alert round's figures, as the daemon takes them (the catalogue kept between rounds, the window read from the

@@ -3,6 +3,7 @@ import PulseStore
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseSettings
 
 @Suite struct ConnectionStateMachineTests {
     let descriptor = InterfaceDescriptor(
@@ -118,10 +119,12 @@ import Testing
             guard case .ingest(let agent, _, _) = action else { return nil }
             return agent.labels
         }
-        #expect(labels(of: machine.frameReceived(body(.batch(batch(1))))) == Labels([("role", "edge"), ("site", "fra1")]))
+        #expect(
+            labels(of: machine.frameReceived(body(.batch(batch(1))))) == Labels([("role", "edge"), ("site", "fra1")]))
         machine.batchCompleted()
         current.replace(try config("ams1"))
-        #expect(labels(of: machine.frameReceived(body(.batch(batch(2))))) == Labels([("role", "edge"), ("site", "ams1")]))
+        #expect(
+            labels(of: machine.frameReceived(body(.batch(batch(2))))) == Labels([("role", "edge"), ("site", "ams1")]))
         #expect(machine.agent?.labels == Labels([("role", "edge"), ("site", "ams1")]))
     }
 

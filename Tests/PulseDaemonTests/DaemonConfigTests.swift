@@ -5,6 +5,7 @@ import PulseStore
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseSettings
 
 @Suite struct DaemonConfigTests {
     @Test func exampleFileLoadsAndErrorsNameTheLine() throws {

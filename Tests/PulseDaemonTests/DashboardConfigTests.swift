@@ -5,6 +5,7 @@ import PulseReports
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseSettings
 
 @Suite struct DashboardConfigTests {
     @Test func declaredDashboardsAreReadWithTheirScopeAndPanels() throws {

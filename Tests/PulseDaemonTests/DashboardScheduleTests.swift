@@ -4,6 +4,7 @@ import PulseReports
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseSettings
 
 /// When a starting daemon first draws each range (``DashboardService/firstDue(_:stems:now:)``), read from the
 /// `latest` links a previous run left in the output directory.

@@ -3,6 +3,7 @@ import PulseStore
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseSettings
 
 /// What a certified but hostile (or broken) agent can send on one connection, refused before anything is
 /// journaled, and bounded in what it makes the connection keep.

@@ -2,6 +2,7 @@ import PulseCore
 import Testing
 
 @testable import PulseDaemon
+@testable import PulseSettings
 
 /// A bearer token toward a plain `http://` webhook or remote-write receiver is a config error naming the line and
 /// the setting that allows it; with that setting the config loads and says what it gives away.

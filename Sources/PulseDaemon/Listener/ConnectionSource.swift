@@ -1,4 +1,5 @@
 import NIOCore
+import PulseSettings
 
 #if canImport(Glibc)
     import Glibc
@@ -20,10 +21,7 @@ struct ConnectionSource: Hashable, Sendable {
     var network: String
 
     /// The prefix lengths that make a network.
-    struct Prefixes: Hashable, Sendable {
-        var ipv4 = 24
-        var ipv6 = 64
-    }
+    typealias Prefixes = NetworkPrefixes
 
     /// A source for connections whose peer address is unknown (not IP): they all count as one address and network.
     static let unknown = ConnectionSource(address: "an unknown address", network: "an unknown network")

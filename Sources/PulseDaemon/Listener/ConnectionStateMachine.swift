@@ -1,4 +1,5 @@
 import PulseCore
+import PulseSettings
 import PulseStore
 
 /// The daemon's side of one agent connection as a pure value: frames in, actions out. No sockets, so every

@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import PulseSettings
 
 /// Refusals because an agent went over one of its limits (``AgentLimits``): counted per limit for `/metrics`, and
 /// logged at most once a minute per agent and limit, the line summing up what was refused since the last one, so

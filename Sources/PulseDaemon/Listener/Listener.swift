@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PulseCore
+import PulseSettings
 import PulseStore
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Prometheus
 import PulseCore
+import PulseSettings
 import PulseStore
 import Synchronization
 

@@ -1,6 +1,7 @@
 import CSnappy
 import NIOCore
 import PulseCore
+import PulseSettings
 import SwiftProtobuf
 
 /// One series of a remote-write request: its labels (`__name__` among them) and its samples, oldest first.

@@ -3,6 +3,7 @@ import NIOPosix
 import PulseAnalytics
 import PulseCore
 import PulseQuery
+import PulseSettings
 import PulseStore
 import ServiceLifecycle
 

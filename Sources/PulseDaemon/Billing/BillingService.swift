@@ -1,6 +1,7 @@
 import Logging
 import PulseCore
 import PulseQuery
+import PulseSettings
 import PulseStore
 import ServiceLifecycle
 

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PulseCore
+import PulseSettings
 import PulseStore
 import ServiceLifecycle
 import Synchronization

@@ -18,7 +18,7 @@ public struct DaemonConfig: Sendable, Hashable {
     public var maximumHandshakesPerAddress: Int
     public var maximumHandshakesPerNetwork: Int
     /// What counts as one network for ``maximumHandshakesPerNetwork``: an IPv4 /24 and an IPv6 /64 by default.
-    var handshakeNetworkPrefixes = ConnectionSource.Prefixes()
+    public var handshakeNetworkPrefixes = NetworkPrefixes()
     /// Milliseconds a new connection has to complete TLS and `HELLO`.
     public var handshakeTimeout: Int64
     /// Milliseconds without any frame after which a connection is closed (agents send keepalives every 20 s).
@@ -70,7 +70,8 @@ public struct DaemonConfig: Sendable, Hashable {
         guard var location = postgres else { return nil }
         if let file = postgresPasswordFile {
             do { location.password = try FileIO.readString(file).trimmingWhitespace() } catch {
-                throw DaemonError("cannot read the PostgreSQL password file \(file) ([store] password_file): \(error)")
+                throw SettingsError(
+                    "cannot read the PostgreSQL password file \(file) ([store] password_file): \(error)")
             }
         }
         return location
@@ -134,7 +135,7 @@ public struct DaemonConfig: Sendable, Hashable {
             try reader.integer("listen", "max_handshakes_per_address", default: 128, range: 1...1_000_000))
         config.maximumHandshakesPerNetwork = Int(
             try reader.integer("listen", "max_handshakes_per_network", default: 128, range: 1...1_000_000))
-        config.handshakeNetworkPrefixes = ConnectionSource.Prefixes(
+        config.handshakeNetworkPrefixes = NetworkPrefixes(
             ipv4: Int(try reader.integer("listen", "network_prefix_ipv4", default: 24, range: 8...32)),
             ipv6: Int(try reader.integer("listen", "network_prefix_ipv6", default: 64, range: 16...128)))
         config.handshakeTimeout = try reader.duration(
@@ -385,4 +386,10 @@ extension ConfigReader {
         }
         return calendar
     }
+}
+
+/// A setting that cannot be used as it stands, found after the file was read (a password file that cannot be read).
+public struct SettingsError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -3,6 +3,7 @@ import PulseAnalytics
 import PulseCore
 import PulseQuery
 import PulseReports
+import PulseSettings
 import PulseStore
 import ServiceLifecycle
 

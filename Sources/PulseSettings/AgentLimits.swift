@@ -29,3 +29,15 @@ public struct AgentLimits: Sendable, Hashable {
         self.labelValues = labelValues
     }
 }
+
+/// The prefix lengths that make one network for the handshake limits (`[listen] network_prefix_ipv4` and
+/// `network_prefix_ipv6`).
+public struct NetworkPrefixes: Hashable, Sendable {
+    public var ipv4 = 24
+    public var ipv6 = 64
+
+    public init(ipv4: Int = 24, ipv6: Int = 64) {
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+    }
+}

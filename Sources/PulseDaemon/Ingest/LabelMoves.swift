@@ -1,6 +1,7 @@
 import Logging
 import PulseAnalytics
 import PulseCore
+import PulseSettings
 import PulseStore
 
 /// Moves the agents the store knows to the groups the daemon's configuration gives them, at once: at start and at
@@ -30,9 +31,11 @@ enum LabelMoves {
             guard !moved.isEmpty else { return }
             let names = moved.prefix(10).joined(separator: ", ") + (moved.count > 10 ? " …" : "")
             logger.notice(
-                "labels: moved \(moved.count) agent\(moved.count == 1 ? "" : "s") to the groups the configuration now gives \(moved.count == 1 ? "it" : "them") (\(names)), from \(RFC3339.text(now)) on")
+                "labels: moved \(moved.count) agent\(moved.count == 1 ? "" : "s") to the groups the configuration now gives \(moved.count == 1 ? "it" : "them") (\(names)), from \(RFC3339.text(now)) on"
+            )
         } catch {
-            logger.error("labels: could not move agents to their new groups now (\(error)); each moves with its next batch")
+            logger.error(
+                "labels: could not move agents to their new groups now (\(error)); each moves with its next batch")
         }
     }
 }

@@ -1,5 +1,6 @@
 import Logging
 import PulseCore
+import PulseSettings
 import PulseStore
 import PulseSystemd
 import ServiceLifecycle

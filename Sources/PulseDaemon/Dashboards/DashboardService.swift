@@ -2,6 +2,7 @@ import Logging
 import PulseCore
 import PulseQuery
 import PulseReports
+import PulseSettings
 import PulseStore
 import ServiceLifecycle
 import Synchronization
