@@ -33,7 +33,6 @@ let package = Package(
                 "CSchedule",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // A thread's scheduling slice (sched_getattr/sched_setattr, which glibc does not wrap): see ThreadPriority.
@@ -73,7 +72,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -116,11 +115,12 @@ let package = Package(
 
         // Charts: a chart grammar that renders SVG, with no dependencies at all.
         .target(name: "PulseCharts"),
-        // Figures → charts and documents: dashboards rendered to SVG files on disk, and their index page.
+        // Figures → charts and documents: dashboards, alert charts and reports drawn from what PulseQuery read, and
+        // published to disk. Pure drawing: no store, the same figures give the same bytes.
         .target(
             name: "PulseReports",
             dependencies: [
-                "PulseCore", "PulseAnalytics", "PulseStore", "PulseQuery", "PulseCharts",
+                "PulseCore", "PulseAnalytics", "PulseQuery", "PulseCharts",
                 // SHA-256 for the reports' checksum manifests.
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -129,20 +129,21 @@ let package = Package(
         // MARK: Executables (thin: parse arguments, load config, run services)
         .executableTarget(
             name: "netpulse-agent",
-            dependencies: ["PulseAgent", "PulseSystemd", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["PulseAgent", "PulseCore", "PulseSystemd", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "netpulsed",
             dependencies: [
-                "PulseDaemon", "PulseSettings", "PulseSystemd",
+                "PulseDaemon", "PulseSettings", "PulseSystemd", "PulseCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "netpulse",
             dependencies: [
                 "PulseAgent", "PulseSettings", "PulseCertificates", "PulseStore", "PulseQuery", "PulseAnalytics",
-                "PulseReports", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "PulseReports", "PulseCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
@@ -177,7 +178,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore", "TestSupport"]),
-        .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent"], exclude: ["Fixtures"]),
+        .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent", "PulseCore"], exclude: ["Fixtures"]),
         .testTarget(name: "PulseAnalyticsTests", dependencies: ["PulseAnalytics", "PulseCore"]),
         // The window engine against Tests/Oracle/oracle.py, an independent reference written from docs/windows.md.
         .testTarget(
@@ -209,8 +210,11 @@ let package = Package(
         .testTarget(
             name: "PulseDaemonTests",
             dependencies: [
-                "PulseDaemon", "PulseSettings", "PulseCertificates", "PulseStore", "PulseAnalytics", "PulseQuery",
-                "PulseReports",
+                "PulseDaemon", "PulseSettings", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
+                "PulseCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -226,10 +230,21 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "PulseChartsTests", dependencies: ["PulseCharts", "TestSupport"], exclude: ["Golden"]),
+        // A small fleet in a real SQLite store, shared by the tests of what is read (PulseQueryTests) and drawn
+        // (PulseReportsTests).
+        .target(
+            name: "StoreFixtures", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"],
+            path: "Tests/StoreFixtures"
+        ),
+        .testTarget(
+            name: "PulseQueryTests",
+            dependencies: ["PulseQuery", "PulseStore", "PulseAnalytics", "StoreFixtures"]
+        ),
         .testTarget(
             name: "PulseReportsTests",
             dependencies: [
                 "PulseReports", "PulseCharts", "PulseQuery", "PulseStore", "PulseAnalytics", "PulseCore", "TestSupport",
+                "StoreFixtures",
             ]
         ),
         .testTarget(

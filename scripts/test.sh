@@ -11,6 +11,9 @@ ensure_packages chromium python3-fusepy openssl testssl.sh nftables curl  # brow
 ensure_prometheus  # a real Prometheus scrapes netpulsed's own metrics
 ensure_postgresql  # the shared store's tests start PostgreSQL clusters of their own
 
+echo "==> checking imports against Package.swift (scripts/check-imports.py)"
+scripts/check-imports.py
+
 echo "==> building (debug) with $(swift --version 2>/dev/null | head -n 1)"
 # Progress lines are hidden; with pipefail the build's own status decides.
 swift build --build-tests 2>&1 | { grep -Ev '^\[[0-9]+/[0-9]+\] (Compiling|Emitting|Write|Wrapping|Linking|Applying)' || true; }

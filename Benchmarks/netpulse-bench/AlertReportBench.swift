@@ -145,10 +145,11 @@ enum AlertReportBench {
             defer { try? FileManager.default.removeItem(atPath: directory) }
             var start = Date()
             let engine = try await config.windowEngine(over: store)
-            let builder = ReportBuilder(engine: engine)
-            var report = try await builder.build(period: period, group: nil, now: end + 3_600_000)
+            let query = ReportQuery(engine: engine)
+            var report = ReportBuilder().build(try await query.read(period: period, group: nil, now: end + 3_600_000))
             var ledger = ReportLedger()
-            try await ledger.reconcile(&report, builder: builder, now: end + 3_600_000)
+            ledger.reconcile(
+                &report, current: await query.ledgerFigures(of: ledger.earlier(than: report), now: end + 3_600_000))
             build.append(Date().timeIntervalSince(start))
             start = Date()
             let published = try ReportPublisher.publish(report, ledger: ledger, in: directory)

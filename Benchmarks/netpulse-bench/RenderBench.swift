@@ -36,7 +36,8 @@ enum RenderBench {
                 for _ in 0..<runs {
                     let start = Date()
                     let rendered = try await ReadPacing.$current.withValue(pacing) {
-                        try await DashboardRenderer(engine: engine).render(spec, range: range, now: now)
+                        DashboardRenderer().render(
+                            try await DashboardQuery(engine: engine).read(spec, range: range, now: now))
                     }
                     times.append(Date().timeIntervalSince(start))
                     size = rendered.svg.utf8.count
@@ -58,7 +59,8 @@ enum RenderBench {
                 var times = [Double]()
                 for _ in 0..<runs {
                     let start = Date()
-                    _ = try await DashboardRenderer(engine: engine).render(single, range: range, now: now)
+                    _ = DashboardRenderer().render(
+                        try await DashboardQuery(engine: engine).read(single, range: range, now: now))
                     times.append(Date().timeIntervalSince(start))
                 }
                 cells.append("\(Int(times.sorted()[times.count / 2] * 1_000))")

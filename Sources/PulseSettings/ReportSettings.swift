@@ -1,5 +1,5 @@
 import PulseCore
-import PulseReports
+import PulseQuery
 
 /// `[reports]`: where `netpulse report` writes and how long it lets late data arrive (`docs/reports.md`). The
 /// daemon itself does not make reports; the report timer runs `netpulse report` against its store.

@@ -114,10 +114,10 @@ struct ReportCommand: AsyncParsableCommand {
         if let groupKey, engine.catalogue.group(groupKey) == nil {
             throw QueryError("unknown group '\(groupKey)'; the store's groups come from [labels.AGENT] in the config")
         }
-        var builder = ReportBuilder(engine: engine)
-        builder.top = daemon.reports.top
+        var query = ReportQuery(engine: engine)
+        query.top = daemon.reports.top
         let terminal = standardErrorIsTerminal
-        builder.progress = { step in
+        query.progress = { step in
             if terminal { printError("\u{1B}[2K\rreport: \(step) …", newline: false) }
         }
         try FileIO.createDirectory(directory, mode: 0o755)
@@ -133,10 +133,10 @@ struct ReportCommand: AsyncParsableCommand {
             var ledger = try ReportLedger.load("\(directory)/ledger.json")
             // Written meanwhile by another run.
             if due, ledger.entries[ReportBuilder.name(chosen, group: groupKey)] != nil { continue }
-            var report = try await builder.build(period: chosen, group: groupKey, now: now)
-            builder.progress("adjustments of earlier reports")
-            try await ledger.reconcile(&report, builder: builder, now: now)
-            builder.progress("writing")
+            var report = ReportBuilder().build(try await query.read(period: chosen, group: groupKey, now: now))
+            query.progress("adjustments of earlier reports")
+            ledger.reconcile(&report, current: await query.ledgerFigures(of: ledger.earlier(than: report), now: now))
+            query.progress("writing")
             let published = try ReportPublisher.publish(report, ledger: ledger, in: directory)
             if terminal { printError("\u{1B}[2K\r", newline: false) }
             print(published.path)

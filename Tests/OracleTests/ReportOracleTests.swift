@@ -40,10 +40,10 @@ import Testing
                 store: store, catalogue: catalogue,
                 levels: WindowEngine.retained(config.store.levels, RetentionPolicy(raw: 0, levels: [:])),
                 calendar: calendar, billing: config.billing)
-            let builder = ReportBuilder(engine: engine)
-            var report = try await builder.build(period: period, group: nil, now: now)
+            let query = ReportQuery(engine: engine)
+            var report = ReportBuilder().build(try await query.read(period: period, group: nil, now: now))
             var ledger = try ReportLedger.load(directory + "/ledger.json")
-            try await ledger.reconcile(&report, builder: builder, now: now)
+            ledger.reconcile(&report, current: await query.ledgerFigures(of: ledger.earlier(than: report), now: now))
             return (report, try ReportPublisher.publish(report, ledger: ledger, in: directory))
         }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PulseCore
+import PulseQuery
 import PulseReports
 import Testing
 

@@ -1,3 +1,4 @@
+import PulseAnalytics
 import PulseCore
 import PulseQuery
 import PulseStore

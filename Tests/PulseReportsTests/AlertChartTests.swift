@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseQuery
 import PulseStore
+import StoreFixtures
 import TestSupport
 import Testing
 

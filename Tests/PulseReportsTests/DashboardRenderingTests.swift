@@ -2,11 +2,12 @@ import Foundation
 import PulseAnalytics
 import PulseCharts
 import PulseCore
-import PulseQuery
 import PulseStore
+import StoreFixtures
 import TestSupport
 import Testing
 
+@testable import PulseQuery
 @testable import PulseReports
 
 @Suite struct DashboardRenderingTests {
@@ -33,7 +34,8 @@ import Testing
     func fleetOverviewRendersForEveryRange(range: DashboardRange) async throws {
         let fleet = try await Fleet.shared.value
         let spec = DashboardSpec.fleetOverview(groupKey: "site")
-        let rendered = try await DashboardRenderer(engine: fleet.engine).render(spec, range: range, now: Fleet.now)
+        let rendered = DashboardRenderer().render(
+            try await DashboardQuery(engine: fleet.engine).read(spec, range: range, now: Fleet.now))
         let svg = rendered.svg
         SVGCheck.validate(svg, name: "fleet-\(range.name)")
         #expect(svg.contains("<title id=\"np-title\">Fleet overview — \(range.title.lowercasedFirst)</title>"))
@@ -62,7 +64,8 @@ import Testing
     func hostPageRendersForEveryRange(range: DashboardRange) async throws {
         let fleet = try await Fleet.shared.value
         let spec = DashboardSpec.hostPage(Fleet.hostile)
-        let rendered = try await DashboardRenderer(engine: fleet.engine).render(spec, range: range, now: Fleet.now)
+        let rendered = DashboardRenderer().render(
+            try await DashboardQuery(engine: fleet.engine).read(spec, range: range, now: Fleet.now))
         let svg = rendered.svg
         SVGCheck.validate(svg, name: "host-\(range.name)")
         #expect(svg.contains("<title id=\"np-title\">Host a&lt;b&amp;c — \(range.title.lowercasedFirst)</title>"))
@@ -82,8 +85,9 @@ import Testing
 
     @Test func theRangeAndCoverageArePrintedOnThePage() async throws {
         let fleet = try await Fleet.shared.value
-        let rendered = try await DashboardRenderer(engine: fleet.engine).render(
-            .hostPage("web-01"), range: .hour, now: Fleet.now)
+        let rendered = DashboardRenderer().render(
+            try await DashboardQuery(engine: fleet.engine).read(
+                .hostPage("web-01"), range: .hour, now: Fleet.now))
         let texts = rendered.svg.split(separator: "\n").filter { $0.hasPrefix("<text") }.joined(separator: " ")
         #expect(texts.contains("Last hour: 2025-11-23 13:05 – 2025-11-23 14:05 (UTC), 1m buckets"))
         #expect(texts.contains("Data coverage 100.0% of host web-01 (2 counted interfaces, 60 of 60 buckets"))
@@ -94,15 +98,18 @@ import Testing
 
     @Test func renderingTwiceGivesTheSameBytes() async throws {
         let fleet = try await Fleet.shared.value
-        let first = try await DashboardRenderer(engine: fleet.engine).render(
-            .fleetOverview(groupKey: "site"), range: .day, now: Fleet.now)
+        let first = DashboardRenderer().render(
+            try await DashboardQuery(engine: fleet.engine).read(
+                .fleetOverview(groupKey: "site"), range: .day, now: Fleet.now))
         // A fresh engine and catalogue, as the next render of the daemon makes.
-        let again = try await DashboardRenderer(engine: try await Fleet.engine(fleet.store)).render(
-            .fleetOverview(groupKey: "site"), range: .day, now: Fleet.now)
+        let again = DashboardRenderer().render(
+            try await DashboardQuery(engine: try await Fleet.engine(fleet.store)).read(
+                .fleetOverview(groupKey: "site"), range: .day, now: Fleet.now))
         #expect(first.svg == again.svg)
         // A minute later is another picture.
-        let later = try await DashboardRenderer(engine: fleet.engine).render(
-            .fleetOverview(groupKey: "site"), range: .day, now: Fleet.now + 300_000)
+        let later = DashboardRenderer().render(
+            try await DashboardQuery(engine: fleet.engine).read(
+                .fleetOverview(groupKey: "site"), range: .day, now: Fleet.now + 300_000))
         #expect(later.svg != first.svg)
     }
 
@@ -114,8 +121,9 @@ import Testing
         let value = try #require(bill.bill.value)
         let label =
             "95th percentile (larger of in and out): \(ValueFormat.bitsPerSecond.format(Double(value) * 8 / 1_000))"
-        let rendered = try await DashboardRenderer(engine: engine).render(
-            .hostPage("web-01"), range: .week, now: Fleet.now)
+        let rendered = DashboardRenderer().render(
+            try await DashboardQuery(engine: engine).read(
+                .hostPage("web-01"), range: .week, now: Fleet.now))
         #expect(rendered.svg.contains(label))
     }
 
@@ -127,7 +135,9 @@ import Testing
                 PanelSpec(.topTalkers(.interface), limit: 2), PanelSpec(.trafficByInterface, limit: 2),
                 PanelSpec(.utilisation, limit: 1), PanelSpec(.bills(.host), limit: 1),
             ])
-        let svg = try await DashboardRenderer(engine: fleet.engine).render(spec, range: .day, now: Fleet.now).svg
+        let svg = DashboardRenderer().render(
+            try await DashboardQuery(engine: fleet.engine).read(spec, range: .day, now: Fleet.now)
+        ).svg
         SVGCheck.validate(svg, name: "limits")
         // Four counted interfaces (lo is not), four with a known speed, three hosts.
         #expect(svg.components(separatedBy: "other (2 more)").count - 1 >= 2)
@@ -135,125 +145,15 @@ import Testing
         #expect(svg.contains("other (2 more), summed"))
     }
 
-    /// With more interfaces than it shows, the utilisation panel ranks them by their utilisation over the range
-    /// (the window engine's figure, which the oracle checks) and reads only the shown ones slot by slot; "other"
-    /// is the scope's bytes less theirs, over the rest's link speeds.
-    @Test func busiestInterfacesAreRankedByTheirUtilisationOverTheRange() async throws {
-        let fleet = try await Fleet.shared.value
-        let engine = fleet.engine
-        let level = RollupLevel.oneHour
-        let timeline = Timeline(
-            from: level.bucketStart(Fleet.now) - 7 * 86_400_000, to: level.bucketStart(Fleet.now), level: level)
-        let window = Window(from: timeline.from, to: timeline.to)
-        let members = ScopeMembers(.fleet, catalogue: engine.catalogue, window: window)
-        let buckets = try await engine.store.buckets(
-            level: level, series: [members.record!.id], from: timeline.from, to: timeline.to)
-        let reader = PanelReader(
-            engine: engine, members: members, timeline: timeline, level: level, now: Fleet.now,
-            frame: ChartFrame(domain: timeline.domain, calendar: .utc),
-            scopeValues: timeline.values(buckets[members.record!.id] ?? []))
-        var speeds = [Int64: Int64]()
-        for record in members.counted { speeds[record.id] = Int64(record.facts?.speedMbps ?? 0) }
-        let selection = try await reader.rankedByWindowUtilisation(
-            members.counted.filter { speeds[$0.id]! > 0 }, limit: 2, speeds: speeds)
-        // The busiest while they report: the larger direction's bytes over the time their data covers (the
-        // figures' coverage of the range) and their speed; a<b&c reported two days of the seven.
-        let figures = try await engine.figures(members.counted, window: window, now: Fleet.now)
-        func busy(_ entry: ScopeFigures) -> Double {
-            let covered = Double(entry.figures.elapsed) / 1_000 * Double(entry.figures.coverage) / 1e6
-            return Double(max(entry.figures.bytes.rx, entry.figures.bytes.tx)) * 8
-                / (covered * Double(speeds[entry.series.id]!) * 1e6)
-        }
-        let expected = figures.filter { speeds[$0.series.id]! > 0 }.sorted { busy($0) > busy($1) }.prefix(2).map(
-            \.series.name)
-        #expect(expected.contains("a<b&c/eth0"))
-        #expect(selection.shown.map(\.record.name) == Array(expected))
-        #expect(selection.otherCount == 2)
-        // Other: the two interfaces not shown, read on their own and added up slot by slot (every counted
-        // interface here has a known speed), over their speeds.
-        let others = members.counted.filter { record in !selection.shown.contains { $0.record.id == record.id } }
-        let otherSpeed = others.reduce(0) { $0 + speeds[$1.id]! }
-        let otherBuckets = try await engine.store.buckets(
-            level: level, series: others.map(\.id), from: timeline.from, to: timeline.to)
-        var othersSum = [SIMD4<Int64>](repeating: .zero, count: timeline.count)
-        for record in others {
-            for (slot, lane) in timeline.lanes(otherBuckets[record.id] ?? []).enumerated() {
-                if let lane { othersSum[slot] &+= lane }
-            }
-        }
-        var compared = 0
-        for slot in 0..<timeline.count where reader.scopeValues[slot] != nil {
-            let other = try #require(selection.other?[slot])
-            #expect(other[0] == othersSum[slot][0] && other[1] == othersSum[slot][1], "slot \(slot)")
-            #expect(other[2] == otherSpeed)
-            compared += 1
-        }
-        #expect(compared > 100)
-    }
-
-    /// "Other" is exactly the sum of the series not shown, slot by slot, and missing where none has data.
-    @Test func otherIsTheExactSumOfTheRest() async throws {
-        let fleet = try await Fleet.shared.value
-        let engine = fleet.engine
-        let now = Fleet.now
-        let level = RollupLevel.oneHour
-        let timeline = Timeline(from: level.bucketStart(now) - 7 * 86_400_000, to: level.bucketStart(now), level: level)
-        let window = Window(from: timeline.from, to: timeline.to)
-        let members = ScopeMembers(.fleet, catalogue: engine.catalogue, window: window)
-        let reader = PanelReader(
-            engine: engine, members: members, timeline: timeline, level: level, now: now,
-            frame: ChartFrame(domain: timeline.domain, calendar: .utc), scopeValues: [])
-        let selection = try await reader.ranked(members.counted, limit: 1, rank: PanelReader.byBytes)
-        #expect(selection.shown.count == 1 && selection.otherCount == 3)
-        // The busiest is a<b&c's 10 Gbit/s link, although it reported for two days only.
-        #expect(selection.shown[0].record.agent == Fleet.hostile)
-        let rest = members.counted.filter { $0.id != selection.shown[0].record.id }
-        let buckets = try await engine.store.buckets(
-            level: level, series: rest.map(\.id), from: timeline.from, to: timeline.to)
-        var expected = [SIMD4<Int64>?](repeating: nil, count: timeline.count)
-        for record in rest {
-            for (slot, lane) in timeline.lanes(buckets[record.id] ?? []).enumerated() {
-                if let lane { expected[slot] = (expected[slot] ?? .zero) &+ lane }
-            }
-        }
-        let other = try #require(selection.other)
-        #expect(other.map { $0.map { SIMD2($0[0], $0[1]) } } == expected.map { $0.map { SIMD2($0[0], $0[1]) } })
-        #expect(other.allSatisfy { $0 != nil })
-        // The shown series has gaps (nil) before it first reported, never zeros.
-        let shown = selection.shown[0].lanes
-        #expect(shown.prefix(24 * 4).allSatisfy { $0 == nil })
-        #expect(shown.suffix(24).allSatisfy { $0 != nil })
-
-        // Ranked by how many buckets have data, a<b&c comes last: "other" is its series alone, gaps included.
-        let byCoverage = try await reader.ranked(members.counted, limit: 3) { lanes, _ in
-            Int64(lanes.count { $0 != nil })
-        }
-        #expect(byCoverage.otherCount == 1 && !byCoverage.shown.contains { $0.record.agent == Fleet.hostile })
-        #expect(
-            byCoverage.other.map { $0.map { $0.map { SIMD2($0[0], $0[1]) } } }
-                == shown.map { $0.map { SIMD2($0[0], $0[1]) } })
-    }
-
     @Test func aHostThatHasNotReportedGetsEmptyPanels() async throws {
         let fleet = try await Fleet.shared.value
-        let rendered = try await DashboardRenderer(engine: fleet.engine).render(
-            .hostPage("not-yet"), range: .hour, now: Fleet.now)
+        let rendered = DashboardRenderer().render(
+            try await DashboardQuery(engine: fleet.engine).read(
+                .hostPage("not-yet"), range: .hour, now: Fleet.now))
         SVGCheck.validate(rendered.svg, name: "empty-host")
         #expect(rendered.coverage == nil)
         #expect(rendered.svg.contains("No data for host not-yet in the store yet."))
         #expect(rendered.svg.contains("No data"))
-    }
-
-    @Test func aRangeNoLevelKeepsIsAnErrorThatSaysWhatToDo() async throws {
-        let fleet = try await Fleet.shared.value
-        let short = WindowEngine(
-            store: fleet.store, catalogue: fleet.engine.catalogue,
-            levels: [RetainedLevel(level: .oneMinute, keep: 86_400_000)], calendar: .utc, billing: BillingPolicy())
-        let error = await #expect(throws: DashboardError.self) {
-            try await DashboardRenderer(engine: short).render(
-                .fleetOverview(groupKey: nil), range: .week, now: Fleet.now)
-        }
-        #expect(error?.description.contains("keep a level at least that long") == true)
     }
 
     @Test func headerTextFromTheConfigIsEscaped() async throws {
@@ -261,7 +161,9 @@ import Testing
         let spec = DashboardSpec(
             name: "x", title: "Ops \"a<b&c\" & p\"q>", description: "it's <script>alert(1)</script>", scope: .fleet,
             panels: [PanelSpec(.throughput, title: "</text><script>")])
-        let svg = try await DashboardRenderer(engine: fleet.engine).render(spec, range: .hour, now: Fleet.now).svg
+        let svg = DashboardRenderer().render(
+            try await DashboardQuery(engine: fleet.engine).read(spec, range: .hour, now: Fleet.now)
+        ).svg
         SVGCheck.validate(svg, name: "escaped")
         #expect(!svg.contains("<script>"))
         #expect(svg.contains("Ops &quot;a&lt;b&amp;c&quot; &amp; p&quot;q&gt;"))

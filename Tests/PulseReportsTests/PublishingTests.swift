@@ -1,6 +1,8 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import PulseQuery
+import StoreFixtures
 import Testing
 
 @testable import PulseReports
@@ -129,7 +131,7 @@ import Testing
     /// linked, every link naming a file that exists, names escaped, no script, reloading itself.
     @Test func theIndexShowsTheLatestOfEachRangeAndNamesOnlyExistingFiles() async throws {
         let fleet = try await Fleet.shared.value
-        let renderer = DashboardRenderer(engine: fleet.engine)
+        let query = DashboardQuery(engine: fleet.engine)
         let specs = [DashboardSpec.fleetOverview(groupKey: "site"), .hostPage(Fleet.hostile)]
         let directory = temporaryDirectory() + "/out"
         let publisher = DashboardPublisher(
@@ -137,13 +139,13 @@ import Testing
         var first = [RenderedDashboard]()
         for spec in specs {
             for range in DashboardRange.standard {
-                first.append(try await renderer.render(spec, range: range, now: Fleet.now))
+                first.append(DashboardRenderer().render(try await query.read(spec, range: range, now: Fleet.now)))
             }
         }
         try publisher.publish(first, dashboards: specs, now: Fleet.now)
         // The next minute only the hour is rendered again.
         let later = Fleet.now + 60_000
-        let hour = try await renderer.render(specs[0], range: .hour, now: later)
+        let hour = DashboardRenderer().render(try await query.read(specs[0], range: .hour, now: later))
         try publisher.publish([hour], dashboards: specs, now: later)
 
         let index = "\(directory)/index.html"

@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseQuery
+import StoreFixtures
 import TestSupport
 import Testing
 
@@ -18,10 +19,10 @@ import Testing
         _ period: ReportPeriod, group: GroupKey? = nil, in directory: String, now: Int64 = Fleet.now
     ) async throws -> (Report, ReportPublisher.Published) {
         let fleet = try await Fleet.shared.value
-        let builder = ReportBuilder(engine: fleet.engine)
-        var report = try await builder.build(period: period, group: group, now: now)
+        let query = ReportQuery(engine: fleet.engine)
+        var report = ReportBuilder().build(try await query.read(period: period, group: group, now: now))
         var ledger = try ReportLedger.load("\(directory)/ledger.json")
-        try await ledger.reconcile(&report, builder: builder, now: now)
+        ledger.reconcile(&report, current: await query.ledgerFigures(of: ledger.earlier(than: report), now: now))
         return (report, try ReportPublisher.publish(report, ledger: ledger, in: directory))
     }
 

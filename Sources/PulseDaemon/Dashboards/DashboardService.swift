@@ -156,13 +156,14 @@ final class DashboardService: Service, Sendable {
         }
     }
 
-    /// Draws one page with its large reads paced (``ReadPacing``).
+    /// Reads one page with its large reads paced (``ReadPacing``) and draws it.
     func pacedRender(
-        _ renderer: DashboardRenderer, _ spec: DashboardSpec, range: DashboardRange, now: Int64, pacer: Pacer
+        _ query: DashboardQuery, _ spec: DashboardSpec, range: DashboardRange, now: Int64, pacer: Pacer
     ) async throws -> RenderedDashboard {
-        try await ReadPacing.$current.withValue(ReadPacing { try await pacer.yield() }) {
-            try await renderer.render(spec, range: range, now: now)
+        let data = try await ReadPacing.$current.withValue(ReadPacing { try await pacer.yield() }) {
+            try await query.read(spec, range: range, now: now)
         }
+        return DashboardRenderer().render(data)
     }
 
     /// Seconds after a range's boundary before it is drawn: batches close every 10 s and commit soon after.
@@ -247,7 +248,7 @@ final class DashboardService: Service, Sendable {
         let settings = config.dashboards
         let engine = try await config.windowEngine(over: store)
         let specs = settings.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy)
-        let renderer = DashboardRenderer(engine: engine)
+        let query = DashboardQuery(engine: engine)
         var rendered = [RenderedDashboard]()
         var failures = [String]()
         let pacer = self.pacer()
@@ -260,7 +261,7 @@ final class DashboardService: Service, Sendable {
                 try Task.checkCancellation()
                 try await pacer.yield()
                 do {
-                    rendered.append(try await pacedRender(renderer, spec, range: range, now: now, pacer: pacer))
+                    rendered.append(try await pacedRender(query, spec, range: range, now: now, pacer: pacer))
                 } catch is CancellationError {
                     throw CancellationError()
                 } catch {

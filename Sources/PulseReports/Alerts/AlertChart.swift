@@ -2,7 +2,6 @@ import PulseAnalytics
 import PulseCharts
 import PulseCore
 import PulseQuery
-import PulseStore
 
 /// What an alert chart shows: the rule's figure around the event, read by ``AlertEvaluator/history``.
 public struct AlertChartInput: Sendable {

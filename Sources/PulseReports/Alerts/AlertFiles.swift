@@ -1,6 +1,6 @@
 import PulseAnalytics
 import PulseCore
-import PulseStore
+import PulseQuery
 
 /// The files an alert event leaves in the alerts directory: `RULE-FINGERPRINT-STATUS-STAMP.svg` (the chart) and
 /// `.json` (the event), so `ls` lists an alert's history in time order and retention can read a file's age from

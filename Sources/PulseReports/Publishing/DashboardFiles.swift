@@ -1,4 +1,5 @@
 import PulseCore
+import PulseQuery
 
 /// How dashboard files are named in the output directory: `STEM-RANGE-STAMP.svg` for each render and the symlink
 /// `STEM-RANGE-latest.svg` naming the newest.

@@ -1,5 +1,6 @@
 import PulseAnalytics
 import PulseCore
+import PulseQuery
 
 /// How many rendered files of each dashboard and range are kept; the newest is always kept.
 public struct DashboardRetention: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import PulseAnalytics
+import PulseQuery
 
 /// File names made from names people and agents chose, and the UTC stamps that order published files.
 public enum FileName {
@@ -59,4 +60,10 @@ public enum FileName {
         let digits = Array("0123456789abcdef")
         return String((0..<8).map { digits[Int((value >> (28 - 4 * UInt32($0))) & 0xF)] })
     }
+}
+
+extension DashboardSpec {
+    /// The name as it appears in file names: only `A-Z a-z 0-9 . _ -`, never hidden, and with a short hash of the
+    /// name when anything had to be replaced, so `a<b` and `a>b` stay apart.
+    public var fileStem: String { FileName.safe(name) }
 }

@@ -1,4 +1,5 @@
 import PulseAnalytics
+import PulseQuery
 
 /// `index.html` of a dashboard directory: the newest file of each dashboard and range shown inline, older ones
 /// linked. Plain HTML and CSS with relative links only, so it works opened from disk (`file://`) and from any

@@ -1,4 +1,5 @@
 import PulseCharts
+import PulseQuery
 
 /// A dashboard as one standalone SVG document: a header that says what the page is (title, what it shows, time
 /// range, data coverage, when it was rendered) above PulseCharts' grid of panels, so a file forwarded out of

@@ -1,4 +1,5 @@
 import PulseCharts
+import PulseQuery
 
 /// A named series of rates per slot (bits per second), received and sent; nil is a gap.
 struct DirectionSeries: Sendable {

@@ -2,7 +2,6 @@ import PulseAnalytics
 import PulseCharts
 import PulseCore
 import PulseQuery
-import PulseStore
 
 /// A report's files, from the ``Report`` alone: one self-contained HTML page (charts inline as SVG, no script, no
 /// external resource; prints on A4), `report.json`, and CSV tables of the same figures. Nothing in them depends on

@@ -2,7 +2,6 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseQuery
-import PulseStore
 
 /// What the reports directory has issued (`ledger.json`): each report's period and the figures it printed, and
 /// every adjustment found since. A run compares the recent reports' figures with the store as it is now; a change
@@ -30,19 +29,6 @@ public struct ReportLedger: Sendable, Hashable {
 
     public static let fields = ["rx_bytes", "tx_bytes", "rx_p95", "tx_p95"]
 
-    static func key(_ series: SeriesRecord) -> String {
-        switch series.kind {
-        case .fleet: "fleet"
-        case .host: "host:\(series.agent ?? "")"
-        case .group: "group:\(series.group?.description ?? "")"
-        case .interface: "interface:\(series.name)"
-        }
-    }
-
-    static func values(_ figures: WindowFigures) -> [Int64?] {
-        [figures.bytes.rx, figures.bytes.tx, figures.p95.rx, figures.p95.tx]
-    }
-
     /// How far back a run looks for changed reports: late data comes from agents' spools, days at most.
     static func lookback(_ kind: ReportPeriod.Kind) -> Int64 {
         switch kind {
@@ -52,21 +38,36 @@ public struct ReportLedger: Sendable, Hashable {
         }
     }
 
+    /// The recent earlier reports of `report`'s scope that a run compares with the store as it is now: read their
+    /// figures again (``ReportQuery/ledgerFigures(of:now:)``) and pass them to ``reconcile(_:current:)``.
+    public func earlier(than report: Report) -> [IssuedReport] {
+        earlierEntries(than: report).map { name, entry in
+            IssuedReport(
+                name: name, keys: Set(entry.figures.keys), from: entry.from, to: entry.to,
+                resolution: entry.resolution)
+        }
+    }
+
+    /// The entries ``earlier(than:)`` names, oldest first.
+    func earlierEntries(than report: Report) -> [(name: String, entry: Entry)] {
+        let horizon = report.period.to - Self.lookback(report.period.kind)
+        return entries.sorted(by: { ($0.value.from, $0.key) < ($1.value.from, $1.key) }).filter { name, entry in
+            name != report.name && entry.scope == report.scopeKey && entry.to <= report.period.to
+                && entry.to > horizon
+        }.map { (name: $0.key, entry: $0.value) }
+    }
+
     /// Adds `report` to the ledger and fills its adjustments: those recorded for it before, and every figure of
     /// a recent earlier report (or of an earlier issue of this one) that the store now gives differently.
-    public mutating func reconcile(
-        _ report: inout Report, builder: ReportBuilder, now: Int64
-    ) async throws {
+    ///
+    /// - Parameter current: the figures of the reports ``earlier(than:)`` names, as the store gives them now; a
+    ///   report left out (the store can no longer read it at its resolution: its buckets have gone) has nothing
+    ///   to compare and stays as it was issued.
+    public mutating func reconcile(_ report: inout Report, current figuresNow: [String: [String: [Int64?]]]) {
         var found = adjustments.filter { $0.foundBy == report.name }
         let known = Set(found.map { "\($0.report) \($0.series) \($0.field) \(String(describing: $0.now))" })
-        let horizon = report.period.to - Self.lookback(report.period.kind)
-        for (name, entry) in entries.sorted(by: { ($0.value.from, $0.key) < ($1.value.from, $1.key) })
-        where name != report.name && entry.scope == report.scopeKey && entry.to <= report.period.to
-            && entry.to > horizon
-        {
-            // A period the store can no longer read at the report's resolution (its buckets have gone) has
-            // nothing to compare: it is left as it was issued.
-            guard let current = try? await builder.ledgerFigures(of: entry, now: now) else { continue }
+        for (name, entry) in earlierEntries(than: report) {
+            guard let current = figuresNow[name] else { continue }
             var updated = entry
             for (series, was) in entry.figures.sorted(by: { $0.key < $1.key }) {
                 guard let now = current[series], now != was else { continue }

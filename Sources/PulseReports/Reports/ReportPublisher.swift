@@ -1,5 +1,6 @@
 import Crypto
 import PulseCore
+import PulseQuery
 
 #if canImport(Glibc)
     import Glibc

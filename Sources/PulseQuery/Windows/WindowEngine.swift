@@ -156,7 +156,8 @@ public struct WindowEngine: Sendable {
             let elapsed = span.elapsed(now: now)
             // A row is read as one sum: a scope's members are its member time over the elapsed time, rounded up (a
             // bucket's rule, `docs/windows.md`, "Windows").
-            let members = series.kind == .interface ? 1 : max(1, RateMath.roundedUp(values.memberMilliseconds, over: elapsed))
+            let members =
+                series.kind == .interface ? 1 : max(1, RateMath.roundedUp(values.memberMilliseconds, over: elapsed))
             let possible = Saturating.product(elapsed, members)
             rows.append(
                 TrafficRow(

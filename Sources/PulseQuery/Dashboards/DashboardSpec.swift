@@ -27,10 +27,6 @@ public struct DashboardSpec: Sendable, Hashable {
         self.panels = panels
         self.columns = max(1, columns)
     }
-
-    /// The name as it appears in file names: only `A-Z a-z 0-9 . _ -`, never hidden, and with a short hash of the
-    /// name when anything had to be replaced, so `a<b` and `a>b` stay apart.
-    public var fileStem: String { FileName.safe(name) }
 }
 
 /// What a dashboard is about.

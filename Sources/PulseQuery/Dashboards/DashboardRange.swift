@@ -13,7 +13,7 @@ public struct DashboardRange: Sendable, Hashable {
     /// The window's length, ms.
     public var length: Int64
     /// The level the range is read at when the store keeps it for the whole window; else the nearest level that
-    /// is kept (``DashboardRenderer`` says which it used).
+    /// is kept (``DashboardQuery`` says which it used).
     public var resolution: RollupLevel
 
     /// A range; `length` is rounded up to whole buckets of `resolution`.

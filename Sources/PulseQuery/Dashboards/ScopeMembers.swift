@@ -1,23 +1,22 @@
 import PulseAnalytics
-import PulseQuery
 import PulseStore
 
 /// The series a dashboard's scope covers during its window, from the catalogue.
-struct ScopeMembers: Sendable {
+public struct ScopeMembers: Sendable {
     /// The scope's own series (nil when the store has none yet: its panels show no data).
-    var record: SeriesRecord?
+    public var record: SeriesRecord?
     /// Hosts in the scope, by name.
-    var hosts: [SeriesRecord]
+    public var hosts: [SeriesRecord]
     /// Interfaces counted in the scope's totals, by name.
-    var counted: [SeriesRecord]
+    public var counted: [SeriesRecord]
     /// Every interface of the scope's hosts, counted or not, by name.
-    var interfaces: [SeriesRecord]
+    public var interfaces: [SeriesRecord]
     /// Groups that hold hosts of the scope, by name.
-    var groups: [SeriesRecord]
+    public var groups: [SeriesRecord]
     /// What the scope is, for people: `the fleet`, `host web-01`, `group site=fra1`.
-    var label: String
+    public var label: String
 
-    init(_ scope: DashboardScope, catalogue: Catalogue, window: Window) {
+    public init(_ scope: DashboardScope, catalogue: Catalogue, window: Window) {
         let byName: (SeriesRecord, SeriesRecord) -> Bool = { $0.name < $1.name }
         switch scope {
         case .fleet:
@@ -45,7 +44,7 @@ struct ScopeMembers: Sendable {
     }
 
     /// The scope's series of `kind`: its hosts, counted interfaces or groups.
-    func series(of kind: SeriesKind) -> [SeriesRecord] {
+    public func series(of kind: SeriesKind) -> [SeriesRecord] {
         switch kind {
         case .host: hosts
         case .interface: counted

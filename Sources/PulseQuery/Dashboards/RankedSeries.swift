@@ -1,21 +1,20 @@
 import PulseAnalytics
-import PulseQuery
 import PulseStore
 import Synchronization
 
 /// A series chosen for a panel and its lanes per slot (see ``Timeline/lanes(_:speed:)``).
-struct RankedLanes: Sendable {
-    var record: SeriesRecord
-    var lanes: [SIMD4<Int64>?]
+public struct RankedLanes: Sendable {
+    public var record: SeriesRecord
+    public var lanes: [SIMD4<Int64>?]
 }
 
 /// The top series of a panel and the rest summed into one "other".
-struct RankedSelection: Sendable {
-    var shown: [RankedLanes]
+public struct RankedSelection: Sendable {
+    public var shown: [RankedLanes]
     /// The sum of the series not shown, per slot (nil where none of them has data); nil when all are shown.
-    var other: [SIMD4<Int64>?]?
+    public var other: [SIMD4<Int64>?]?
     /// How many series with data `other` sums.
-    var otherCount: Int
+    public var otherCount: Int
 }
 
 /// Lanes of every series read, added up as they stream past (the store may hand series over from several reader
@@ -34,7 +33,7 @@ private final class LaneTotals: Sendable {
     var values: [SIMD4<Int64>] { sums.withLock { $0 } }
 }
 
-extension PanelReader {
+extension PanelQuery {
     /// The `limit` series of `candidates` ranked highest by `rank` (nil: no data, left out), ties by name, and the
     /// rest summed per slot.
     ///

@@ -8,34 +8,34 @@ import PulseStore
     import Glibc
 #endif
 
-func temporaryDirectory() -> String {
+public func temporaryDirectory() -> String {
     var template = Array("/tmp/netpulse-reports-XXXXXX".utf8CString)
     return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
 }
 
 /// One interface an agent samples: its name and link facts, and how many bytes per second it moves at `time`.
-struct TestInterface {
-    var name: String
-    var ifindex: UInt32
-    var kind: InterfaceKind = .physical
-    var speed: UInt32? = 1_000
+public struct TestInterface {
+    public var name: String
+    public var ifindex: UInt32
+    public var kind: InterfaceKind = .physical
+    public var speed: UInt32? = 1_000
     /// Received bytes per second at a time (sent is half of it).
-    var rate: @Sendable (Int64) -> UInt64
+    public var rate: @Sendable (Int64) -> UInt64
     /// Receive errors and transmit drops per sample.
-    var errors: UInt64 = 0
+    public var errors: UInt64 = 0
 }
 
 /// Builds batches the way an agent does (as PulseStoreTests' `BatchMaker`): one section per interface,
 /// cumulative counters, increasing sequence numbers, the link facts at the first tick.
-struct TestAgent {
-    var identity: AgentIdentity
-    var interfaces: [TestInterface]
-    var stream: UInt64
-    var boot = BootID(high: 10, low: 20)
+public struct TestAgent {
+    public var identity: AgentIdentity
+    public var interfaces: [TestInterface]
+    public var stream: UInt64
+    public var boot = BootID(high: 10, low: 20)
 
     /// Batches of consecutive ticks `times` (each batch `perBatch` ticks), sampled every `interval` ms; counters
     /// start at `start` totals and are returned updated.
-    func batches(
+    public func batches(
         times: [Int64], interval: UInt64, perBatch: Int, firstSequence: UInt64, totals: inout [Traffic]
     ) -> [IngestBatch] {
         var result = [IngestBatch]()
@@ -100,19 +100,19 @@ struct TestAgent {
 /// - `db-01` (`site=fra1`): `eth0` with errors and drops; ten days.
 ///
 /// Samples every 5 minutes, every minute for the last three hours. `now` is 2025-11-23T14:05:30Z, a Sunday.
-struct Fleet: Sendable {
-    static let now: Int64 = 1_763_856_000_000 + 14 * 3_600_000 + 5 * 60_000 + 30_000
-    static let hostile = "a<b&c"
-    static let hostileInterface = "p\"q>"
+public struct Fleet: Sendable {
+    public static let now: Int64 = 1_763_856_000_000 + 14 * 3_600_000 + 5 * 60_000 + 30_000
+    public static let hostile = "a<b&c"
+    public static let hostileInterface = "p\"q>"
 
-    let path: String
-    let store: SQLiteStore
-    let engine: WindowEngine
+    public let path: String
+    public let store: SQLiteStore
+    public let engine: WindowEngine
 
     /// Built once per test process.
-    static let shared = Task<Fleet, any Error> { try await make() }
+    public static let shared = Task<Fleet, any Error> { try await make() }
 
-    static func make() async throws -> Fleet {
+    public static func make() async throws -> Fleet {
         let path = temporaryDirectory() + "/netpulse.db"
         let store = try SQLiteStore(path: path)
         let diurnal: @Sendable (UInt64) -> @Sendable (Int64) -> UInt64 = { base in
@@ -170,7 +170,7 @@ struct Fleet: Sendable {
     }
 
     /// A window engine over `store` as the daemon makes one (standard levels and retention, UTC, billing day 1).
-    static func engine(_ store: SQLiteStore) async throws -> WindowEngine {
+    public static func engine(_ store: SQLiteStore) async throws -> WindowEngine {
         let catalogue = try await Catalogue.load(from: store, rules: ScopeRules())
         return WindowEngine(
             store: store, catalogue: catalogue,
@@ -179,13 +179,13 @@ struct Fleet: Sendable {
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs a Python script with arguments and returns its standard output (standard error is passed through).
-func python(_ script: String, _ arguments: [String]) throws -> String {
+public func python(_ script: String, _ arguments: [String]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", "-c", script] + arguments

@@ -1,5 +1,4 @@
 import PulseAnalytics
-import PulseQuery
 import PulseStore
 
 extension DashboardSpec {

@@ -1,4 +1,4 @@
-import PulseStore
+import PulseAnalytics
 
 /// One chart of a dashboard. Rates are drawn in bits per second; missing buckets are gaps, never zeros.
 public struct PanelSpec: Sendable, Hashable {
