@@ -66,7 +66,7 @@ let package = Package(
             name: "PulseDaemon",
             dependencies: [
                 "PulseCore", "PulseSystemd", "PulseSettings", "PulseStore", "PulseAnalytics", "PulseQuery",
-                "PulseReports",
+                "PulseFormats", "PulseReports",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -104,6 +104,9 @@ let package = Package(
         ),
         // Window queries over any store: figures, traffic tables, top-N, bills (for the daemon's exporters and the CLI).
         .target(name: "PulseQuery", dependencies: ["PulseCore", "PulseAnalytics", "PulseStore"]),
+        // Figures → the machine formats (CSV, JSON) and terminal tables, with one escaper per format: snapshots,
+        // exports, bills and the alert listing as the CLI and the daemon write them.
+        .target(name: "PulseFormats", dependencies: ["PulseCore", "PulseAnalytics", "PulseQuery"]),
         .target(
             name: "PulseCertificates",
             dependencies: [
@@ -120,7 +123,7 @@ let package = Package(
         .target(
             name: "PulseReports",
             dependencies: [
-                "PulseCore", "PulseAnalytics", "PulseQuery", "PulseCharts",
+                "PulseCore", "PulseAnalytics", "PulseQuery", "PulseFormats", "PulseCharts",
                 // SHA-256 for the reports' checksum manifests.
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -143,7 +146,8 @@ let package = Package(
             name: "netpulse",
             dependencies: [
                 "PulseAgent", "PulseSettings", "PulseCertificates", "PulseStore", "PulseQuery", "PulseAnalytics",
-                "PulseReports", "PulseCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "PulseReports", "PulseFormats", "PulseCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
@@ -185,7 +189,7 @@ let package = Package(
             name: "OracleTests",
             dependencies: [
                 "OracleSupport", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseReports",
-                "PulseAgent", "TestSupport",
+                "PulseAgent", "PulseDaemon", "TestSupport",
             ]
         ),
         // The oracle's cases (generated agents), its runner and the comparison with a store: shared by OracleTests and
@@ -235,6 +239,9 @@ let package = Package(
         .target(
             name: "StoreFixtures", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"],
             path: "Tests/StoreFixtures"
+        ),
+        .testTarget(
+            name: "PulseFormatsTests", dependencies: ["PulseFormats", "PulseQuery", "PulseAnalytics", "PulseCore"]
         ),
         .testTarget(
             name: "PulseQueryTests",

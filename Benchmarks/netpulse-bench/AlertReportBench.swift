@@ -103,7 +103,7 @@ enum AlertReportBench {
             var start = Date()
             let engine = try await quiet.windowEngine(over: store)
             parts["catalogue", default: []].append(Date().timeIntervalSince(start))
-            let evaluator = AlertEvaluator(engine: engine)
+            let evaluator = AlertQuery(engine: engine)
             let rule = quiet.alerts.rules.first { $0.name == "Everything" }!
             let window = evaluator.window(of: rule, at: now)
             start = Date()

@@ -22,8 +22,8 @@ public struct SnapshotSettings: Sendable, Hashable {
     public var bills: Set<SeriesKind>
 
     /// What goes into each snapshot.
-    public var contents: Snapshot.Contents {
-        Snapshot.Contents(windows: windows, scopes: scopes, top: top, rankings: rankings, bills: bills)
+    public var contents: SnapshotQuery.Contents {
+        SnapshotQuery.Contents(windows: windows, scopes: scopes, top: top, rankings: rankings, bills: bills)
     }
 
     public init(directory: String) {

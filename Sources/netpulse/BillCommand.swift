@@ -1,6 +1,7 @@
 import ArgumentParser
 import PulseAnalytics
 import PulseCore
+import PulseFormats
 import PulseQuery
 import PulseStore
 
@@ -65,7 +66,9 @@ struct BillCommand: AsyncParsableCommand {
                             "; adjusted to \(TerminalText.rate(adjustment.bill.value)) on \(calendar.localDate(adjustment.foundAt))"
                     }
                     let rank =
-                        bill.rankPosition.map { "\($0) of \(bill.intervals)\(bill.rank == .round ? "" : " (\(bill.rank.rawValue))")" }
+                        bill.rankPosition.map {
+                            "\($0) of \(bill.intervals)\(bill.rank == .round ? "" : " (\(bill.rank.rawValue))")"
+                        }
                         ?? "-"
                     let row: [String] = [
                         TerminalText.safe(line.series.name),
@@ -76,7 +79,8 @@ struct BillCommand: AsyncParsableCommand {
                         "\(bill.missing)", bill.classes.map { "\($0.flagged)" } ?? "-",
                         rank, status,
                     ]
-                    rows.append(row + (members ? Self.membersColumns(memberships[line.series.id], calendar: calendar) : []))
+                    rows.append(
+                        row + (members ? Self.membersColumns(memberships[line.series.id], calendar: calendar) : []))
                 }
                 print(TerminalText.table(rows, numeric: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]), terminator: "")
             case .csv:
@@ -91,7 +95,8 @@ struct BillCommand: AsyncParsableCommand {
             case .json:
                 print(
                     JSONText.array(
-                        lines.map { FigureFormat.billJSON($0, calendar: calendar, members: memberships[$0.series.id]) }))
+                        lines.map { FigureFormat.billJSON($0, calendar: calendar, members: memberships[$0.series.id]) })
+                )
             }
         }
     }

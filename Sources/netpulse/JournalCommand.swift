@@ -1,6 +1,7 @@
 import ArgumentParser
 import PulseAnalytics
 import PulseCore
+import PulseFormats
 import PulseQuery
 import PulseStore
 

@@ -100,10 +100,8 @@ struct QueryOptions: ParsableArguments {
     func engine(now: Int64) async throws -> (WindowEngine, DaemonConfig) {
         let daemon = try location.daemonConfig()
         let store = try await location.open(daemon)
-        let catalogue = try await Catalogue.load(from: store, rules: daemon.store.rules)
-        let engine = WindowEngine(
-            store: store, catalogue: catalogue,
-            levels: WindowEngine.retained(try await store.levels(), daemon.retention), calendar: daemon.calendar,
+        let engine = try await WindowEngine.load(
+            store, rules: daemon.store.rules, retention: daemon.retention, calendar: daemon.calendar,
             billing: daemon.billing)
         return (engine, daemon)
     }

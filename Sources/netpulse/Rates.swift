@@ -1,6 +1,7 @@
 import ArgumentParser
 import PulseAnalytics
 import PulseCore
+import PulseFormats
 import PulseQuery
 import PulseStore
 
@@ -19,20 +20,8 @@ struct Rates: AsyncParsableCommand {
             let now = WallClock.milliseconds()
             let (engine, _) = try await options.engine(now: now)
             let interfaces = try engine.catalogue.select(options.selection(.interface))
-            // The current rate: the newest finest bucket with data in the last few (the current one included), over
-            // the time its samples cover: a minute that is half over, or began idle, is not diluted by the rest.
+            let current = try await engine.currentRates(interfaces, now: now)
             let finest = engine.finest
-            let recent = try await engine.store.buckets(
-                level: finest, series: interfaces.map(\.id), from: finest.bucketStart(now) - 5 * finest.width,
-                to: finest.bucketStart(now) + finest.width)
-            var current = [Int64: Direction<Int64?>]()
-            for (id, buckets) in recent {
-                guard let latest = buckets.last(where: { $0.values.hasData }) else { continue }
-                let covered = latest.values.coveredMilliseconds
-                current[id] = Direction(
-                    rx: RateMath.rate(bytes: latest.values.traffic[.rxBytes], milliseconds: covered),
-                    tx: RateMath.rate(bytes: latest.values.traffic[.txBytes], milliseconds: covered))
-            }
             let day = engine.calendar.span(of: .day, containing: now)
             let today = try await engine.sums(
                 interfaces.map(\.id), window: Window(from: day.from, to: finest.bucketStart(now) + finest.width),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PulseCore
+import PulseFormats
 import PulseQuery
 
 /// A snapshot like the daemon's, printed: for scripts and scheduled reports.
@@ -15,8 +16,8 @@ struct SnapshotCommand: AsyncParsableCommand {
             guard options.format != .table else { throw QueryError("--format: a snapshot is json or csv") }
             let now = WallClock.milliseconds()
             let (engine, daemon) = try await options.engine(now: now)
-            let snapshot = try await Snapshot.make(
-                engine: engine, contents: daemon.snapshots.contents, now: now, source: "netpulse")
+            let snapshot = Snapshot(
+                try await SnapshotQuery(engine: engine).read(daemon.snapshots.contents, now: now), source: "netpulse")
             print(options.format == .json ? snapshot.json : snapshot.csv, terminator: "")
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import PulseAnalytics
 import PulseCore
+import PulseFormats
 import PulseQuery
 import PulseStore
 
@@ -50,8 +51,7 @@ struct Traffic: AsyncParsableCommand {
             // Counts whose time could not be placed, received on the days the range touches: in no row, so shown
             // as one of their own (`docs/windows.md`, "Time that cannot be placed").
             let received = Window(from: RollupLevel.oneDay.bucketStart(window.from), to: window.to)
-            let unplaced = try await engine.store.unplaced(
-                series: series.map(\.id), from: received.from, to: received.to)
+            let unplaced = try await engine.unplaced(series, received: received)
             switch options.format {
             case .table:
                 print(Self.table(tables, unplaced: unplaced, calendar: engine.calendar, unit: by), terminator: "")

@@ -2,6 +2,7 @@ import Foundation
 import PulseAgent
 import PulseAnalytics
 import PulseCore
+import PulseDaemon
 import PulseQuery
 import PulseStore
 import TestSupport
@@ -132,7 +133,8 @@ import Testing
         #expect((expected["unplaced"] as! [String: Any]).values.allSatisfy { ($0 as! [String: Any]).isEmpty })
         // The March bill of eth0 misses the 15 days it was off (4,320 five-minute intervals) and more.
         let march = (expected["bills"] as! [[String: Any]]).first {
-            $0["series"] as? String == "interface:web-01/eth0" && Oracle.int(($0["period"] as! [Any])[0])! > 1_772_000_000_000
+            $0["series"] as? String == "interface:web-01/eth0"
+                && Oracle.int(($0["period"] as! [Any])[0])! > 1_772_000_000_000
         }
         #expect(march.map { Oracle.int($0["missing"])! >= 4_320 } == true)
         try await check(oracleCase)
@@ -227,12 +229,18 @@ import Testing
         for strict in [false, true] {
             let oracleCase = CaseGenerator.billingRules(strict: strict)
             let expected = try Oracle.run(oracleCase)
-            let bills = (expected["bills"] as! [[String: Any]]).filter { $0["series"] as? String == "interface:billed-0/eth0" }
-            let counts = ["measured", "interpolated", "missing", "flagged", "intervals"].map { Oracle.int(bills[0][$0]) }
+            let bills = (expected["bills"] as! [[String: Any]]).filter {
+                $0["series"] as? String == "interface:billed-0/eth0"
+            }
+            let counts = ["measured", "interpolated", "missing", "flagged", "intervals"].map {
+                Oracle.int(bills[0][$0])
+            }
             let counted: Int64 = strict ? 45 : 48
             #expect(counts == [46, 2, 24, 1, counted], "\(counts)")
             // The outage's bytes are in the six hours' total: every counted byte of the interface.
-            let figures = (expected["figures"] as! [[String: Any]]).first { $0["series"] as? String == "interface:billed-0/eth0" }
+            let figures = (expected["figures"] as! [[String: Any]]).first {
+                $0["series"] as? String == "interface:billed-0/eth0"
+            }
             let last = oracleCase.batches.last!.sections[0].samples[0].counters[0]
             let first = oracleCase.batches[0].sections[0].samples[0].counters[0]
             #expect(Oracle.int((figures?["bytes"] as? [Any])?[0]) == Int64(last - first))
@@ -333,8 +341,7 @@ import Testing
     /// Feeds the batches in their arrival order, several per commit (up to 8) where they arrived at the same time,
     /// with a pass of `keeper` every five minutes of arrivals and one at the case's `now`.
     @discardableResult
-    func ingest(_ oracleCase: OracleCase, into store: any MetricStore, keeper: BillKeeper? = nil) async throws -> Fed
-    {
+    func ingest(_ oracleCase: OracleCase, into store: any MetricStore, keeper: BillKeeper? = nil) async throws -> Fed {
         var fed = Fed()
         var group = [IngestBatch]()
         var groupReceived: Int64 = 0

@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import PulseDaemon
 import PulseQuery
 import PulseStore
 import Testing

@@ -1,9 +1,10 @@
 /// The one place where text meets markup: every text node and attribute value goes through here on its way
-/// into the SVG, so labels such as `a<b&c` or `"><script>` are always data, never markup.
-enum XMLEscaping {
+/// into the SVG, so labels such as `a<b&c` or `"><script>` are always data, never markup. PulseReports escapes its
+/// own pages (HTML and the dashboards' SVG headers) with it too: one escaper for XML and HTML.
+public enum XMLEscaping {
     /// Appends `text` to `out` with `& < > " '` replaced by entities and characters that XML 1.0 forbids
     /// (control characters, unpaired surrogates cannot occur in Swift strings) replaced by U+FFFD.
-    static func append(_ text: String, to out: inout [UInt8]) {
+    public static func append(_ text: String, to out: inout [UInt8]) {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "&"): out.append(contentsOf: ampersand)
@@ -18,8 +19,8 @@ enum XMLEscaping {
         }
     }
 
-    /// `text` escaped, for tests and for building CSS-free attribute values.
-    static func escape(_ text: String) -> String {
+    /// `text` escaped, for a text node or a quoted attribute value.
+    public static func escape(_ text: String) -> String {
         var out: [UInt8] = []
         append(text, to: &out)
         return String(decoding: out, as: UTF8.self)

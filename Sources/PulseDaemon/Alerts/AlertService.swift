@@ -122,9 +122,9 @@ final class AlertService: Service, Sendable {
     /// (``MetricStore/keepRecentBuckets(from:)``); windows longer than the store holds are read from the rows, and
     /// billing rules read bills. Nil when no rule reads buckets.
     static func recentFrom(_ rules: [AlertRule], evaluator: AlertEvaluator, now: Int64) -> Int64? {
-        let level = evaluator.engine.finest
+        let level = evaluator.query.engine.finest
         let oldest = level.bucketStart(now) - Int64(SQLiteStore.recentBucketLimit - 1) * level.width
-        return rules.filter { $0.condition.metric != .billingP95 }.map { evaluator.window(of: $0, at: now).from }
+        return rules.filter { $0.condition.metric != .billingP95 }.map { evaluator.query.window(of: $0, at: now).from }
             .filter { $0 >= oldest }.min()
     }
 
@@ -132,13 +132,13 @@ final class AlertService: Service, Sendable {
     private func write(_ transition: AlertTransition, evaluator: AlertEvaluator, now: Int64) async throws -> String {
         let settings = current.value.alerts
         let event = transition.event
-        let engine = evaluator.engine
+        let engine = evaluator.query.engine
         guard let series = engine.catalogue[event.series] else {
             throw QueryError("series \(event.series) is not in the store")
         }
         let level = engine.finest
         let wide = AlertChart.span(for: transition.phase, at: now, level: level)
-        let history = try await evaluator.history(
+        let history = try await evaluator.query.history(
             transition.rule, series: series, from: wide.from, to: wide.to, now: now)
         let span = AlertChart.trimmed(wide, points: history.points, level: history.level)
         let svg = AlertChart.svg(

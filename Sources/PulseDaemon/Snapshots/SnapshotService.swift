@@ -1,6 +1,7 @@
 import Logging
 import PulseAnalytics
 import PulseCore
+import PulseFormats
 import PulseQuery
 import PulseReports
 import PulseSettings
@@ -51,8 +52,8 @@ final class SnapshotService: Service, Sendable {
     func write(at now: Int64) async throws -> [String] {
         let settings = config.snapshots
         let engine = try await config.windowEngine(over: store)
-        let snapshot = try await Snapshot.make(
-            engine: engine, contents: settings.contents, now: now, source: config.name)
+        let snapshot = Snapshot(
+            try await SnapshotQuery(engine: engine).read(settings.contents, now: now), source: config.name)
         let stamp = FileName.stamp(now)
         let ledger = PublishedFiles.Ledger(directory: settings.directory, kind: "snapshots")
         var written = [String]()

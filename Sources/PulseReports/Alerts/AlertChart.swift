@@ -3,7 +3,7 @@ import PulseCharts
 import PulseCore
 import PulseQuery
 
-/// What an alert chart shows: the rule's figure around the event, read by ``AlertEvaluator/history``.
+/// What an alert chart shows: the rule's figure around the event, read by ``AlertQuery/history(_:series:from:to:now:)``.
 public struct AlertChartInput: Sendable {
     public var rule: AlertRule
     public var event: AlertEvent

@@ -1,6 +1,7 @@
 import PulseAnalytics
 import PulseCharts
 import PulseCore
+import PulseFormats
 import PulseQuery
 
 /// A report's files, from the ``Report`` alone: one self-contained HTML page (charts inline as SVG, no script, no

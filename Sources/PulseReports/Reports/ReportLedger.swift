@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import PulseFormats
 import PulseQuery
 
 /// What the reports directory has issued (`ledger.json`): each report's period and the figures it printed, and

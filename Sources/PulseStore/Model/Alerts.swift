@@ -27,31 +27,6 @@ public struct AlertKey: Sendable, Hashable {
     }
 }
 
-/// A silence: alerts whose labels match every matcher are not notified until `endsAt` (they are still evaluated,
-/// kept and charted).
-public struct Silence: Sendable, Hashable {
-    public var id: String
-    /// Label name → shell glob of the value (`host = "web-*"`).
-    public var matchers: [String: String]
-    public var startsAt: Int64
-    public var endsAt: Int64
-    public var createdBy: String
-    public var comment: String
-
-    public init(
-        id: String, matchers: [String: String], startsAt: Int64, endsAt: Int64, createdBy: String, comment: String
-    ) {
-        self.id = id
-        self.matchers = matchers
-        self.startsAt = startsAt
-        self.endsAt = endsAt
-        self.createdBy = createdBy
-        self.comment = comment
-    }
-
-    public func isActive(at time: Int64) -> Bool { startsAt <= time && time < endsAt }
-}
-
 /// What the notifier last told a receiver about one group of alerts (Alertmanager's aggregation group), so that
 /// a restart neither repeats a notification nor forgets to send a resolution.
 public struct NotificationGroup: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import PulseAnalytics
 import PulseCore
+import PulseQuery
 import PulseStore
 
 /// Keeps every series' 95th-percentile bills current in the store as 5-minute intervals end, so a fresh
@@ -183,7 +184,9 @@ public struct BillKeeper: Sendable {
             var intervals = [Int64: [Int64: BillInterval]]()
             try snapshot.buckets(series: catalogue.series.map(\.id), from: lastCursor, to: target) { id, buckets in
                 for bucket in buckets {
-                    if let interval = BillInterval(bucket.values) { intervals[id, default: [:]][bucket.start] = interval }
+                    if let interval = BillInterval(bucket.values) {
+                        intervals[id, default: [:]][bucket.start] = interval
+                    }
                 }
             }
             for series in catalogue.series {

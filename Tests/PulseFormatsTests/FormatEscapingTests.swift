@@ -1,10 +1,10 @@
 import PulseAnalytics
 import PulseCore
+import PulseFormats
 import PulseQuery
-import PulseStore
 import Testing
 
-/// How hostile names are written into the machine formats every output shares (`PulseQuery/Formats`).
+/// How hostile names are written into the machine formats every output shares (`PulseFormats`).
 @Suite struct FormatEscapingTests {
     /// Cells a spreadsheet would run as formulas get a leading `'` (CSV injection); numbers keep their sign.
     @Test func formulaLikeCsvCellsAreNeutralised() {

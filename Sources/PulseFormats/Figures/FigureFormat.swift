@@ -1,125 +1,6 @@
 import PulseAnalytics
 import PulseCore
-import PulseStore
-
-/// Escaping for the machine formats, in one place. Interface names may hold any byte but '/', ':', whitespace
-/// and NUL (`a<b&c`, `p"q>`).
-public enum JSONText {
-    public static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += "\\u" + Hex.string(UInt64(scalar.value), width: 4)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-
-    /// An object from fields already written as JSON values, in order.
-    public static func object(_ fields: [(String, String)]) -> String {
-        "{" + fields.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
-    }
-
-    public static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
-
-    /// A number or `null`.
-    public static func number(_ value: Int64?) -> String { value.map { "\($0)" } ?? "null" }
-
-    /// A fixed-point number with `decimals` places from an integer of that many decimal places, or `null`.
-    public static func decimal(_ value: Int64?, places: Int) -> String {
-        value.map { FixedPoint.text($0, places: places) } ?? "null"
-    }
-}
-
-public enum CSVText {
-    /// RFC 4180: quote fields holding a comma, quote or line break; double inner quotes. A text that a spreadsheet
-    /// would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return, and not a number) gets
-    /// a leading `'`, as OWASP advises against CSV injection: an interface may be named `=1+1`, and a host's labels
-    /// are whatever its operator typed.
-    public static func field(_ text: String) -> String {
-        let text = neutralized(text)
-        // Bytes, not characters: a CSV of 10,000 bills is 150,000 fields.
-        guard text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return text }
-        return "\"" + text.replacingAll("\"", with: "\"\"") + "\""
-    }
-
-    /// `text`, or `'text` when a spreadsheet would take it for a formula. Numbers (`-12.5`) stay as they are.
-    static func neutralized(_ text: String) -> String {
-        guard let first = text.utf8.first,
-            [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D].contains(first)
-        else { return text }
-        if first == UInt8(ascii: "-") || first == UInt8(ascii: "+"), Double(text.dropFirst()) != nil,
-            text.utf8.dropFirst().allSatisfy({ (0x30...0x39).contains($0) || $0 == UInt8(ascii: ".") })
-        {
-            return text
-        }
-        return "'" + text
-    }
-
-    public static func row(_ fields: [String]) -> String { fields.map(field).joined(separator: ",") + "\r\n" }
-}
-
-/// Integers holding a fixed number of decimal places, written exactly (`1234567` with 3 places: `1234.567`).
-public enum FixedPoint {
-    public static func text(_ value: Int64, places: Int) -> String {
-        guard places > 0 else { return "\(value)" }
-        var scale: Int64 = 1
-        for _ in 0..<places { scale *= 10 }
-        let magnitude = value.magnitude
-        let whole = magnitude / UInt64(scale)
-        let fraction = String(magnitude % UInt64(scale))
-        return (value < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: places - fraction.count) + fraction
-    }
-}
-
-/// Control characters shown as `\xNN`, so a hostile interface name cannot drive a terminal.
-public enum TerminalText {
-    public static func safe(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) {
-                out += "\\x" + Hex.string(UInt64(scalar.value), width: 2)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-
-    /// Aligned columns, numbers right-aligned; `numeric` says which columns hold numbers.
-    public static func table(_ rows: [[String]], numeric: Set<Int>) -> String {
-        guard let header = rows.first else { return "" }
-        let widths = (0..<header.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        var out = ""
-        for row in rows {
-            let cells = row.enumerated().map { index, cell in
-                let padding = String(repeating: " ", count: widths[index] - cell.count)
-                return numeric.contains(index) ? padding + cell : cell + padding
-            }
-            out += cells.joined(separator: "  ").trimmingWhitespace() + "\n"
-        }
-        return out
-    }
-
-    /// A rate in milli-bytes per second as bit/s with SI prefixes.
-    public static func rate(_ milliBytesPerSecond: Int64?) -> String {
-        milliBytesPerSecond.map { Units.formatBitRate(bytesPerSecond: Double($0) / 1_000) } ?? "-"
-    }
-
-    public static func bytes(_ value: Int64) -> String { Units.formatBytes(Double(value)) }
-
-    /// Parts per million as a percentage with one decimal.
-    public static func percent(ppm: Int64?) -> String {
-        ppm.map { FixedPoint.text($0 / 1_000, places: 1) + " %" } ?? "-"
-    }
-}
+import PulseQuery
 
 /// How series and figures are written in JSON and CSV, shared by snapshots and the CLI (`docs/snapshots.md`).
 public enum FigureFormat {
@@ -309,7 +190,8 @@ public enum FigureFormat {
     public static func billHostsText(_ members: BillMembers, calendar: CivilCalendar) -> String {
         members.hosts.map { host in
             let span = [
-                host.from.map { "from \(calendar.localMinute($0))" }, host.to.map { "until \(calendar.localMinute($0))" },
+                host.from.map { "from \(calendar.localMinute($0))" },
+                host.to.map { "until \(calendar.localMinute($0))" },
             ].compactMap { $0 }
             return TerminalText.safe(host.name) + (span.isEmpty ? "" : " (\(span.joined(separator: " ")))")
         }.joined(separator: "; ")
@@ -318,31 +200,32 @@ public enum FigureFormat {
     /// A bill: the period, the method, the percentiles, and what it rests on (with its members, when read).
     public static func billJSON(_ line: BillLine, calendar: CivilCalendar, members: BillMembers? = nil) -> String {
         let bill = line.bill
-        return JSONText.object([
-            ("series", seriesJSON(line.series)),
-            ("period", windowJSON(bill.period, calendar: calendar, resolution: .fiveMinutes)),
-            ("method", JSONText.string(bill.method.rawValue)),
-            ("p95_bytes_per_second", JSONText.decimal(bill.value, places: 3)),
-            ("p95_bits_per_second", JSONText.decimal(bill.value.map { $0 * 8 }, places: 3)),
-            ("p95_in_bytes_per_second", JSONText.decimal(bill.inbound, places: 3)),
-            ("p95_out_bytes_per_second", JSONText.decimal(bill.outbound, places: 3)),
-            ("p95_sum_bytes_per_second", JSONText.decimal(bill.sum, places: 3)),
-        ] + billBasisJSON(bill) + [
-            ("as_of", JSONText.string(RFC3339.text(line.asOf))),
-            ("issued_at", line.issuedAt.map { JSONText.string(RFC3339.text($0)) } ?? "null"),
-            (
-                "adjustments",
-                JSONText.array(
-                    line.adjustments.map { adjustment in
-                        JSONText.object(
-                            [
-                                ("found_at", JSONText.string(RFC3339.text(adjustment.foundAt))),
-                                ("p95_bytes_per_second", JSONText.decimal(adjustment.bill.value, places: 3)),
-                            ] + billBasisJSON(adjustment.bill))
-                    })
-            ),
-            ("revision", "\(bill.revision)"),
-        ] + (members.map { [("members", billMembersJSON($0))] } ?? []))
+        return JSONText.object(
+            [
+                ("series", seriesJSON(line.series)),
+                ("period", windowJSON(bill.period, calendar: calendar, resolution: .fiveMinutes)),
+                ("method", JSONText.string(bill.method.rawValue)),
+                ("p95_bytes_per_second", JSONText.decimal(bill.value, places: 3)),
+                ("p95_bits_per_second", JSONText.decimal(bill.value.map { $0 * 8 }, places: 3)),
+                ("p95_in_bytes_per_second", JSONText.decimal(bill.inbound, places: 3)),
+                ("p95_out_bytes_per_second", JSONText.decimal(bill.outbound, places: 3)),
+                ("p95_sum_bytes_per_second", JSONText.decimal(bill.sum, places: 3)),
+            ] + billBasisJSON(bill) + [
+                ("as_of", JSONText.string(RFC3339.text(line.asOf))),
+                ("issued_at", line.issuedAt.map { JSONText.string(RFC3339.text($0)) } ?? "null"),
+                (
+                    "adjustments",
+                    JSONText.array(
+                        line.adjustments.map { adjustment in
+                            JSONText.object(
+                                [
+                                    ("found_at", JSONText.string(RFC3339.text(adjustment.foundAt))),
+                                    ("p95_bytes_per_second", JSONText.decimal(adjustment.bill.value, places: 3)),
+                                ] + billBasisJSON(adjustment.bill))
+                        })
+                ),
+                ("revision", "\(bill.revision)"),
+            ] + (members.map { [("members", billMembersJSON($0))] } ?? []))
     }
 
     public static let billCSVHeader = [

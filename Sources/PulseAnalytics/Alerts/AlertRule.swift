@@ -1,6 +1,4 @@
-import PulseAnalytics
 import PulseCore
-import PulseStore
 
 /// One alerting rule from the daemon's config (`[alert.NAME]`, `docs/alerts.md`), shaped like a Prometheus rule:
 /// a condition on a window figure, a scope, `for`, hysteresis or `keep_firing_for`, a severity, labels and
@@ -105,5 +103,16 @@ extension Substring {
             index = self.index(after: index)
         }
         return nil
+    }
+}
+
+/// A shell glob (fnmatch) on any name: rule scopes and silences match with it.
+public func glob(_ pattern: String, _ text: String) -> Bool { InterfaceFilter.matches(pattern, InterfaceName(text)) }
+
+extension Silence {
+    /// A silence matches an alert when every matcher's glob matches the value of its label (a missing label is
+    /// the empty text, so `team=""`-style matchers work as in Alertmanager).
+    public func matches(_ labels: [String: String]) -> Bool {
+        matchers.allSatisfy { name, pattern in glob(pattern, labels[name] ?? "") }
     }
 }

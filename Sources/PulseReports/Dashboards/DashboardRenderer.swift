@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCharts
 import PulseCore
+import PulseFormats
 import PulseQuery
 
 /// Draws dashboards as ``DashboardQuery`` read them: one SVG per dashboard and range.
