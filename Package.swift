@@ -170,7 +170,7 @@ let package = Package(
         // store (scripts/fuzz.sh; Fuzz/Ingest/main.swift says how to run it under libFuzzer).
         .executableTarget(
             name: "netpulse-fuzz-ingest",
-            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseDaemon", "PulseSettings"],
+            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseDaemon", "PulseSettings", "TestSupport"],
             path: "Fuzz/Ingest"
         ),
 
@@ -182,8 +182,9 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore", "TestSupport"]),
-        .testTarget(name: "PulseAgentTests", dependencies: ["PulseAgent", "PulseCore"], exclude: ["Fixtures"]),
-        .testTarget(name: "PulseAnalyticsTests", dependencies: ["PulseAnalytics", "PulseCore"]),
+        .testTarget(
+            name: "PulseAgentTests", dependencies: ["PulseAgent", "PulseCore", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "PulseAnalyticsTests", dependencies: ["PulseAnalytics", "PulseCore", "TestSupport"]),
         // The window engine against Tests/Oracle/oracle.py, an independent reference written from docs/windows.md.
         .testTarget(
             name: "OracleTests",
@@ -196,7 +197,10 @@ let package = Package(
         // the end-to-end test that kills the daemon under load.
         .target(
             name: "OracleSupport",
-            dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseDaemon", "PulseSettings"],
+            dependencies: [
+                "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseDaemon", "PulseSettings",
+                "TestSupport",
+            ],
             path: "Tests/OracleSupport"
         ),
         .testTarget(

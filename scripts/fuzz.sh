@@ -31,7 +31,7 @@ decoders=(
     Sources/PulseCore/Wire/BatchRules.swift Sources/PulseCore/Wire/ColumnCodec.swift Sources/PulseCore/Wire/Messages.swift
     Sources/PulseCore/Wire/WireBatch.swift Sources/PulseCore/Wire/WireCodec.swift
     Sources/PulseCore/Wire/WireReader.swift Sources/PulseCore/Wire/WireWriter.swift
-    Sources/PulseCore/Model/*.swift Sources/PulseCore/Support/SplitMix64.swift
+    Sources/PulseCore/Model/*.swift Tests/TestSupport/SplitMix64.swift
 )
 config=(Sources/PulseCore/Config/*.swift Sources/PulseCore/Support/FileIO.swift Sources/PulseCore/Support/Units.swift)
 

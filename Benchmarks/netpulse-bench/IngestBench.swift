@@ -9,6 +9,7 @@ import PulseDaemon
 import PulseSettings
 import PulseStore
 import Synchronization
+import TestSupport
 
 /// Daemon ingest: a real `netpulsed` process with its default settings (every rollup level, the clock checks, an
 /// fsync per group commit), and `agents` simulated agents of 16 interfaces each in this process, each on its own

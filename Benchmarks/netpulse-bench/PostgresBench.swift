@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PulseCore
+import PulseDaemon
 import PulseStore
 import TestSupport
 

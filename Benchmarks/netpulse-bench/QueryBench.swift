@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseStore
+import TestSupport
 
 /// Makes a store for the query benchmarks: `interfaces` interfaces (16 per agent) with `days` of 5-minute data
 /// (and the hourly and daily rollups, the hosts, the fleet and the open bills), written by the store's bulk loader

@@ -1,4 +1,5 @@
 import PulseCore
+import TestSupport
 
 /// Counter series of one interface, one sample per second.
 enum TrafficModel: String, CaseIterable {

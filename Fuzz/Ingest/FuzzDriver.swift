@@ -1,4 +1,5 @@
 import PulseCore
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc

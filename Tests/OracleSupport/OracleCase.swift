@@ -4,6 +4,7 @@ import PulseCore
 import PulseDaemon
 import PulseSettings
 import PulseStore
+import TestSupport
 
 /// A generated oracle case: what agents sampled and batched, the order batches reach the daemon in, and the
 /// queries to answer. Written as JSON for `Tests/Oracle/oracle.py` and fed to the real store.

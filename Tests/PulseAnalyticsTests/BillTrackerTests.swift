@@ -1,5 +1,6 @@
 import PulseAnalytics
 import PulseCore
+import TestSupport
 import Testing
 
 /// The tracker keeps only a period's largest rates; swapping a changed interval in must give what sorting every

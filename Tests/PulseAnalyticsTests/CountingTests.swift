@@ -1,4 +1,5 @@
 import PulseCore
+import TestSupport
 import Testing
 
 @testable import PulseAnalytics

@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import TestSupport
 import Testing
 
 @testable import PulseStore

@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import TestSupport
 import Testing
 
 @testable import PulseStore
@@ -446,7 +447,7 @@ struct BatchMaker {
             let buckets =
                 try await store.buckets(
                     level: .fiveMinutes, series: [want.series], from: bill.period.from, to: bill.period.to)[
-                        want.series] ?? []
+                    want.series] ?? []
             let tracker = BillTracker.rebuilt(from: buckets, period: bill.period, now: want.asOf)
             let again = tracker.bill(period: bill.period, now: want.asOf, method: bill.method, revision: bill.revision)
             #expect(tracker.count == want.tracker?.count && again.intervals == want.intervals)
@@ -458,7 +459,8 @@ struct BatchMaker {
             BillUpdate(bills: rebuilt, adjustments: [], cursor: expected.billCursor, settled: []))
         let reopened = try SQLiteStore(path: path)
         #expect(
-            try await reopened.openBills().compactMap(\.tracker).map(\.encoded) == rebuilt.compactMap(\.tracker).map(\.encoded))
+            try await reopened.openBills().compactMap(\.tracker).map(\.encoded)
+                == rebuilt.compactMap(\.tracker).map(\.encoded))
         #expect(
             try await reopened.bills(series: nil, containing: expected.billsContaining).map(\.bill)
                 == rebuilt.map(\.bill))

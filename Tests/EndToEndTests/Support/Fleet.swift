@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseStore
+import TestSupport
 import Testing
 
 /// A throwaway deployment: a CA and certificates made with the real `netpulse ca`, configs, and the real

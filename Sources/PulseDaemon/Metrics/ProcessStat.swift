@@ -1,3 +1,5 @@
+import PulseCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,5 @@
+import PulseCore
+
 /// How long tasks have waited for a CPU, from the kernel's pressure stall information (`/proc/pressure/cpu`, Linux
 /// 4.20 and later unless booted with `psi=0`): the time during which at least one runnable task had no core to run
 /// on. Its growth over an interval, divided by the interval, is the share of that interval the CPUs were contended.
