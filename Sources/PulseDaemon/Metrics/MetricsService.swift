@@ -18,10 +18,10 @@ final class MetricsService: Service, Sendable {
 
     /// Binds the address at once, so an address in use stops the daemon's start with the reason rather than
     /// failing later beside services already running.
-    init(address: Endpoint, metrics: DaemonMetrics, sources: DaemonMetrics.Sources, logger: Logger) throws {
+    init(address: Endpoint, metrics: DaemonMetrics, sources: DaemonMetrics.Sources, logger: Logger) async throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            channel = try ServerBootstrap(group: group)
+            channel = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMapThrowing {
@@ -33,9 +33,9 @@ final class MetricsService: Service, Sendable {
                     }
                 }
                 .childChannelOption(.maxMessagesPerRead, value: 1)
-                .bind(host: address.host, port: address.port).wait()
+                .bind(host: address.host, port: address.port).get()
         } catch {
-            try? group.syncShutdownGracefully()
+            try? await group.shutdownGracefully()
             throw DaemonError("cannot serve metrics on \(address) ([metrics] listen): \(error)")
         }
         url = "http://\(Endpoint(host: address.host, port: channel.localAddress?.port ?? address.port))/metrics"

@@ -94,7 +94,7 @@ public struct DaemonRuntime: Sendable {
             }
         }
         if let address = config.metricsListen {
-            metricsService = try MetricsService(
+            metricsService = try await MetricsService(
                 address: address, metrics: metrics,
                 sources: DaemonMetrics.Sources(
                     registry: registry, queue: queue, ingest: ingest, store: store, leadership: leadership),
