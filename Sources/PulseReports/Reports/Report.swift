@@ -3,43 +3,30 @@ import PulseCharts
 import PulseCore
 import PulseQuery
 
-/// Everything one report says, read from the store through the window engine (`docs/reports.md`): the scope's
-/// figures, every group's and host's, the top interfaces, each hour's traffic, the weekday × hour means, the
-/// alert events of the period, and what changed in earlier reports. Formats (HTML, CSV, JSON) are drawn from this
-/// alone, so they always agree.
+/// Everything one report says (`docs/reports.md`): what ``ReportQuery`` read (the scope's figures, every group's
+/// and host's, the top interfaces, each hour's traffic, the alert events of the period; its fields read through,
+/// as `report.period`), the weekday × hour means, the charts, and what changed in earlier reports. Formats (HTML,
+/// CSV, JSON) are drawn from this alone, so they always agree.
+@dynamicMemberLookup
 public struct Report: Sendable {
+    /// What was read.
+    public var data: ReportData
     /// The report's name in files: `day-2026-11-22`, `month-2026-11-site_fra1-…` (``FileName/safe(_:)``).
     public var name: String
-    public var period: ReportPeriod
-    /// What it covers, for people: `the fleet`, `group site=fra1`.
-    public var scopeLabel: String
-    /// What it covers, for the ledger: `fleet`, `group:site=fra1`.
-    public var scopeKey: String
-    public var calendar: CivilCalendar
-    /// The scope's own figures (nil: the store has no such scope yet).
-    public var scope: ScopeFigures?
-    public var groups: [ScopeFigures]
-    public var hosts: [ScopeFigures]
-    /// The counted interfaces with the most bytes, most first.
-    public var topInterfaces: [ScopeFigures]
-    /// Every hour of the period with the scope's traffic (hours before the first data left out).
-    public var hours: [TrafficRow]
     /// Mean rate (bit/s, in + out) by local weekday and hour over the period.
     public var heatmap: WeekdayHourBins
-    /// Alert transitions during the period, oldest first.
-    public var alerts: [AlertEvent]
     /// Changes to the figures of earlier reports found by this run (and, for a report made again, the ones its
     /// first run found).
     public var adjustments: [ReportAdjustment]
-    /// The highest store revision of the data read: the same revision and period give the same report.
-    public var revision: Int64
     /// Charts, each a standalone SVG, drawn into the HTML.
     public var charts: [String]
+
+    public subscript<Value>(dynamicMember field: KeyPath<ReportData, Value>) -> Value { data[keyPath: field] }
 
     /// The busiest hours, most bytes first (ties: the earlier hour).
     public func busiestHours(_ count: Int) -> [TrafficRow] {
         Array(
-            hours.filter(\.values.hasData).sorted {
+            data.hours.filter(\.values.hasData).sorted {
                 let left = $0.values.traffic[.rxBytes] + $0.values.traffic[.txBytes]
                 let right = $1.values.traffic[.rxBytes] + $1.values.traffic[.txBytes]
                 return left != right ? left > right : $0.window.from < $1.window.from
@@ -49,7 +36,7 @@ public struct Report: Sendable {
     /// The figures a later run compares to find adjustments: each scope's bytes and 95th percentiles.
     public var ledgerFigures: [String: [Int64?]] {
         var result = [String: [Int64?]]()
-        for entry in [scope].compactMap({ $0 }) + groups + hosts {
+        for entry in [data.scope].compactMap({ $0 }) + data.groups + data.hosts {
             result[ReportQuery.ledgerKey(entry.series)] = ReportQuery.ledgerValues(entry.figures)
         }
         return result
@@ -108,10 +95,8 @@ public struct ReportBuilder: Sendable {
             bins: heatmap, calendar: chartCalendar)
         charts.append(renderer.standalone(heatmapChart, idPrefix: "rh"))
         return Report(
-            name: Self.name(data.period, group: data.group), period: data.period, scopeLabel: data.scopeLabel,
-            scopeKey: data.scopeKey, calendar: data.calendar, scope: data.scope, groups: data.groups,
-            hosts: data.hosts, topInterfaces: data.topInterfaces, hours: data.hours, heatmap: heatmap,
-            alerts: data.alerts, adjustments: [], revision: data.revision, charts: charts)
+            data: data, name: Self.name(data.period, group: data.group), heatmap: heatmap, adjustments: [],
+            charts: charts)
     }
 
     /// `day-2026-11-22`, or `day-2026-11-22-site=fra1` for a group.
