@@ -7,8 +7,8 @@ import Testing
 
 /// The client's timeout bounds a whole attempt, against peers on loopback that misbehave (a Python script each): one
 /// that never answers, one whose body never ends; and a refused connection fails at once, leaving the wait to the
-/// caller's backoff.
-@Suite struct WebhookClientTests {
+/// caller's backoff. The upper bounds on times are loose: the whole suite runs in parallel on two cores.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct WebhookClientTests {
     /// A TCP peer on 127.0.0.1 that reads a request and then, by `mode`, says nothing (`silent`) or sends a head and a
     /// body of one byte every 100 ms that never ends (`trickle`).
     final class Peer {
@@ -75,14 +75,14 @@ import Testing
         let peer = try Peer("silent")
         let (error, took) = try await failure("http://127.0.0.1:\(peer.port)/hook", timeout: 700)
         #expect(error == "no answer within 700ms")
-        #expect(took >= .milliseconds(650) && took < .seconds(3), "\(took)")
+        #expect(took >= .milliseconds(650) && took < .seconds(15), "\(took)")
     }
 
     @Test func aBodyThatNeverEndsIsCutAtTheTimeout() async throws {
         let peer = try Peer("trickle")
         let (error, took) = try await failure("http://127.0.0.1:\(peer.port)/hook", timeout: 1_000)
         #expect(error == "no answer within 1s")
-        #expect(took >= .milliseconds(950) && took < .seconds(3), "\(took)")
+        #expect(took >= .milliseconds(950) && took < .seconds(15), "\(took)")
     }
 
     @Test func aRefusedConnectionFailsAtOnceNamingTheReceiver() async throws {
@@ -92,8 +92,9 @@ import Testing
             let peer = try Peer("silent")
             port = peer.port
         }
-        let (error, took) = try await failure("http://127.0.0.1:\(port)/hook", timeout: 5_000)
+        // Well within the timeout: the pool does not keep trying to connect until the deadline.
+        let (error, took) = try await failure("http://127.0.0.1:\(port)/hook", timeout: 30_000)
         #expect(error.hasPrefix("cannot connect to 127.0.0.1:\(port): "), "\(error)")
-        #expect(took < .seconds(2), "\(took)")
+        #expect(took < .seconds(15), "\(took)")
     }
 }
