@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // MARK: Libraries
@@ -76,6 +77,8 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // Alert webhooks and remote write: one pooled client with TLS, proxies and deadlines.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // The daemon's own metrics in Prometheus' text format (`[metrics]`).
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 // Remote write (`[remote_write]`): protobuf requests (the code generated from

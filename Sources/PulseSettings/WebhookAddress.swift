@@ -1,12 +1,12 @@
 import PulseCore
 
-/// Where a webhook is: `http://host:port/path` or `https://…`.
+/// Where a webhook or a remote-write receiver is, `http://host:port/path` or `https://…`, as far as the settings check
+/// it (a scheme, a host, a port) and the daemon picks a proxy for it (``secure``, ``host``); the daemon's HTTP client
+/// reads the URL itself.
 public struct WebhookAddress: Sendable, Hashable {
     public var secure: Bool
     public var host: String
     public var port: Int
-    /// The path and query, at least `/`.
-    public var target: String
 
     public init?(parsing text: String) {
         let secure: Bool
@@ -21,7 +21,6 @@ public struct WebhookAddress: Sendable, Hashable {
             return nil
         }
         let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        let target = rest.dropFirst(authority.count)
         guard !authority.isEmpty, !authority.contains("@"),
             let endpoint = Endpoint(
                 parsing: authority.contains("]:") || (!authority.hasPrefix("[") && authority.contains(":"))
@@ -30,12 +29,8 @@ public struct WebhookAddress: Sendable, Hashable {
         self.secure = secure
         host = endpoint.host
         port = endpoint.port
-        self.target = target.isEmpty ? "/" : (target.hasPrefix("?") ? "/" + target : String(target))
     }
 
-    /// The `Host` header.
-    public var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
-        return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
-    }
+    /// `host:port` (`[v6]:port`), for messages.
+    public var endpoint: Endpoint { Endpoint(host: host, port: port) }
 }

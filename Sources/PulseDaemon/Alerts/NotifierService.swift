@@ -44,12 +44,15 @@ final class NotifierService: Service, Sendable {
     }
 
     func run() async throws {
-        await withTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { await self.dispatchLoop(heartbeat: self.heartbeats[0]) }
-            for (receiver, heartbeat) in zip(Self.receivers, heartbeats.dropFirst()) {
-                tasks.addTask { await self.deliveryLoop(receiver, heartbeat: heartbeat) }
+        // One HTTP client for the run's webhook posts (its connection kept alive between them), closed when it ends.
+        await WebhookClient.with(group: group, logger: logger, purpose: "alert notifications") { webhook in
+            await withTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { await self.dispatchLoop(heartbeat: self.heartbeats[0]) }
+                for (receiver, heartbeat) in zip(Self.receivers, heartbeats.dropFirst()) {
+                    tasks.addTask { await self.deliveryLoop(receiver, heartbeat: heartbeat, webhook: webhook) }
+                }
+                await tasks.waitForAll()
             }
-            await tasks.waitForAll()
         }
         // Stopped on purpose (shutdown, or the leader lease lost): not a stall.
         for heartbeat in heartbeats { heartbeat.finish() }
@@ -165,7 +168,7 @@ final class NotifierService: Service, Sendable {
 
     // MARK: Delivery
 
-    private func deliveryLoop(_ receiver: String, heartbeat: LoopHeartbeat) async {
+    private func deliveryLoop(_ receiver: String, heartbeat: LoopHeartbeat, webhook: WebhookClient) async {
         var reported = Set<String>()
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             heartbeat.beat(within: Self.storeAllowance + attemptBound(receiver) + 1_000)
@@ -176,7 +179,7 @@ final class NotifierService: Service, Sendable {
                     if next.nextAttempt > now {
                         pause = min(next.nextAttempt - now, 1_000)
                     } else {
-                        try await deliver(next, now: now)
+                        try await deliver(next, now: now, webhook: webhook)
                         pause = 0
                     }
                 }
@@ -194,31 +197,34 @@ final class NotifierService: Service, Sendable {
         let notify = current.value.alerts.notify
         switch receiver {
         case "command": return CommandReceiver(arguments: notify.command, timeout: notify.timeout).bound
-        // The connection has the timeout, then the whole exchange has it again.
+        // The timeout bounds the whole attempt (the proxy's tunnel, connecting, TLS, the answer): twice it is slack.
         default: return 2 * notify.timeout
         }
     }
 
     /// One attempt: delivered, given up, or rescheduled with backoff (1 s doubling to 5 minutes).
-    func deliver(_ notification: PendingNotification, now: Int64) async throws {
+    func deliver(_ notification: PendingNotification, now: Int64, webhook: WebhookClient) async throws {
         let notify = current.value.alerts.notify
         let attempts = notification.attempts + 1
         do {
             switch notification.receiver {
             case "webhook":
-                guard let url = notify.webhook, let address = WebhookAddress(parsing: url) else {
+                guard let url = notify.webhook else {
                     throw Permanent(description: "no webhook is configured any more")
                 }
-                let client = try WebhookClient(
-                    address: address, caFile: notify.webhookCA, bearerTokenFile: notify.bearerTokenFile,
+                // Made at each attempt, so a reload's URL, CA file and timeout apply to the next one.
+                let target = try WebhookTarget(
+                    url: url, caFile: notify.webhookCA, bearerTokenFile: notify.bearerTokenFile,
                     timeout: notify.timeout)
-                let response = try await client.post(notification.body, group: group)
+                let response = try await webhook.post(notification.body, to: target)
                 switch response.status {
                 case 200..<300: break
                 case 408, 429, 500...:
                     throw WebhookError(description: "\(url) answered \(response.status): \(response.body.prefix(200))")
                 default:
-                    throw Permanent(description: "\(url) answered \(response.status): \(response.body.prefix(200))")
+                    let said =
+                        response.redirect(setting: "[alerts.notify] webhook") ?? String(response.body.prefix(200))
+                    throw Permanent(description: "\(url) answered \(response.status): \(said)")
                 }
             case "command":
                 guard !notify.command.isEmpty else { throw Permanent(description: "no command is configured any more") }
@@ -250,7 +256,7 @@ final class NotifierService: Service, Sendable {
         }
     }
 
-    /// A failure that retrying cannot fix (a 4xx answer other than 408 and 429).
+    /// A failure that retrying cannot fix (a 4xx answer other than 408 and 429, a redirect).
     struct Permanent: Error, CustomStringConvertible {
         var description: String
     }

@@ -1,7 +1,5 @@
 import CSnappy
-import NIOCore
 import PulseCore
-import PulseSettings
 import SwiftProtobuf
 
 /// One series of a remote-write request: its labels (`__name__` among them) and its samples, oldest first.
@@ -34,20 +32,19 @@ public enum RemoteWriteOutcome: Sendable, Equatable {
     /// 5xx, 429, or no answer: the same request may succeed later and is sent again, after a backoff.
     case retry(String)
     /// Any other 4xx: the receiver will never take it (a sample older than its series' newest, a malformed
-    /// request). Sending it again cannot help; the sender counts and reports what it held.
+    /// request); any other status, a redirect among them (never followed). Sending it again cannot help; the sender
+    /// counts and reports what it held.
     case refused(status: Int, reason: String)
 }
 
 /// Sends requests of Prometheus' remote-write 1.0 protocol: a protobuf `WriteRequest`, compressed with snappy's
 /// block format, POSTed with the headers the specification requires.
 public struct RemoteWriteClient: Sendable {
-    let http: WebhookClient
+    public let target: WebhookTarget
 
+    /// - Throws: ``WebhookError`` when `url` is not an http:// or https:// URL, or the CA file cannot be read.
     public init(url: String, caFile: String? = nil, bearerTokenFile: String? = nil, timeout: Int64 = 30_000) throws {
-        guard let address = WebhookAddress(parsing: url) else {
-            throw WebhookError(description: "\"\(url)\" is not an http:// or https:// address")
-        }
-        http = try WebhookClient(address: address, caFile: caFile, bearerTokenFile: bearerTokenFile, timeout: timeout)
+        target = try WebhookTarget(url: url, caFile: caFile, bearerTokenFile: bearerTokenFile, timeout: timeout)
     }
 
     /// The request's body: the `WriteRequest` encoded, then compressed.
@@ -74,9 +71,9 @@ public struct RemoteWriteClient: Sendable {
         return Snappy.compress(encoded)
     }
 
-    /// Sends one request and says what the receiver made of it. Never throws: a failure to connect or a timeout is
-    /// a reason to retry.
-    public func send(_ series: [RemoteSeries], group: any EventLoopGroup) async -> RemoteWriteOutcome {
+    /// Sends one request over `http` and says what the receiver made of it. Never throws: a failure to connect or a
+    /// timeout is a reason to retry.
+    public func send(_ series: [RemoteSeries], through http: WebhookClient) async -> RemoteWriteOutcome {
         let body: [UInt8]
         do {
             body = try Self.body(series)
@@ -85,10 +82,10 @@ public struct RemoteWriteClient: Sendable {
         }
         do {
             let response = try await http.post(
-                body, contentType: "application/x-protobuf",
-                headers: [("Content-Encoding", "snappy"), ("X-Prometheus-Remote-Write-Version", "0.1.0")],
-                group: group)
-            let reason = "\(response.status) \(response.body.trimmingWhitespace())"
+                body, to: target, contentType: "application/x-protobuf",
+                headers: [("Content-Encoding", "snappy"), ("X-Prometheus-Remote-Write-Version", "0.1.0")])
+            let said = response.redirect(setting: "[remote_write] url") ?? response.body.trimmingWhitespace()
+            let reason = "\(response.status) \(said)"
             switch response.status {
             case 200..<300: return .accepted
             case 429, 500..<600: return .retry(reason)

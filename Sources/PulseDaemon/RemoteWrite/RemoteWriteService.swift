@@ -1,5 +1,4 @@
 import Logging
-import NIOPosix
 import PulseAnalytics
 import PulseCore
 import PulseQuery
@@ -19,7 +18,8 @@ import ServiceLifecycle
 /// 4. saves the cursor and what each series has sent, in one transaction, only then.
 ///
 /// A pass that is cut short (a stop, a crash) saves nothing: the next one sends the same samples again, which a
-/// receiver takes as duplicates. It runs on its own task and its own connections: a receiver that is down holds
+/// receiver takes as duplicates. It runs on its own task and its own HTTP client (one kept-alive connection to the
+/// receiver, through the proxy the environment names, made and closed with each run): a receiver that is down holds
 /// back only this service, never ingest.
 public final class RemoteWriteService: Service, Sendable {
     let store: any MetricStore
@@ -34,6 +34,8 @@ public final class RemoteWriteService: Service, Sendable {
         let settings = config.remoteWrite
         client = try RemoteWriteClient(
             url: url, caFile: settings.ca, bearerTokenFile: settings.bearerTokenFile, timeout: settings.timeout)
+        // A proxy variable the client cannot use stops the start, as a CA file it cannot read does.
+        _ = try ProxyEnvironment.process().route(to: client.target.address)
         self.metrics = metrics
         self.logger = logger
     }
@@ -42,6 +44,13 @@ public final class RemoteWriteService: Service, Sendable {
     static let longestPass: Int64 = 3_600_000
 
     public func run() async throws {
+        await WebhookClient.with(logger: logger, purpose: "remote write") {
+            await self.forward(through: $0)
+        }
+    }
+
+    /// Passes until the daemon stops.
+    private func forward(through http: WebhookClient) async {
         let settings = config.remoteWrite
         var reported = Set<String>()
         logger.notice("remote write: forwarding to \(settings.url ?? "")")
@@ -49,7 +58,7 @@ public final class RemoteWriteService: Service, Sendable {
             var caughtUp = true
             do {
                 caughtUp = try await cancelWhenGracefulShutdown {
-                    try await self.pass(now: WallClock.milliseconds())
+                    try await self.pass(now: WallClock.milliseconds(), through: http)
                 }.caughtUp
                 reported.removeAll()
             } catch {
@@ -80,8 +89,8 @@ public final class RemoteWriteService: Service, Sendable {
         public var caughtUp = true
     }
 
-    /// One pass.
-    func pass(now: Int64) async throws -> Report {
+    /// One pass, its requests sent over `http`.
+    func pass(now: Int64, through http: WebhookClient) async throws -> Report {
         let settings = config.remoteWrite
         var report = Report()
         let started = ContinuousClock.now
@@ -103,7 +112,7 @@ public final class RemoteWriteService: Service, Sendable {
             try Task.checkCancellation()
             let samples = request.reduce(0) { $0 + $1.samples.count }
             report.requests += 1
-            switch try await deliver(request) {
+            switch try await deliver(request, through: http) {
             case .refused(let status, let reason):
                 report.refused += samples
                 metrics?.remoteWriteSamples(refused: samples)
@@ -136,11 +145,11 @@ public final class RemoteWriteService: Service, Sendable {
     }
 
     /// Sends one request until the receiver takes or refuses it, backing off from 1 s to 60 s between tries.
-    private func deliver(_ request: [RemoteSeries]) async throws -> RemoteWriteOutcome {
+    private func deliver(_ request: [RemoteSeries], through http: WebhookClient) async throws -> RemoteWriteOutcome {
         var delay = Duration.seconds(1)
         var failing = false
         while true {
-            let outcome = await client.send(request, group: MultiThreadedEventLoopGroup.singleton)
+            let outcome = await client.send(request, through: http)
             guard case .retry(let reason) = outcome else {
                 if failing { logger.notice("remote write: the receiver takes requests again") }
                 return outcome
@@ -163,8 +172,12 @@ public enum RemoteWriteForwarding {
         -> RemoteWriteService.Report
     {
         guard let url = config.remoteWrite.url else { throw DaemonError("[remote_write] url is not set") }
-        let service = try RemoteWriteService(
-            store: store, config: config, url: url, metrics: nil, logger: Logger(label: "netpulse.remote-write"))
-        return try await service.pass(now: now)
+        let logger = Logger(label: "netpulse.remote-write")
+        let service = try RemoteWriteService(store: store, config: config, url: url, metrics: nil, logger: logger)
+        return try await WebhookClient.with(
+            logger: logger, purpose: "remote write"
+        ) { http in
+            try await service.pass(now: now, through: http)
+        }
     }
 }
