@@ -22,8 +22,8 @@ extension PostgresStore {
                 let evaluatedAt = try cells.next()!.decode(Int64.self)
                 let digest = try cells.next()!.decode(String.self)
                 return AlertInstance(
-                    rule: rule, fingerprint: fingerprint, series: series, labels: SQLiteStore.labels(labels),
-                    annotations: SQLiteStore.labels(annotations),
+                    rule: rule, fingerprint: fingerprint, series: series, labels: LabelsJSON.labels(labels),
+                    annotations: LabelsJSON.labels(annotations),
                     phase: AlertPhase(
                         status: AlertStatus(rawValue: status) ?? .pending, activeSince: activeSince, firedAt: firedAt,
                         clearSince: clearSince),
@@ -46,7 +46,7 @@ extension PostgresStore {
                     INSERT INTO alert_instance (rule, fingerprint, series_id, labels, annotations, status,
                         active_since, fired_at, clear_since, value, evaluated_at, rule_digest)
                     VALUES (\(instance.rule), \(instance.fingerprint), \(instance.series),
-                        \(SQLiteStore.json(instance.labels)), \(SQLiteStore.json(instance.annotations)),
+                        \(LabelsJSON.text(instance.labels)), \(LabelsJSON.text(instance.annotations)),
                         \(instance.phase.status.rawValue), \(instance.phase.activeSince), \(instance.phase.firedAt),
                         \(instance.phase.clearSince), \(instance.value), \(instance.evaluatedAt), \(instance.ruleDigest))
                     ON CONFLICT (rule, fingerprint) DO UPDATE SET series_id = excluded.series_id,
@@ -63,7 +63,7 @@ extension PostgresStore {
                     INSERT INTO alert_event (at, rule, fingerprint, series_id, status, value, labels, annotations,
                         starts_at, ends_at, chart)
                     VALUES (\(event.at), \(event.rule), \(event.fingerprint), \(event.series), \(event.status.rawValue),
-                        \(event.value), \(SQLiteStore.json(event.labels)), \(SQLiteStore.json(event.annotations)),
+                        \(event.value), \(LabelsJSON.text(event.labels)), \(LabelsJSON.text(event.annotations)),
                         \(event.startsAt), \(event.endsAt), \(event.chart))
                     RETURNING id
                     """)[0].decode(Int64.self)
@@ -90,7 +90,7 @@ extension PostgresStore {
         return AlertEvent(
             id: id, rule: rule, fingerprint: fingerprint, series: series,
             status: AlertStatus(rawValue: status) ?? .firing, at: at, value: value,
-            labels: SQLiteStore.labels(labels), annotations: SQLiteStore.labels(annotations), startsAt: startsAt,
+            labels: LabelsJSON.labels(labels), annotations: LabelsJSON.labels(annotations), startsAt: startsAt,
             endsAt: endsAt, chart: chart)
     }
 
@@ -130,7 +130,7 @@ extension PostgresStore {
                 let (id, matchers, startsAt, endsAt, createdBy, comment) = try row.decode(
                     (String, String, Int64, Int64, String, String).self)
                 return Silence(
-                    id: id, matchers: SQLiteStore.labels(matchers), startsAt: startsAt, endsAt: endsAt,
+                    id: id, matchers: LabelsJSON.labels(matchers), startsAt: startsAt, endsAt: endsAt,
                     createdBy: createdBy, comment: comment)
             }
         }
@@ -141,7 +141,7 @@ extension PostgresStore {
             try session.query(
                 """
                 INSERT INTO alert_silence (id, matchers, starts_at, ends_at, created_by, comment)
-                VALUES (\(silence.id), \(SQLiteStore.json(silence.matchers)), \(silence.startsAt), \(silence.endsAt),
+                VALUES (\(silence.id), \(LabelsJSON.text(silence.matchers)), \(silence.startsAt), \(silence.endsAt),
                     \(silence.createdBy), \(silence.comment))
                 ON CONFLICT (id) DO UPDATE SET matchers = excluded.matchers, starts_at = excluded.starts_at,
                     ends_at = excluded.ends_at, created_by = excluded.created_by, comment = excluded.comment
@@ -170,8 +170,8 @@ extension PostgresStore {
                 let (receiver, key, labels, createdAt, notifiedAt, firing) = try row.decode(
                     (String, String, String, Int64, Int64?, String).self)
                 return NotificationGroup(
-                    receiver: receiver, key: key, labels: SQLiteStore.labels(labels), createdAt: createdAt,
-                    notifiedAt: notifiedAt, notifiedFiring: Set(SQLiteStore.strings(firing)))
+                    receiver: receiver, key: key, labels: LabelsJSON.labels(labels), createdAt: createdAt,
+                    notifiedAt: notifiedAt, notifiedFiring: Set(LabelsJSON.strings(firing)))
             }
         }
     }
@@ -193,8 +193,8 @@ extension PostgresStore {
                 try session.query(
                     """
                     INSERT INTO notification_group (receiver, key, labels, created_at, notified_at, notified_firing)
-                    VALUES (\(group.receiver), \(group.key), \(SQLiteStore.json(group.labels)), \(group.createdAt),
-                        \(group.notifiedAt), \(SQLiteStore.json(group.notifiedFiring.sorted())))
+                    VALUES (\(group.receiver), \(group.key), \(LabelsJSON.text(group.labels)), \(group.createdAt),
+                        \(group.notifiedAt), \(LabelsJSON.text(group.notifiedFiring.sorted())))
                     ON CONFLICT (receiver, key) DO UPDATE SET labels = excluded.labels,
                         created_at = excluded.created_at, notified_at = excluded.notified_at,
                         notified_firing = excluded.notified_firing

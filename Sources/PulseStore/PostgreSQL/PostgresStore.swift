@@ -61,7 +61,7 @@ public final class PostgresStore: MetricStore {
     ///   for ever. A daemon sets it to its lease's length. Read transactions hold no such rows and are not limited
     ///   (a billing pass may compute for long between its reads).
     public init(
-        location: PostgresLocation, settings: StoreSettings = .standard, access: SQLiteStore.Access = .owner,
+        location: PostgresLocation, settings: StoreSettings = .standard, access: StoreAccess = .owner,
         idleTransactionTimeout: Int64 = 15_000, logger: Logger = Logger(label: "netpulse.store.postgres")
     ) async throws {
         self.location = location
