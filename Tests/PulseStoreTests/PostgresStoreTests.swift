@@ -308,11 +308,8 @@ import Testing
             }
             /// The first daemon's next turn, up to where it would begin storing: what it then holds.
             func nextTurn() async throws -> Cached {
-                try await first.onWriter { side in
-                    try side.session.transaction {
-                        _ = try side.writer.begin(
-                            in: PostgresIngestTransaction(session: side.session, memory: side.memory))
-                    }
+                try await first.writerTransaction(limitIdle: false) { side, transaction in
+                    _ = try side.writer.begin(in: transaction)
                     return cached(side)
                 }
             }
@@ -365,8 +362,37 @@ import Testing
         // The session sees its connection closed, and opens another at the next transaction.
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await store.ingest([batch], receivedAt: day + 61_000) == [.duplicate])
-        #expect(try await store.onWriter { $0.writer.states.isEmpty && $0.session.connections == 2 })
+        #expect(try await store.onWriter { $0.writer.states.isEmpty && $0.connections == 2 })
         #expect(try await store.totals().batches == 1)
+    }
+
+    /// PostgreSQL stopped for a while: each call fails within seconds with the reason, as a connection opened for the
+    /// call gives it (the pool alone would keep the call waiting while it retries), and once the server is back the
+    /// next calls succeed at once, not after the pool's backoff, which has grown to seconds by then.
+    @Test func aServerThatWentAwayIsToldPlainlyAndUsedAgainOnceBack() async throws {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        let store = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("outage")))
+        defer { store.shutdown() }
+        let maker = BatchMaker()
+        #expect(try await store.ingest([maker.batch(1, start: day, rx: [1, 2, 3])], receivedAt: day) == [.stored])
+        try server.halt()
+        let outage = ContinuousClock.now
+        while ContinuousClock.now - outage < .seconds(20) {
+            let call = ContinuousClock.now
+            let error = await #expect(throws: (any Error).self) { _ = try await store.totals() }
+            let text = error.map { "\($0)" } ?? ""
+            #expect(text.contains("cannot reach the server") && text.contains("/outage"), "\(text)")
+            #expect(ContinuousClock.now - call < .seconds(5))
+            try await Task.sleep(for: .seconds(2))
+        }
+        try server.resume()
+        let back = ContinuousClock.now
+        #expect(try await store.totals().batches == 1)
+        #expect(
+            try await store.ingest([maker.batch(2, start: day + 3_000, rx: [4, 5])], receivedAt: day + 3_000)
+                == [.stored])
+        #expect(ContinuousClock.now - back < .seconds(4), "\(ContinuousClock.now - back)")
     }
 
     /// Runs `body` with two daemons' stores on one fresh database of a server of its own.
@@ -504,18 +530,19 @@ import Testing
     @Test func aWriteTransactionLeftIdleIsEndedByTheServer() async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }
-        let session = PostgresSession(
-            location: try PostgresLocation(url: server.createDatabase("idle")), logger: Logger(label: "test"))
-        defer { session.close() }
-        #expect(throws: (any Error).self) {
-            try session.transaction {
-                try session.limitIdle(300)
-                try session.execute("CREATE TABLE held (id bigint)")
-                Thread.sleep(forTimeInterval: 0.8)
-                try session.execute("SELECT 1")
+        let pool = PostgresPool(
+            location: try PostgresLocation(url: server.createDatabase("idle")), logger: Logger(label: "test"),
+            maximum: 1)
+        defer { pool.close() }
+        await #expect(throws: (any Error).self) {
+            try await pool.transaction { session in
+                try await session.limitIdle(300)
+                try await session.execute("CREATE TABLE held (id bigint)")
+                try await Task.sleep(for: .milliseconds(800))
+                try await session.execute("SELECT 1")
             }
         }
-        try session.execute("SELECT 1")
+        try await pool.withConnection { session in try await session.execute("SELECT 1") }
         #expect(try server.psql("idle", "SELECT to_regclass('held') IS NULL").contains("t"))
     }
 
@@ -593,6 +620,30 @@ import Testing
         #expect(await refusal(byAddress + "?sslmode=verify-ca&sslrootcert=\(ca)") == "opened")
         let misnamed = await refusal(byAddress + "?sslmode=verify-full&sslrootcert=\(ca)")
         #expect(misnamed.contains("failedToValidateHostname"), "\(misnamed)")
+    }
+
+    /// The TLS files are read again when they change on disk (docs/configuration.md: certificates renewed in place
+    /// apply from the next connection), though a pool's client keeps the TLS context it was made with: the store's
+    /// next call after a change connects with the files as they are now.
+    @Test func tlsFilesChangedInPlaceApplyToTheNextConnection() async throws {
+        let server = try PostgresServer.start(tls: true)
+        defer { server.stop() }
+        let url = try server.createDatabase("renewal").replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let directory = temporaryDirectory()
+        let root = directory + "/root.pem"
+        let trusted = try String(contentsOfFile: server.certificateAuthority, encoding: .utf8)
+        try trusted.write(toFile: root, atomically: true, encoding: .utf8)
+        try PostgresServer.makeCertificateAuthority(in: directory + "/other")
+        let other = try String(contentsOfFile: directory + "/other/ca.pem", encoding: .utf8)
+        let store = try await PostgresStore(
+            location: PostgresLocation(url: url + "?sslmode=verify-full&sslrootcert=\(root)"))
+        defer { store.shutdown() }
+        #expect(try await store.totals().batches == 0)
+        try other.write(toFile: root, atomically: true, encoding: .utf8)
+        let error = await #expect(throws: (any Error).self) { try await store.totals() }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("CERTIFICATE_VERIFY_FAILED"), "\(String(describing: error))")
+        try trusted.write(toFile: root, atomically: true, encoding: .utf8)
+        #expect(try await store.totals().batches == 0)
     }
 }
 

@@ -119,6 +119,18 @@ public final class PostgresServer: @unchecked Sendable {
             ])
     }
 
+    /// Stops the server (fast shutdown) and keeps its cluster, for ``resume()``: a server gone for a while.
+    public func halt() throws {
+        _ = try Self.asServerUser(Self.binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+    }
+
+    /// Starts a server ``halt()`` stopped again, on its port, with the options it last ran with (`pg_ctl restart`
+    /// of a stopped server starts it with those of `postmaster.opts`).
+    public func resume() throws {
+        _ = try Self.asServerUser(
+            Self.binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "restart"])
+    }
+
     /// Stops the server (fast shutdown) and deletes its cluster.
     public func stop() {
         _ = try? Self.asServerUser(Self.binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])

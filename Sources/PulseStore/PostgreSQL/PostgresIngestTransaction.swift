@@ -4,7 +4,7 @@ import PostgresNIO
 import PulseAnalytics
 import PulseCore
 
-/// ``StoreWriter``'s rows in PostgreSQL, inside one transaction of the writer's session (``PostgresSession``).
+/// ``StoreWriter``'s rows in PostgreSQL, inside one transaction of the writer's connection (``PostgresStore/writerTransaction(limitIdle:_:)``).
 ///
 /// Several daemons may write at once. Their ingest transactions take turns at the revision row
 /// (``lockRevision()``: `SELECT … FOR UPDATE`, held until commit), so each commit sees every earlier one whole: the
@@ -17,7 +17,7 @@ import PulseCore
 /// of the commit that changes them, so a writer whose turn comes after others' reads back only what they changed
 /// (``changes(after:)``): one query per table, however large the fleet.
 final class PostgresIngestTransaction: IngestTransaction {
-    let session: PostgresSession
+    let session: BlockingSession
     /// What the store's writer knows across its transactions (dropped when one fails).
     let memory: WriterMemory
     private var metaValues: [String: Int64] = [:]
@@ -25,12 +25,12 @@ final class PostgresIngestTransaction: IngestTransaction {
     /// stamps rows always moves the revision there (see ``StoreWriter/ingest(_:receivedAt:in:)``).
     private var stamp: Int64 = 0
 
-    init(session: PostgresSession, memory: WriterMemory) {
+    init(session: BlockingSession, memory: WriterMemory) {
         self.session = session
         self.memory = memory
     }
 
-    /// Touched only on the store's writer thread.
+    /// Touched only by the store's writer (``PostgresStore/WriterSide``).
     final class WriterMemory: @unchecked Sendable {
         /// Raw partitions known to exist (see ``PostgresSchema/rawPartition(holding:)``).
         var partitions = Set<String>()
@@ -130,7 +130,8 @@ final class PostgresIngestTransaction: IngestTransaction {
             ON CONFLICT (name) DO UPDATE SET hostname = excluded.hostname, version = excluded.version,
                 last_seen = excluded.last_seen
             RETURNING id, labels
-            """)[0]
+            """
+        ).single("the agent \(identity.name)")
         let (id, labels) = try row.decode((Int64, String).self)
         return (id, LabelText.decode(labels))
     }
@@ -191,7 +192,8 @@ final class PostgresIngestTransaction: IngestTransaction {
             """
             INSERT INTO stream (agent_id, stream) VALUES (\(agent), \(Int64(bitPattern: stream)))
             ON CONFLICT (agent_id, stream) DO UPDATE SET stream = excluded.stream RETURNING id
-            """)[0].decode(Int64.self)
+            """
+        ).single("a stream of the agent \(agent)").decode(Int64.self)
     }
 
     func ranges(stream: Int64) throws -> [ClosedRange<UInt64>] {
@@ -236,7 +238,8 @@ final class PostgresIngestTransaction: IngestTransaction {
             INSERT INTO series (kind, agent_id, name, first_seen, last_seen)
             VALUES (\(kind.rawValue), \(agent), \(ByteBuffer(bytes: name)), \(now), \(now))
             ON CONFLICT (kind, agent_id, name) DO UPDATE SET kind = excluded.kind RETURNING id
-            """)[0].decode(Int64.self)
+            """
+        ).single("a series of the agent \(agent)").decode(Int64.self)
     }
 
     func epochID(_ epoch: CounterEpoch) throws -> Int64 {
@@ -246,7 +249,8 @@ final class PostgresIngestTransaction: IngestTransaction {
             VALUES (\(ByteBuffer(bytes: BootIDBytes.bytes(epoch.bootID))), \(Int64(epoch.ifindex)),
                 \(Int64(epoch.width.rawValue)))
             ON CONFLICT (boot_id, ifindex, width) DO UPDATE SET width = excluded.width RETURNING id
-            """)[0].decode(Int64.self)
+            """
+        ).single("a counter epoch").decode(Int64.self)
     }
 
     func facts(series: Int64) throws -> LinkState? {

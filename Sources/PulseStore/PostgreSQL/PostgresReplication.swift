@@ -85,38 +85,63 @@ public struct PostgresReplication: Sendable, Hashable {
             "\(attached); synchronous_commit = \(synchronousCommit); synchronous_standby_names = '\(synchronousStandbyNames)'"
     }
 
-    /// Reads the state on `session` (blocking).
-    static func read(_ session: PostgresSession) throws -> PostgresReplication {
-        let settings = try session.query(
-            "SELECT current_setting('synchronous_commit'), current_setting('synchronous_standby_names')")
+    static let settingsQuery: PostgresQuery =
+        "SELECT current_setting('synchronous_commit'), current_setting('synchronous_standby_names')"
+    static let standbysQuery: PostgresQuery =
+        "SELECT coalesce(application_name, ''), state, sync_state FROM pg_stat_replication ORDER BY 1"
+
+    /// The state from the rows of ``settingsQuery`` and ``standbysQuery``.
+    static func make(settings: [PostgresRow], standbys: [PostgresRow], location: PostgresLocation) throws
+        -> PostgresReplication
+    {
         guard let row = settings.first else {
-            throw StoreError.unusable("\(session.location): the server returned no settings")
+            throw StoreError.unusable("\(location): the server returned no settings")
         }
         let (commit, names) = try row.decode((String, String).self)
-        let standbys = try session.query(
-            "SELECT coalesce(application_name, ''), state, sync_state FROM pg_stat_replication ORDER BY 1"
-        ).map { row in
+        let standbys = try standbys.map { row in
             let (name, state, syncState) = try row.decode((String, String?, String?).self)
             return Standby(name: name.isEmpty ? "unnamed" : name, state: state, syncState: syncState)
         }
         return PostgresReplication(standbys: standbys, synchronousCommit: commit, synchronousStandbyNames: names)
     }
 
-    /// Connects to `location` once, reads the state and disconnects (for tools; blocking, never on an event loop).
+    /// Reads the state on `session`.
+    static func read(_ session: PostgresSession) async throws -> PostgresReplication {
+        let settings = try await session.query(settingsQuery)
+        let standbys = try await session.query(standbysQuery)
+        return try make(settings: settings, standbys: standbys, location: session.location)
+    }
+
+    /// Connects to `location` once, reads the state and disconnects, for tools (`netpulse check-config`), whose
+    /// command is synchronous: the calling thread waits (``PostgresBlocking/answer(_:)``; never on an event loop).
     /// Nothing in the database is created or changed.
     /// - Throws: ``StoreError`` when the server cannot be reached or read.
     public static func read(location: PostgresLocation, logger: Logger = Logger(label: "netpulse.store.postgres"))
         throws -> PostgresReplication
     {
-        let session = PostgresSession(location: location, logger: logger)
-        defer { session.close() }
-        return try read(session)
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresBlocking.answer(
+                PostgresConnection.connect(
+                    on: PostgresClient.defaultEventLoopGroup.any(),
+                    configuration: location.connectionConfiguration(tls: location.tls.context()), id: 1,
+                    logger: logger))
+        } catch {
+            throw PostgresErrors.describe(error, location: location)
+        }
+        defer { connection.close().whenComplete { _ in _ = connection } }
+        let session = BlockingSession(
+            PostgresSession(
+                connection: connection, location: location, logger: logger,
+                key: PostgresSession.Key(generation: 0, id: 1)))
+        return try make(
+            settings: session.query(settingsQuery), standbys: session.query(standbysQuery), location: location)
     }
 }
 
 extension PostgresStore {
     /// How the server this store writes to replicates (``PostgresReplication``).
     public func replication() async throws -> PostgresReplication {
-        try await sessions.run { session in try PostgresReplication.read(session) }
+        try await pool.withConnection { session in try await PostgresReplication.read(session) }
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Logging
 import NIOCore
@@ -92,6 +91,21 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         configuration.options.connectTimeout = .seconds(10)
         return configuration
     }
+
+    /// The configuration of a pool of connections to this location (``PostgresPool``), the TLS files read now.
+    /// - Throws: ``StoreError/unusable(_:)`` naming a TLS file that cannot be read or used.
+    func clientConfiguration() throws -> PostgresClient.Configuration {
+        let mode: PostgresClient.Configuration.TLS =
+            switch (tls.mode, try tls.configuration()) {
+            case (.disable, _), (_, nil): .disable
+            case (.prefer, let configuration?): .prefer(configuration)
+            case (_, let configuration?): .require(configuration)
+            }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: mode)
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
+    }
 }
 
 /// How the connection to PostgreSQL is encrypted, as libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` say
@@ -135,6 +149,17 @@ public struct PostgresTLS: Sendable, Hashable {
     /// The client context for the mode (nil for `disable`).
     /// - Throws: ``StoreError/unusable(_:)`` naming a file that cannot be read or used.
     func context() throws -> NIOSSLContext? {
+        guard let configuration = try configuration() else { return nil }
+        do {
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw unusableFiles(error)
+        }
+    }
+
+    /// The client configuration for the mode (nil for `disable`), the files of the parameters read now.
+    /// - Throws: ``StoreError/unusable(_:)`` naming a file that cannot be read or used.
+    func configuration() throws -> TLSConfiguration? {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
         switch mode {
@@ -156,61 +181,112 @@ public struct PostgresTLS: Sendable, Hashable {
                 configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
                 configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
             }
-            return try NIOSSLContext(configuration: configuration)
+            return configuration
         } catch {
-            let files = [rootCertificate, certificate, key].compactMap { $0 }.joined(separator: ", ")
-            throw StoreError.unusable("cannot use the TLS files of [store] postgresql (\(files)): \(error)")
+            throw unusableFiles(error)
+        }
+    }
+
+    private func unusableFiles(_ error: any Error) -> StoreError {
+        let files = [rootCertificate, certificate, key].compactMap { $0 }.joined(separator: ", ")
+        return StoreError.unusable("cannot use the TLS files of [store] postgresql (\(files)): \(error)")
+    }
+
+    /// What the files of the parameters are now (path, size, modification time, inode), for telling renewed ones
+    /// from those a pool's connections were made with.
+    func files() -> [String] {
+        [rootCertificate, certificate, key].compactMap { $0 }.map { path in
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return path }
+            let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+            let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
+            return "\(path) \(size) \(modified) \(inode)"
         }
     }
 }
 
-/// One connection used from one thread at a time that may block (a store's writer thread): each query waits for its
-/// answer. Never used on an event loop.
-final class PostgresSession: @unchecked Sendable {
-    let location: PostgresLocation
-    let logger: Logger
-    private var connection: PostgresConnection?
-    /// The connection a transaction began on: a statement never goes to another (a reconnect in the middle would
-    /// run the rest of the transaction's statements on their own, committed one by one).
-    private var transactionConnection: PostgresConnection?
-    /// How many connections this session has opened: a new one may reach another server than the last (a
-    /// restart, a failover to a replica), which the store's writer must not trust its caches across.
-    private(set) var connections = 0
-
-    init(location: PostgresLocation, logger: Logger) {
-        self.location = location
-        self.logger = logger
+/// One connection of a ``PostgresPool``, lent for one call: statements run in order on it, and PostgreSQL's errors
+/// come out in the store's terms (``PostgresErrors``).
+struct PostgresSession: Sendable {
+    /// Which connection this is: a pool's (``PostgresPool``) generation and the connection's id in it, never reused.
+    struct Key: Hashable, Sendable {
+        var generation: Int
+        var id: Int
     }
 
-    /// The open connection, opened again if it was lost (the server restarted, the network failed).
-    func open() throws -> PostgresConnection {
-        if let transactionConnection {
-            guard !transactionConnection.isClosed else {
-                throw StoreError.cannotWrite("\(location): the connection was lost in the middle of a transaction")
-            }
-            return transactionConnection
-        }
-        if let connection, !connection.isClosed { return connection }
-        // The TLS files are read at each connection, so certificates renewed in place apply from the next one.
-        let tls = try location.tls.context()
+    let connection: PostgresConnection
+    let location: PostgresLocation
+    let logger: Logger
+    let key: Key
+    /// Inside a transaction: a statement never goes to another connection (the rest of the transaction's statements
+    /// would run on their own, committed one by one), so a lost connection fails them.
+    var inTransaction = false
+
+    @discardableResult
+    func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try checkOpen()
         do {
-            let connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(),
-                configuration: location.connectionConfiguration(tls: tls), id: 1, logger: logger
-            ).wait()
-            self.connection = connection
-            connections += 1
-            return connection
+            return try await connection.query(query, logger: logger).collect()
         } catch {
             throw PostgresErrors.describe(error, location: location)
         }
     }
 
+    func execute(_ sql: String) async throws {
+        try await query(PostgresQuery(unsafeSQL: sql))
+    }
+
+    /// In a write transaction: the server ends this session if the transaction sits idle `milliseconds` (a process
+    /// frozen mid-transaction must not hold the rows it locked for ever).
+    func limitIdle(_ milliseconds: Int64) async throws {
+        try await execute("SET LOCAL idle_in_transaction_session_timeout = \(milliseconds)")
+    }
+
+    func checkOpen() throws {
+        if inTransaction, connection.isClosed {
+            throw StoreError.cannotWrite("\(location): the connection was lost in the middle of a transaction")
+        }
+    }
+
+    /// Runs `body` in a transaction begun by `begin`: committed when it returns, rolled back when it throws (and the
+    /// connection closed when the rollback itself fails, so the pool opens a clean one for the next).
+    ///
+    /// Not `PostgresConnection.withTransaction`: that begins with a plain `BEGIN` and wraps every error in a
+    /// `PostgresTransactionError`, where callers look for ``StoreError`` (``StoreError/fenced(_:)``,
+    /// ``StoreError/cannotWrite(_:)``) and the server's own message.
+    func transaction<Value>(
+        _ begin: String = "BEGIN", _ body: (PostgresSession) async throws -> Value
+    ) async throws -> Value {
+        try await execute(begin)
+        var inside = self
+        inside.inTransaction = true
+        do {
+            let result = try await body(inside)
+            try await inside.execute("COMMIT")
+            return result
+        } catch {
+            do { try await inside.execute("ROLLBACK") } catch { try? await connection.close() }
+            throw error
+        }
+    }
+}
+
+/// A ``PostgresSession`` for code that needs each answer before it goes on, behind the synchronous protocols the
+/// store implements: ``IngestTransaction`` (``StoreWriter``'s rows, shared with SQLite) and ``SnapshotReader``
+/// (billing's and remote write's passes read their snapshot synchronously). Used only on a thread of
+/// ``PostgresBlocking``, which exist for this, never on an event loop or a task's executor; each statement's answer
+/// is waited for there (``PostgresBlocking/answer(_:)``).
+struct BlockingSession: Sendable {
+    let session: PostgresSession
+    var location: PostgresLocation { session.location }
+
+    init(_ session: PostgresSession) { self.session = session }
+
     @discardableResult
     func query(_ query: PostgresQuery) throws -> [PostgresRow] {
-        let connection = try open()
+        try session.checkOpen()
         do {
-            return try connection.query(query, logger: logger).wait().rows
+            return try PostgresBlocking.answer(session.connection.query(query, logger: session.logger)).rows
         } catch {
             throw PostgresErrors.describe(error, location: location)
         }
@@ -219,107 +295,254 @@ final class PostgresSession: @unchecked Sendable {
     func execute(_ sql: String) throws {
         try query(PostgresQuery(unsafeSQL: sql))
     }
+}
 
-    /// In a write transaction: the server ends this session if the transaction sits idle `milliseconds` (a process
-    /// frozen mid-transaction must not hold the rows it locked for ever).
-    func limitIdle(_ milliseconds: Int64) throws {
-        try execute("SET LOCAL idle_in_transaction_session_timeout = \(milliseconds)")
-    }
+/// The threads synchronous code runs on while it waits for PostgreSQL (``BlockingSession``): their own, so a wait
+/// never holds a thread of Swift's cooperative pool, an event loop, or Dispatch's pool.
+enum PostgresBlocking {
+    /// The stores' writers (ingest and what else changes rollups: ``PostgresStore/writerTransaction(limitIdle:_:)``);
+    /// each store's are one at a time (its writer has one connection), so these serve several stores in a process.
+    static let writers: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 4)
+        pool.start()
+        return pool
+    }()
 
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws (and the connection
-    /// dropped when the rollback itself fails, so the next transaction starts on a clean one).
-    func transaction<Result>(_ begin: String = "BEGIN", _ body: () throws -> Result) throws -> Result {
-        try execute(begin)
-        transactionConnection = connection
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            transactionConnection = nil
-            return result
-        } catch {
-            do { try execute("ROLLBACK") } catch { close() }
-            transactionConnection = nil
-            throw error
-        }
-    }
+    /// Reads of snapshots (rollups, bills, remote write): at most this many at once in a process.
+    static let readers: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 16)
+        pool.start()
+        return pool
+    }()
 
-    func close() {
-        try? connection?.close().wait()
-        connection = nil
-        transactionConnection = nil
-    }
-
-    /// A session dropped without ``close()`` (a store nobody shut down) closes its connection in the background,
-    /// which stays alive until it is closed.
-    deinit {
-        if let connection, !connection.isClosed {
-            connection.close().whenComplete { _ in _ = connection }
-        }
+    /// Waits on this thread for `future`, a statement's answer: the one place the store blocks a thread on
+    /// PostgreSQL, for the synchronous protocols above. Never on an event loop (NIO traps that).
+    static func answer<Value: Sendable>(_ future: EventLoopFuture<Value>) throws -> Value {
+        try future.wait()
     }
 }
 
-/// Sessions for everything but ingest (reads, and the short writes of billing, remote write and alerts), each used
-/// by one blocking call at a time on a thread of Dispatch's pool, never on an event loop or a task's executor.
-final class PostgresSessions: Sendable {
+/// A store's connections: a `PostgresClient` (postgres-nio's pool), run for as long as the store is open.
+///
+/// Calls lease a connection for their length (``withConnection(_:)``, ``transaction(_:_:)``). Where the client's
+/// pool would behave otherwise than a connection opened for the call, this keeps the store's behaviour:
+///
+/// - A call that gets no connection within a second (the pool keeps requests waiting while its connects fail, and
+///   retries with a growing backoff) opens one itself to find out: when the server cannot be reached, the call fails
+///   with the reason at once (``PostgresErrors``: refused, TLS, authentication), as a direct connection does. When it
+///   can, the call waits for the pool (which may be busy).
+/// - Once the server can be reached again after it could not, the pool is replaced by a new one, which connects at
+///   once: the old one would wait out its backoff (up to a minute), or has given up (its circuit breaker).
+/// - The TLS files are read again for each new pool, and a new pool is made when they change on disk: certificates
+///   renewed in place apply from the next connection (a client keeps the TLS context it was made with).
+final class PostgresPool: Sendable {
     let location: PostgresLocation
     let logger: Logger
-    let idleWriteTimeout: Int64
-    private let idle = Mutex<[PostgresSession]>([])
-    /// Sessions kept open between calls (more are opened when calls overlap, and closed after).
-    static let kept = 4
+    /// The most connections the pool opens at once, and how long one is kept unused.
+    let maximum: Int
+    let idleTimeout: Duration
+    private let state = Mutex(State())
 
-    init(location: PostgresLocation, logger: Logger, idleWriteTimeout: Int64) {
+    struct Client: Sendable {
+        let client: PostgresClient
+        let generation: Int
+        let files: [String]
+    }
+
+    private struct State: Sendable {
+        var current: Client?
+        var generation = 0
+        /// The tasks running every client made (``PostgresClient/run()``), ended by ``close()``.
+        var runs: [Int: Task<Void, Never>] = [:]
+        /// A check found the server unreachable since a connection was last handed.
+        var unreachable = false
+    }
+
+    /// How long a call waits for the pool before it checks that the server can be reached.
+    static let patience: Duration = .seconds(1)
+    /// How long a pool replaced after an outage runs on, for what it was doing.
+    static let retirement: Duration = .seconds(60)
+
+    /// No connection is opened before a call needs one: a pool only retries connecting (with its backoff) for calls,
+    /// and those calls see the server unreachable (``withConnection(_:)``).
+    init(location: PostgresLocation, logger: Logger, maximum: Int, idleTimeout: Duration = .seconds(60)) {
         self.location = location
         self.logger = logger
-        self.idleWriteTimeout = idleWriteTimeout
+        self.maximum = maximum
+        self.idleTimeout = idleTimeout
     }
 
-    /// Runs `body` with a session, in a transaction begun by `begin` (nil: none).
-    func run<Value: Sendable>(
-        _ begin: String? = nil, _ body: @escaping @Sendable (PostgresSession) throws -> Value
+    /// The client to lease from: the current one, or a new one when there is none, when the TLS files changed, or
+    /// in place of `stale` (whose task is ended ``retirement`` later).
+    /// - Throws: ``StoreError/unusable(_:)`` naming a TLS file that cannot be read or used.
+    func client(replacing stale: Int? = nil) throws -> Client {
+        let files = location.tls.files()
+        if let current = state.withLock({ $0.current }), current.files == files, current.generation != stale {
+            return current
+        }
+        // Read and loaded now, for the reasons a direct connection gives (the client's pool would only retry).
+        _ = try location.tls.context()
+        var configuration = try location.clientConfiguration()
+        configuration.options.minimumConnections = 0
+        configuration.options.maximumConnections = maximum
+        configuration.options.connectionIdleTimeout = idleTimeout
+        return state.withLock { state in
+            if let current = state.current, current.files == files, current.generation != stale { return current }
+            if let stale, let run = state.runs[stale] {
+                // What still runs on its connections has a minute to finish (a new pool replaces one only when
+                // the server went away, when any connection it still has is most likely dead).
+                Task {
+                    try? await Task.sleep(for: Self.retirement)
+                    run.cancel()
+                }
+            }
+            state.generation += 1
+            let client = PostgresClient(configuration: configuration)
+            state.runs[state.generation] = Task { await client.run() }
+            let made = Client(client: client, generation: state.generation, files: files)
+            state.current = made
+            return made
+        }
+    }
+
+    /// Runs `body` with a connection of the pool (see the type's notes for when the pool cannot give one).
+    func withConnection<Value: Sendable>(
+        _ body: @escaping @Sendable (PostgresSession) async throws -> Value
     ) async throws -> Value {
-        let session =
-            idle.withLock { $0.popLast() } ?? PostgresSession(location: location, logger: logger)
-        let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(
-                    with: Result {
-                        guard let begin else { return try body(session) }
-                        return try session.transaction(begin) { try body(session) }
-                    })
+        var client = try client()
+        var renewed = false
+        while true {
+            do {
+                return try await lease(from: client, body)
+            } catch let failure as LeaseFailure {
+                // The pool gave none (it gave up connecting, or was closed): the server's own reason when it cannot
+                // be reached, else a new pool, once.
+                guard !Task.isCancelled else { throw PostgresErrors.describe(failure.error, location: location) }
+                if failure.probe { try await probe() }
+                guard !renewed else { throw PostgresErrors.describe(failure.error, location: location) }
+                renewed = true
+                client = try self.client(replacing: client.generation)
             }
         }
-        let closing = idle.withLock { idle -> Bool in
-            guard idle.count < Self.kept else { return true }
-            idle.append(session)
-            return false
+    }
+
+    /// Runs `body` in a transaction begun by `begin` (see ``PostgresSession/transaction(_:_:)``).
+    func transaction<Value: Sendable>(
+        _ begin: String = "BEGIN", _ body: @escaping @Sendable (PostgresSession) async throws -> Value
+    ) async throws -> Value {
+        try await withConnection { session in try await session.transaction(begin, body) }
+    }
+
+    /// A lease request, and who settled it: the pool by handing a connection, or the check that gave up on it.
+    private final class Claim: Sendable {
+        enum Phase { case waiting, leased, abandoned }
+        let phase = Mutex(Phase.waiting)
+
+        /// True when the connection may be used (nobody gave up on it).
+        func lease() -> Bool {
+            phase.withLock { phase in
+                guard phase == .waiting else { return phase == .leased }
+                phase = .leased
+                return true
+            }
         }
-        if closing { DispatchQueue.global().async { session.close() } }
-        return value
+
+        /// True when the request is given up (no connection was handed).
+        func abandon() -> Bool {
+            phase.withLock { phase in
+                guard phase == .waiting else { return phase == .abandoned }
+                phase = .abandoned
+                return true
+            }
+        }
+
+        var isLeased: Bool { phase.withLock { $0 == .leased } }
     }
 
-    /// A read of one consistent snapshot.
-    func read<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> Value) async throws -> Value {
-        try await run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    /// The pool failed the request before handing a connection, or the request was given up for a new pool.
+    private struct LeaseFailure: Error {
+        var error: any Error
+        /// Whether the server is still to be checked.
+        var probe = true
     }
 
-    /// A write transaction, ended by the server if it sits idle too long (``PostgresSession/limitIdle(_:)``).
-    @discardableResult
-    func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> Value) async throws -> Value {
-        let timeout = idleWriteTimeout
-        return try await run("BEGIN") { session in
-            try session.limitIdle(timeout)
-            return try body(session)
+    private func lease<Value: Sendable>(
+        from client: Client, _ body: @escaping @Sendable (PostgresSession) async throws -> Value
+    ) async throws -> Value {
+        let claim = Claim()
+        let (location, logger) = (location, logger)
+        return try await withThrowingTaskGroup(of: Value?.self) { group in
+            group.addTask {
+                do {
+                    return try await client.client.withConnection { connection in
+                        guard claim.lease() else { throw CancellationError() }
+                        self.state.withLock { $0.unreachable = false }
+                        return try await body(
+                            PostgresSession(
+                                connection: connection, location: location, logger: logger,
+                                key: PostgresSession.Key(generation: client.generation, id: connection.id)))
+                    }
+                } catch {
+                    if claim.abandon() { throw LeaseFailure(error: error) }
+                    throw error
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: Self.patience)
+                guard !claim.isLeased else { return nil }
+                do {
+                    try await self.probe()
+                } catch {
+                    // Unreachable and still no connection: the reason, now.
+                    self.state.withLock { $0.unreachable = true }
+                    if claim.abandon() { throw error }
+                    return nil
+                }
+                // Reachable again after it was not: the pool may be waiting out its backoff; a new one connects now.
+                // (Reachable all along: the pool is busy; wait.)
+                if self.state.withLock({ $0.unreachable }), claim.abandon() {
+                    throw LeaseFailure(error: CancellationError(), probe: false)
+                }
+                return nil
+            }
+            while let next = try await group.next() {
+                if let value = next {
+                    group.cancelAll()
+                    return value
+                }
+            }
+            throw CancellationError()
         }
     }
 
+    /// Opens a connection of its own and closes it: throws why the server cannot be reached, if it cannot.
+    func probe() async throws {
+        let tls = try location.tls.context()
+        do {
+            let connection = try await PostgresConnection.connect(
+                on: PostgresClient.defaultEventLoopGroup.any(),
+                configuration: location.connectionConfiguration(tls: tls),
+                id: 0, logger: logger)
+            try? await connection.close()
+        } catch {
+            throw PostgresErrors.describe(error, location: location)
+        }
+    }
+
+    /// Ends the clients' tasks, which closes their connections. A call after this makes a new client.
     func close() {
-        let sessions = idle.withLock { idle in
-            defer { idle.removeAll() }
-            return idle
+        let runs = state.withLock { state in
+            defer {
+                state.runs.removeAll()
+                state.current = nil
+            }
+            return state.runs.values
         }
-        DispatchQueue.global().async { for session in sessions { session.close() } }
+        for run in runs { run.cancel() }
     }
+
+    /// A pool dropped without ``close()`` (a store nobody shut down) closes its connections too.
+    deinit { close() }
 }
 
 /// PostgreSQL's errors in the store's terms.

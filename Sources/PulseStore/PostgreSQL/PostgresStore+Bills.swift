@@ -12,17 +12,17 @@ extension PostgresStore {
     // MARK: Bills
 
     public func billCursor() async throws -> Int64 {
-        try await sessions.read { session in try PostgresSnapshotReader.meta(session)["bill_cursor"] ?? 0 }
+        try await read { session in try await PostgresSnapshotReader.meta(session)["bill_cursor"] ?? 0 }
     }
 
     public func markBillIntervals(before time: Int64) async throws {
-        try await leaderWrite { session in try Self.raiseMark("bill_mark", to: time, session) }
+        try await leaderWrite { session in try await Self.raiseMark("bill_mark", to: time, session) }
     }
 
     /// Moves a mark up to `time`, never down, holding the revision row until the transaction ends.
-    static func raiseMark(_ key: String, to time: Int64, _ session: PostgresSession) throws {
-        try session.execute(lockRevision)
-        try session.query("UPDATE meta SET value = GREATEST(value, \(time)) WHERE key = \(key)")
+    static func raiseMark(_ key: String, to time: Int64, _ session: PostgresSession) async throws {
+        try await session.execute(lockRevision)
+        try await session.query("UPDATE meta SET value = GREATEST(value, \(time)) WHERE key = \(key)")
     }
 
     public func withBillSnapshot<Result: Sendable>(
@@ -31,9 +31,10 @@ extension PostgresStore {
         guard settings.levels.contains(.fiveMinutes) else {
             throw StoreError.unusable("bills are kept from 5-minute rollups, which this store does not keep")
         }
-        return try await sessions.read { session in
-            let revision = try PostgresSnapshotReader.meta(session)["revision"] ?? 0
-            return try body(StoreBillSnapshot(reader: PostgresSnapshotReader(session: session, revision: revision)))
+        return try await readBlocking(prologue: { session in
+            try await PostgresSnapshotReader.meta(session)["revision"] ?? 0
+        }) { session, revision in
+            try body(StoreBillSnapshot(reader: PostgresSnapshotReader(session: session, revision: revision)))
         }
     }
 
@@ -44,19 +45,16 @@ extension PostgresStore {
         """
 
     static func bill(_ row: PostgresRow) throws -> StoredBill {
-        let (series, from, to, method, intervals, missing, inbound, outbound, sum, revision) = try row.decode(
-            (Int64, Int64, Int64, String, Int64, Int64, Int64?, Int64?, Int64?, Int64).self)
-        var cells = row.makeIterator()
-        for _ in 0..<10 { _ = cells.next() }
-        func next<Value: PostgresDecodable>(_ type: Value.Type) throws -> Value {
-            guard let cell = cells.next() else { throw StoreError.damaged("a bill row has too few columns") }
-            return try cell.decode(Value.self)
-        }
-        let asOf = try next(Int64.self)
-        let issuedAt = try next(Int64?.self)
-        let classes = BillClassColumns.classes(try next(Int64?.self), try next(Int64?.self), try next(Int64?.self))
-        let rank = BillClassColumns.rank(try next(String?.self))
-        let tracker = try next(ByteBuffer?.self)
+        let (
+            series, from, to, method, intervals, missing, inbound, outbound, sum, revision, asOf, issuedAt, measured,
+            interpolated, flagged, rankRule, tracker
+        ) = try row.decode(
+            (
+                Int64, Int64, Int64, String, Int64, Int64, Int64?, Int64?, Int64?, Int64, Int64, Int64?, Int64?, Int64?,
+                Int64?, String?, ByteBuffer?
+            ).self)
+        let classes = BillClassColumns.classes(measured, interpolated, flagged)
+        let rank = BillClassColumns.rank(rankRule)
         return StoredBill(
             series: series,
             bill: Bill(
@@ -68,13 +66,14 @@ extension PostgresStore {
     }
 
     public func openBills() async throws -> [StoredBill] {
-        try await sessions.read { session in
-            try session.query(PostgresQuery(unsafeSQL: Self.billSelect + " WHERE b.issued_at IS NULL")).map(Self.bill)
+        try await read { session in
+            try await session.query(PostgresQuery(unsafeSQL: Self.billSelect + " WHERE b.issued_at IS NULL"))
+                .map(Self.bill)
         }
     }
 
     public func bills(series: [Int64]?, containing time: Int64) async throws -> [StoredBill] {
-        try await sessions.read { session in
+        try await read { session in
             // Without trackers, as the SQLite store lists them.
             var binds = PostgresBindings()
             binds.append(time)
@@ -83,7 +82,7 @@ extension PostgresStore {
                 binds.append(series)
                 filter = " AND b.series_id = ANY($2)"
             }
-            return try session.query(
+            return try await session.query(
                 PostgresQuery(
                     unsafeSQL: Self.billSelect.replacingOccurrences(of: "t.tracker", with: "NULL::bytea")
                         + " WHERE b.period_from <= $1 AND b.period_to > $1" + filter, binds: binds)
@@ -92,8 +91,8 @@ extension PostgresStore {
     }
 
     public func billAdjustments(series: [Int64]?, containing time: Int64) async throws -> [BillAdjustment] {
-        try await sessions.read { session in
-            try session.query(
+        try await read { session in
+            try await session.query(
                 """
                 SELECT a.series_id, a.found_at, a.method, a.intervals, a.missing, a.p_in, a.p_out, a.p_sum,
                     a.revision, b.period_from, b.period_to, a.measured, a.interpolated, a.flagged, a.rank_rule
@@ -101,20 +100,21 @@ extension PostgresStore {
                 WHERE b.period_from <= \(time) AND b.period_to > \(time) ORDER BY a.found_at
                 """
             ).compactMap { row in
-                let (id, foundAt, method, intervals, missing, inbound, outbound, sum, revision, from, to) =
-                    try row.decode(
-                        (Int64, Int64, String, Int64, Int64, Int64?, Int64?, Int64?, Int64, Int64, Int64).self)
+                let (
+                    id, foundAt, method, intervals, missing, inbound, outbound, sum, revision, from, to, measured,
+                    interpolated, flagged, rank
+                ) = try row.decode(
+                    (
+                        Int64, Int64, String, Int64, Int64, Int64?, Int64?, Int64?, Int64, Int64, Int64, Int64?, Int64?,
+                        Int64?, String?
+                    ).self)
                 guard series.map({ $0.contains(id) }) ?? true else { return nil }
-                var cells = row.makeIterator()
-                for _ in 0..<11 { _ = cells.next() }
-                let terms = try (0..<3).map { _ in try cells.next()?.decode(Int64?.self) ?? nil }
-                let rank = try cells.next()?.decode(String?.self) ?? nil
                 return BillAdjustment(
                     series: id, foundAt: foundAt,
                     bill: Bill(
                         period: Window(from: from, to: to, name: "billing-period"),
                         method: BillingMethod(rawValue: method) ?? .max, intervals: Int(intervals),
-                        missing: Int(missing), classes: BillClassColumns.classes(terms[0], terms[1], terms[2]),
+                        missing: Int(missing), classes: BillClassColumns.classes(measured, interpolated, flagged),
                         rank: BillClassColumns.rank(rank), inbound: inbound, outbound: outbound, sum: sum,
                         revision: revision))
             }
@@ -128,7 +128,7 @@ extension PostgresStore {
             for stored in update.bills {
                 let bill = stored.bill
                 let counts = BillClassColumns.counts(bill)
-                try session.query(
+                try await session.query(
                     """
                     INSERT INTO bill (series_id, period_from, period_to, method, intervals, missing, p_in, p_out,
                         p_sum, revision, as_of, issued_at, measured, interpolated, flagged, rank_rule)
@@ -144,14 +144,14 @@ extension PostgresStore {
                         flagged = excluded.flagged, rank_rule = excluded.rank_rule
                     """)
                 if let tracker = stored.tracker {
-                    try session.query(
+                    try await session.query(
                         """
                         INSERT INTO bill_tracker (series_id, period_from, tracker)
                         VALUES (\(stored.series), \(bill.period.from), \(ByteBuffer(bytes: tracker.encoded)))
                         ON CONFLICT (series_id, period_from) DO UPDATE SET tracker = excluded.tracker
                         """)
                 } else {
-                    try session.query(
+                    try await session.query(
                         "DELETE FROM bill_tracker WHERE series_id = \(stored.series) AND period_from = \(bill.period.from)"
                     )
                 }
@@ -159,7 +159,7 @@ extension PostgresStore {
             for adjustment in update.adjustments {
                 let bill = adjustment.bill
                 let counts = BillClassColumns.counts(bill)
-                try session.query(
+                try await session.query(
                     """
                     INSERT INTO bill_adjustment (series_id, period_from, found_at, method, intervals, missing, p_in,
                         p_out, p_sum, revision, measured, interpolated, flagged, rank_rule)
@@ -173,10 +173,10 @@ extension PostgresStore {
                         flagged = excluded.flagged, rank_rule = excluded.rank_rule
                     """)
             }
-            try Self.settleChanges(
+            try await Self.settleChanges(
                 in: "bill_change", columns: BillUpdate.changeColumns, update.settledChanges, session)
-            try session.query("UPDATE meta SET value = \(update.cursor) WHERE key = 'bill_cursor'")
-            try Self.raiseMark("bill_mark", to: update.cursor, session)
+            try await session.query("UPDATE meta SET value = \(update.cursor) WHERE key = 'bill_cursor'")
+            try await Self.raiseMark("bill_mark", to: update.cursor, session)
         }
     }
 
@@ -184,9 +184,9 @@ extension PostgresStore {
     static func settleChanges(
         in table: String, columns: [String],
         _ records: [SettledChange], _ session: PostgresSession
-    ) throws {
+    ) async throws {
         for record in records {
-            let removed = try session.query(
+            let removed = try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         DELETE FROM \(table) WHERE series_id = \(record.series) AND start = \(record.start)
@@ -194,7 +194,7 @@ extension PostgresStore {
                         """))
             guard removed.isEmpty else { continue }
             let updates = zip(columns, record.amounts).map { "\($0) = \($0) - \($1)" }.joined(separator: ", ")
-            try session.execute(
+            try await session.execute(
                 "UPDATE \(table) SET \(updates) WHERE series_id = \(record.series) AND start = \(record.start)")
         }
     }
@@ -202,7 +202,7 @@ extension PostgresStore {
     // MARK: Remote write
 
     public func raiseForwardMark(to time: Int64) async throws {
-        try await leaderWrite { session in try Self.raiseMark("forward_mark", to: time, session) }
+        try await leaderWrite { session in try await Self.raiseMark("forward_mark", to: time, session) }
     }
 
     /// Forgets remote write's state when it is turned off (see ``SQLiteStore/stopForwarding()``); the leader's job
@@ -210,11 +210,11 @@ extension PostgresStore {
     @discardableResult
     public func stopForwarding() async throws -> Bool {
         try await leaderWrite { session in
-            try session.execute(Self.lockRevision)
-            guard try PostgresSnapshotReader.meta(session)["forward_mark"] ?? 0 > 0 else { return false }
-            try session.execute("DELETE FROM forward_change")
-            try session.execute("DELETE FROM forward_state")
-            try session.execute("UPDATE meta SET value = 0 WHERE key IN ('forward_mark', 'forward_cursor')")
+            try await session.execute(Self.lockRevision)
+            guard try await PostgresSnapshotReader.meta(session)["forward_mark"] ?? 0 > 0 else { return false }
+            try await session.execute("DELETE FROM forward_change")
+            try await session.execute("DELETE FROM forward_state")
+            try await session.execute("UPDATE meta SET value = 0 WHERE key IN ('forward_mark', 'forward_cursor')")
             return true
         }
     }
@@ -223,9 +223,9 @@ extension PostgresStore {
         _ body: @escaping @Sendable (any ForwardSnapshot) throws -> Result
     ) async throws -> Result {
         let (levels, finest) = try settings.forwardedLevels()
-        return try await sessions.read { session in
-            let meta = try PostgresSnapshotReader.meta(session)
-            return try body(
+        return try await readBlocking(prologue: { session in try await PostgresSnapshotReader.meta(session) }) {
+            session, meta in
+            try body(
                 StoreForwardSnapshot(
                     reader: PostgresSnapshotReader(session: session, revision: meta["revision"] ?? 0), levels: levels,
                     level: finest, cursor: meta["forward_cursor"] ?? 0))
@@ -242,7 +242,7 @@ extension PostgresStore {
                 binds.append(update.states.map(\.countedTx))
                 binds.append(update.states.map(\.sentRx))
                 binds.append(update.states.map(\.sentTx))
-                try session.query(
+                try await session.query(
                     PostgresQuery(
                         unsafeSQL: """
                             INSERT INTO forward_state (series_id, counted_rx, counted_tx, sent_rx, sent_tx)
@@ -251,10 +251,10 @@ extension PostgresStore {
                                 counted_tx = excluded.counted_tx, sent_rx = excluded.sent_rx, sent_tx = excluded.sent_tx
                             """, binds: binds))
             }
-            try Self.settleChanges(
+            try await Self.settleChanges(
                 in: "forward_change", columns: ForwardUpdate.changeColumns, update.settledChanges, session)
-            try session.query("UPDATE meta SET value = \(update.cursor) WHERE key = 'forward_cursor'")
-            try Self.raiseMark("forward_mark", to: update.cursor, session)
+            try await session.query("UPDATE meta SET value = \(update.cursor) WHERE key = 'forward_cursor'")
+            try await Self.raiseMark("forward_mark", to: update.cursor, session)
         }
     }
 }

@@ -12,14 +12,13 @@ extension PostgresStore {
     }
 
     func record(_ commit: ForeignCommit) async throws {
-        try await onWriter { side in
-            try side.session.transaction {
-                switch commit {
-                case .unstamped:
-                    try side.session.execute("UPDATE meta SET value = value + 1 WHERE key = 'revision'")
-                case .rewound:
-                    try side.session.execute("UPDATE meta SET value = value - 1 WHERE key IN ('revision', 'stamped')")
-                }
+        try await writerTransaction(limitIdle: false) { _, transaction in
+            switch commit {
+            case .unstamped:
+                try transaction.session.execute("UPDATE meta SET value = value + 1 WHERE key = 'revision'")
+            case .rewound:
+                try transaction.session.execute(
+                    "UPDATE meta SET value = value - 1 WHERE key IN ('revision', 'stamped')")
             }
         }
     }

@@ -23,8 +23,8 @@ extension PostgresStore {
     /// when nil), so this store's leader-only writes go through while, and only while, it leads.
     @discardableResult
     public func holdLease(holder: String, ttl: Int64) async throws -> Int64? {
-        let token = try await sessions.write { session in
-            try session.query(
+        let token = try await write { session in
+            try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         UPDATE leader_lease SET
@@ -41,31 +41,43 @@ extension PostgresStore {
 
     /// Gives the lease up at once (a daemon stopping), so another takes over without waiting for it to expire.
     public func releaseLease(holder: String) async throws {
-        try await sessions.write { session in
-            try session.query("UPDATE leader_lease SET expires_at = 0 WHERE name = 'leader' AND holder = \(holder)")
+        try await write { session in
+            try await session.query(
+                "UPDATE leader_lease SET expires_at = 0 WHERE name = 'leader' AND holder = \(holder)")
         }
     }
 
     /// The lease as it stands: holder, token, and milliseconds until it expires (negative: expired).
     public func lease() async throws -> (holder: String, token: Int64, remaining: Int64) {
-        try await sessions.read { session in
-            try session.query(
+        try await read { session in
+            try await session.query(
                 PostgresQuery(
                     unsafeSQL:
                         "SELECT holder, token, expires_at - \(Self.serverNow) FROM leader_lease WHERE name = 'leader'")
-            )[0].decode((String, Int64, Int64).self)
+            ).single("the leader lease").decode((String, Int64, Int64).self)
         }
     }
 
     /// Refuses a leader-only write unless ``fence`` is the lease's current, unexpired token; holds the lease row
     /// until the transaction ends.
-    static func checkFence(_ token: Int64, _ session: PostgresSession) throws {
-        let held = try session.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT 1 FROM leader_lease WHERE name = 'leader' AND token = $1 AND expires_at > \(serverNow)
-                    FOR SHARE
-                    """, binds: binds(token)))
+    static func checkFence(_ token: Int64, _ session: PostgresSession) async throws {
+        try fenced(token, held: await session.query(fenceQuery(token)))
+    }
+
+    /// As ``checkFence(_:_:)``, in a transaction of the writer (``writerTransaction(limitIdle:_:)``).
+    static func checkFence(_ token: Int64, _ session: BlockingSession) throws {
+        try fenced(token, held: session.query(fenceQuery(token)))
+    }
+
+    private static func fenceQuery(_ token: Int64) -> PostgresQuery {
+        PostgresQuery(
+            unsafeSQL: """
+                SELECT 1 FROM leader_lease WHERE name = 'leader' AND token = $1 AND expires_at > \(serverNow)
+                FOR SHARE
+                """, binds: binds(token))
+    }
+
+    private static func fenced(_ token: Int64, held: [PostgresRow]) throws {
         guard !held.isEmpty else {
             throw StoreError.fenced(
                 "this daemon does not hold the leader lease (token \(token) is stale or expired): only the leader writes this"
@@ -73,15 +85,52 @@ extension PostgresStore {
         }
     }
 
-    /// A leader-only write transaction: fenced by ``fence``.
-    @discardableResult
-    func leaderWrite<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> Value) async throws
+    /// A read of one consistent snapshot.
+    func read<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) async throws -> Value) async throws
         -> Value
     {
+        try await pool.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    /// As ``read(_:)``, for code that reads synchronously (``PostgresSnapshotReader``), on a thread of
+    /// ``PostgresBlocking/readers``; `prologue` runs first in the same transaction.
+    func readBlocking<Prologue: Sendable, Value: Sendable>(
+        prologue: @escaping @Sendable (PostgresSession) async throws -> Prologue,
+        _ body: @escaping @Sendable (BlockingSession, Prologue) throws -> Value
+    ) async throws -> Value {
+        try await read { session in
+            let before = try await prologue(session)
+            return try await PostgresBlocking.readers.runIfActive { try body(BlockingSession(session), before) }
+        }
+    }
+
+    func readBlocking<Value: Sendable>(_ body: @escaping @Sendable (BlockingSession) throws -> Value) async throws
+        -> Value
+    {
+        try await readBlocking(prologue: { _ in () }) { session, _ in try body(session) }
+    }
+
+    /// A write transaction, ended by the server if it sits idle too long (``PostgresSession/limitIdle(_:)``).
+    @discardableResult
+    func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) async throws -> Value) async throws
+        -> Value
+    {
+        let timeout = idleWriteTimeout
+        return try await pool.transaction("BEGIN") { session in
+            try await session.limitIdle(timeout)
+            return try await body(session)
+        }
+    }
+
+    /// A leader-only write transaction: fenced by ``fence``.
+    @discardableResult
+    func leaderWrite<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) async throws -> Value)
+        async throws -> Value
+    {
         let token = fence.load(ordering: .relaxed)
-        return try await sessions.write { session in
-            try Self.checkFence(token, session)
-            return try body(session)
+        return try await write { session in
+            try await Self.checkFence(token, session)
+            return try await body(session)
         }
     }
 

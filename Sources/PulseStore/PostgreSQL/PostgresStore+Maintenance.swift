@@ -14,29 +14,19 @@ extension PostgresStore {
         // Gaps late data can no longer fill are spread into the rollups for good, a few per transaction, by the
         // writer (they change rollups, as ingest does).
         let token = fence.load(ordering: .relaxed)
-        let idleTimeout = idleWriteTimeout
         while true {
-            let settled = try await onWriter { side in
-                do {
-                    return try side.session.transaction {
-                        try side.session.limitIdle(idleTimeout)
-                        try Self.checkFence(token, side.session)
-                        return try side.writer.settleGaps(
-                            endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100),
-                            in: side.ingestTransaction())
-                    }
-                } catch {
-                    side.writer.reset()
-                    side.memory.forget()
-                    throw error
-                }
+            let settled = try await writerTransaction { side, transaction in
+                try Self.checkFence(token, transaction.session)
+                return try side.writer.settleGaps(
+                    endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100),
+                    in: transaction)
             }
             report.settledGaps += settled
             if settled < max(1, slice / 100) { break }
         }
         report.rawChunks = try await leaderWrite { session in
             var dropped = 0
-            for row in try session.query(
+            for row in try await session.query(
                 """
                 SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                 JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'raw' ORDER BY 1
@@ -50,9 +40,9 @@ extension PostgresStore {
                 else { continue }
                 guard start + 86_400_000 <= now - policy.raw else { continue }
                 dropped += Int(
-                    try session.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name)"))[0]
-                        .decode(Int64.self))
-                try session.execute("DROP TABLE \(name)")
+                    try await session.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name)"))
+                        .single("count(*) of \(name)").decode(Int64.self))
+                try await session.execute("DROP TABLE \(name)")
             }
             return dropped
         }
@@ -62,7 +52,7 @@ extension PostgresStore {
             let table = SQLiteSchema.rollupTable(level)
             while true {
                 let deleted = try await leaderWrite { session in
-                    try session.query(
+                    try await session.query(
                         PostgresQuery(
                             unsafeSQL: """
                                 DELETE FROM \(table) WHERE ctid IN (
@@ -79,7 +69,7 @@ extension PostgresStore {
         // the coarsest level's retention (as in SQLite's prune).
         while true {
             let deleted = try await leaderWrite { session in
-                try session.query(
+                try await session.query(
                     """
                     DELETE FROM gap WHERE ctid IN (
                         SELECT ctid FROM gap WHERE NOT virtual AND to_ts < \(now - policy.lateData) LIMIT \(Int64(slice)))
@@ -90,24 +80,26 @@ extension PostgresStore {
             if deleted < slice { break }
         }
         if let coarsest = settings.levels.max(), let keep = policy.keeps(coarsest) {
-            try await leaderWrite { session in try session.query("DELETE FROM unplaced WHERE day < \(now - keep)") }
+            try await leaderWrite { session in try await session.query("DELETE FROM unplaced WHERE day < \(now - keep)")
+            }
         }
         // Anomalies are kept as long as the finest rollups that would show them.
         let anomalyCutoff = now - (settings.levels.sorted().first.flatMap { policy.keeps($0) } ?? policy.raw)
-        try await leaderWrite { session in try session.query("DELETE FROM anomaly WHERE ts < \(anomalyCutoff)") }
+        try await leaderWrite { session in try await session.query("DELETE FROM anomaly WHERE ts < \(anomalyCutoff)") }
         try await refreshSize()
         return report
     }
 
-    /// The writer forgets which raw partitions exist (some were dropped).
+    /// The writer forgets which raw partitions exist (some were dropped), at its next transaction.
     func dropPartitionCache() async {
-        _ = try? await onWriter { side in side.memory.partitions.removeAll() }
+        side.partitionsDropped.store(true, ordering: .relaxed)
     }
 
     /// Measures the database's size on disk (``sizeOnDisk``).
     func refreshSize() async throws {
-        let size = try await sessions.run { session in
-            try session.query("SELECT pg_database_size(current_database())")[0].decode(Int64.self)
+        let size = try await pool.withConnection { session in
+            try await session.query("SELECT pg_database_size(current_database())")
+                .single("pg_database_size").decode(Int64.self)
         }
         measuredSize.store(Int(size), ordering: .relaxed)
     }

@@ -13,7 +13,7 @@ extension PostgresStore {
     ) async throws -> [Int64: Result] {
         let fields = fields.isEmpty ? .revision : fields  // a column to select
         let table = try table(for: level)
-        return try await sessions.read { session in
+        return try await readBlocking { session in
             var result = [Int64: Result]()
             try PostgresSnapshotReader(session: session, revision: 0).readBuckets(
                 level: level, series: Array(Set(series)).sorted(), from: from, to: to, fields: fields, table: table
@@ -29,7 +29,7 @@ extension PostgresStore {
     ) async throws -> [Int64: BucketValues] {
         let fields = fields.isEmpty ? .revision : fields  // a column to select
         let table = try table(for: level)
-        return try await sessions.read { session in
+        return try await readBlocking { session in
             let ids = try series ?? session.query("SELECT id FROM series").map { try $0.decode(Int64.self) }
             var binds = PostgresBindings()
             binds.append(ids)
@@ -45,7 +45,12 @@ extension PostgresStore {
                         """, binds: binds))
             {
                 var cells = row.makeIterator()
-                func column() throws -> Int64 { try cells.next()!.decode(Int64.self) }
+                func column() throws -> Int64 {
+                    guard let cell = cells.next() else {
+                        throw StoreError.damaged("a sum of \(table) has fewer columns than asked for")
+                    }
+                    return try cell.decode(Int64.self)
+                }
                 let id = try column()
                 result[id] = try BucketColumns.values(fields: fields, column).values
             }
@@ -68,8 +73,8 @@ extension PostgresStore {
     // MARK: Catalogue
 
     public func series() async throws -> [SeriesRecord] {
-        try await sessions.read { session in
-            try session.query(
+        try await read { session in
+            try await session.query(
                 """
                 SELECT s.id, s.kind::bigint, convert_to(a.name, 'UTF8'), s.name, s.first_seen, s.speed_mbps,
                     s.operstate, s.carrier, s.mtu, s.link_kind, s.relation, st.last
@@ -78,25 +83,23 @@ extension PostgresStore {
                 ORDER BY s.kind, a.name COLLATE "C", s.name
                 """
             ).compactMap { row in
-                var cells = row.makeIterator()
-                func integer() throws -> Int64 { try cells.next()!.decode(Int64.self) }
-                func bytes() throws -> [UInt8]? {
-                    try cells.next()!.decode(ByteBuffer?.self).map { Array($0.readableBytesView) }
-                }
-                let (id, kind, agent, name, firstSeen) = (
-                    try integer(), try integer(), try bytes(), try bytes(), try integer()
-                )
-                let facts = try (0..<6).map { _ in try integer() }
+                let (id, kind, agent, name, firstSeen, speed, operstate, carrier, mtu, linkKind, relation, last) =
+                    try row.decode(
+                        (
+                            Int64, Int64, ByteBuffer?, ByteBuffer?, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                            ByteBuffer?
+                        ).self)
+                func bytes(_ buffer: ByteBuffer?) -> [UInt8]? { buffer.map { Array($0.readableBytesView) } }
                 return CatalogueRows.series(
-                    id: id, kind: kind, agent: agent, name: name ?? [], firstSeen: firstSeen, facts: facts,
-                    lastState: try bytes())
+                    id: id, kind: kind, agent: bytes(agent), name: bytes(name) ?? [], firstSeen: firstSeen,
+                    facts: [speed, operstate, carrier, mtu, linkKind, relation], lastState: bytes(last))
             }
         }
     }
 
     public func agents() async throws -> [AgentRecord] {
-        try await sessions.read { session in
-            try session.query(
+        try await read { session in
+            try await session.query(
                 """
                 SELECT a.name, a.hostname, a.version, a.labels, a.first_seen, a.last_seen,
                     (SELECT COALESCE(SUM(dropped), 0)::bigint FROM stream WHERE agent_id = a.id)
@@ -113,8 +116,8 @@ extension PostgresStore {
     }
 
     public func memberships() async throws -> [Membership] {
-        try await sessions.read { session in
-            try session.query(
+        try await read { session in
+            try await session.query(
                 """
                 SELECT a.name, m.key, m.value, m.from_ts, m.to_ts FROM membership m JOIN agent a ON a.id = m.agent_id
                 ORDER BY a.name COLLATE "C", m.from_ts, m.key COLLATE "C", m.value COLLATE "C"
@@ -127,13 +130,13 @@ extension PostgresStore {
     }
 
     public func samples(series: Int64, from: Int64, to: Int64) async throws -> [RawSample] {
-        try await sessions.read { session in
+        try await read { session in
             guard
-                let agent = try session.query("SELECT agent_id FROM series WHERE id = \(series)").first?.decode(
+                let agent = try await session.query("SELECT agent_id FROM series WHERE id = \(series)").first?.decode(
                     Int64.self)
             else { return [] }
             var epochs = [Int64: CounterEpoch]()
-            for row in try session.query("SELECT id, boot_id, ifindex, width FROM epoch") {
+            for row in try await session.query("SELECT id, boot_id, ifindex, width FROM epoch") {
                 let (id, boot, ifindex, width) = try row.decode((Int64, ByteBuffer, Int64, Int64).self)
                 epochs[id] = CounterEpoch(
                     bootID: BootIDBytes.bootID(Array(boot.readableBytesView)),
@@ -141,7 +144,7 @@ extension PostgresStore {
                     width: CounterWidth(rawValue: UInt8(truncatingIfNeeded: width)) ?? .bits64)
             }
             var samples = [RawSample]()
-            for row in try session.query(
+            for row in try await session.query(
                 """
                 SELECT ord, shift, data FROM raw WHERE agent_id = \(agent) AND last_ts >= \(from) AND first_ts < \(to)
                 ORDER BY ord
@@ -157,18 +160,20 @@ extension PostgresStore {
     }
 
     public func anomalies(since: Int64) async throws -> [Anomaly] {
-        try await sessions.read { session in
-            try session.query("SELECT series_id, ts, kind, detail FROM anomaly WHERE ts >= \(since) ORDER BY ts, id")
-                .map {
-                    let (series, time, kind, detail) = try $0.decode((Int64, Int64, String, String).self)
-                    return Anomaly(series: series, timestamp: time, kind: kind, detail: detail)
-                }
+        try await read { session in
+            try await session.query(
+                "SELECT series_id, ts, kind, detail FROM anomaly WHERE ts >= \(since) ORDER BY ts, id"
+            )
+            .map {
+                let (series, time, kind, detail) = try $0.decode((Int64, Int64, String, String).self)
+                return Anomaly(series: series, timestamp: time, kind: kind, detail: detail)
+            }
         }
     }
 
     public func totals() async throws -> IngestTotals {
-        try await sessions.read { session in
-            let meta = try PostgresSnapshotReader.meta(session)
+        try await read { session in
+            let meta = try await PostgresSnapshotReader.meta(session)
             return IngestTotals(
                 batches: meta["batches"] ?? 0, values: meta["values"] ?? 0, revision: meta["revision"] ?? 0,
                 unplacedSteps: meta["unplaced_steps"] ?? 0)
@@ -177,13 +182,13 @@ extension PostgresStore {
 
     public func unplacedDays(series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [UnplacedDay]] {
         guard !series.isEmpty else { return [:] }
-        return try await sessions.read { session in
+        return try await read { session in
             var result = [Int64: [UnplacedDay]]()
             var binds = PostgresBindings()
             binds.append(series)
             binds.append(from)
             binds.append(to)
-            let rows = try session.query(
+            let rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         SELECT series_id, day, \(TrafficCounter.allCases.map(\.name).joined(separator: ", ")), steps
@@ -205,12 +210,12 @@ extension PostgresStore {
 
 /// A read transaction of the PostgreSQL store (``SnapshotReader``), and the reads every other call is made of.
 struct PostgresSnapshotReader: SnapshotReader {
-    let session: PostgresSession
+    let session: BlockingSession
     let revision: Int64
 
-    static func meta(_ session: PostgresSession) throws -> [String: Int64] {
+    static func meta(_ session: PostgresSession) async throws -> [String: Int64] {
         var values = [String: Int64]()
-        for row in try session.query("SELECT key, value FROM meta") {
+        for row in try await session.query("SELECT key, value FROM meta") {
             let (key, value) = try row.decode((String, Int64).self)
             values[key] = value
         }

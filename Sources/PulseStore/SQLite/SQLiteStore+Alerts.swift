@@ -14,8 +14,8 @@ extension SQLiteStore {
                     """
             ).map { row in
                 AlertInstance(
-                    rule: row[0], fingerprint: row[1], series: row[2], labels: Self.labels(row[3]),
-                    annotations: Self.labels(row[4]),
+                    rule: row[0], fingerprint: row[1], series: row[2], labels: LabelsJSON.labels(row[3]),
+                    annotations: LabelsJSON.labels(row[4]),
                     phase: AlertPhase(
                         status: AlertStatus(rawValue: row[5]) ?? .pending, activeSince: row[6], firedAt: row[7],
                         clearSince: row[8]),
@@ -41,8 +41,9 @@ extension SQLiteStore {
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        instance.rule, instance.fingerprint, instance.series, Self.json(instance.labels),
-                        Self.json(instance.annotations), instance.phase.status.rawValue, instance.phase.activeSince,
+                        instance.rule, instance.fingerprint, instance.series, LabelsJSON.text(instance.labels),
+                        LabelsJSON.text(instance.annotations), instance.phase.status.rawValue,
+                        instance.phase.activeSince,
                         instance.phase.firedAt, instance.phase.clearSince, instance.value, instance.evaluatedAt,
                         instance.ruleDigest,
                     ])
@@ -57,7 +58,7 @@ extension SQLiteStore {
                         """,
                     arguments: [
                         event.at, event.rule, event.fingerprint, event.series, event.status.rawValue, event.value,
-                        Self.json(event.labels), Self.json(event.annotations), event.startsAt, event.endsAt,
+                        LabelsJSON.text(event.labels), LabelsJSON.text(event.annotations), event.startsAt, event.endsAt,
                         event.chart,
                     ])
                 event.id = db.lastInsertedRowID
@@ -96,8 +97,9 @@ extension SQLiteStore {
     static func event(_ row: Row) -> AlertEvent {
         AlertEvent(
             id: row[0], rule: row[1], fingerprint: row[2], series: row[3],
-            status: AlertStatus(rawValue: row[4]) ?? .firing, at: row[5], value: row[6], labels: labels(row[7]),
-            annotations: labels(row[8]), startsAt: row[9], endsAt: row[10], chart: row[11])
+            status: AlertStatus(rawValue: row[4]) ?? .firing, at: row[5], value: row[6],
+            labels: LabelsJSON.labels(row[7]),
+            annotations: LabelsJSON.labels(row[8]), startsAt: row[9], endsAt: row[10], chart: row[11])
     }
 
     public func pruneAlertEvents(before: Int64) async throws -> Int {
@@ -119,7 +121,8 @@ extension SQLiteStore {
                     """
             ).map { row in
                 Silence(
-                    id: row[0], matchers: Self.labels(row[1]), startsAt: row[2], endsAt: row[3], createdBy: row[4],
+                    id: row[0], matchers: LabelsJSON.labels(row[1]), startsAt: row[2], endsAt: row[3],
+                    createdBy: row[4],
                     comment: row[5])
             }
         }
@@ -133,7 +136,7 @@ extension SQLiteStore {
                     VALUES (?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    silence.id, Self.json(silence.matchers), silence.startsAt, silence.endsAt, silence.createdBy,
+                    silence.id, LabelsJSON.text(silence.matchers), silence.startsAt, silence.endsAt, silence.createdBy,
                     silence.comment,
                 ])
         }
@@ -159,8 +162,8 @@ extension SQLiteStore {
                     """
             ).map { row in
                 NotificationGroup(
-                    receiver: row[0], key: row[1], labels: Self.labels(row[2]), createdAt: row[3],
-                    notifiedAt: row[4], notifiedFiring: Set(Self.strings(row[5])))
+                    receiver: row[0], key: row[1], labels: LabelsJSON.labels(row[2]), createdAt: row[3],
+                    notifiedAt: row[4], notifiedFiring: Set(LabelsJSON.strings(row[5])))
             }
         }
     }
@@ -190,8 +193,8 @@ extension SQLiteStore {
                         VALUES (?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        group.receiver, group.key, Self.json(group.labels), group.createdAt, group.notifiedAt,
-                        Self.json(group.notifiedFiring.sorted()),
+                        group.receiver, group.key, LabelsJSON.text(group.labels), group.createdAt, group.notifiedAt,
+                        LabelsJSON.text(group.notifiedFiring.sorted()),
                     ])
             }
             for group in delete {
@@ -232,26 +235,5 @@ extension SQLiteStore {
                 sql: "UPDATE notification SET attempts = ?, next_attempt = ?, last_error = ? WHERE id = ?",
                 arguments: [attempts, nextAttempt, error, id])
         }
-    }
-
-    // MARK: Encoding
-
-    /// Label maps and lists are kept as JSON text (sorted keys), readable with sqlite3 and any JSON tool.
-    static func json(_ value: [String: String]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    static func json(_ value: [String]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: value)) ?? Data("[]".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    static func labels(_ text: String) -> [String: String] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: String] ?? [:]
-    }
-
-    static func strings(_ text: String) -> [String] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String] ?? []
     }
 }

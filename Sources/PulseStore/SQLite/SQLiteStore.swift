@@ -25,17 +25,8 @@ public final class SQLiteStore: MetricStore {
     /// Whether this process is the store's one writer of rollups and catalogue (the daemon).
     let isOwner: Bool
 
-    /// Who opens the store, and so what the open may do to the file.
-    public enum Access: Sendable {
-        /// The daemon: creates the store or brings an older one up to date, and writes everything.
-        case owner
-        /// Tools that only query: the store must exist and be up to date; nothing is written.
-        case reader
-        /// `netpulse alerts silence` and `expire`: short writes of operator state (silences) beside the running
-        /// daemon (WAL lets the two write in turn), into a store that must exist and be up to date — an operator's
-        /// command never creates or migrates the daemon's store.
-        case editor
-    }
+    /// Who opens the store, and so what the open may do to the file (``StoreAccess``), by the name callers use.
+    public typealias Access = StoreAccess
 
     /// Opens the store at `path`, creating it or bringing an older one up to date (a Netpulse 0.1 store is
     /// migrated and its rollups backfilled from its raw chunks).
