@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "PulseDaemon",
             dependencies: [
-                "PulseCore", "PulseSystemd", "PulseSettings", "PulseStore", "PulseAnalytics", "PulseQuery",
+                "PulseCore", "PulseSystemd", "PulseSettings", "PulseStore", "PulseStoreBackends", "PulseAnalytics", "PulseQuery",
                 "PulseFormats", "PulseReports",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -91,18 +91,32 @@ let package = Package(
         // Window math over rollups: counted steps, spreading, windows, percentiles, billing, top-N. Pure: no I/O,
         // no clocks (times are inputs), so property tests and the oracle can drive it.
         .target(name: "PulseAnalytics", dependencies: ["PulseCore"]),
-        // The storage protocol and its implementations, SQLite (embedded, the default) and PostgreSQL (several
-        // daemons on one database): the only module with SQL.
+        // The storage protocol, its models and the counting writer every backend shares; no SQL dialect of its own.
+        .target(name: "PulseStore", dependencies: ["PulseCore", "PulseAnalytics"]),
+        // The embedded store (the default) and the ingest journal beside it, on GRDB.
         .target(
-            name: "PulseStore",
+            name: "PulseStoreSQLite",
             dependencies: [
-                "PulseCore", "PulseAnalytics", .product(name: "GRDB", package: "GRDB.swift"),
+                "PulseCore", "PulseAnalytics", "PulseStore", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        // The store several daemons share, on postgres-nio's PostgresClient.
+        .target(
+            name: "PulseStorePostgres",
+            dependencies: [
+                "PulseCore", "PulseAnalytics", "PulseStore", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Opens the backend a configuration names: the one place the daemon, the CLI and the tools get a store from.
+        .target(
+            name: "PulseStoreBackends",
+            dependencies: [
+                "PulseStore", "PulseStoreSQLite", "PulseStorePostgres", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Window queries over any store: figures, traffic tables, top-N, bills (for the daemon's exporters and the CLI).
@@ -148,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "netpulse",
             dependencies: [
-                "PulseAgent", "PulseSettings", "PulseCertificates", "PulseStore", "PulseQuery", "PulseAnalytics",
+                "PulseAgent", "PulseSettings", "PulseCertificates", "PulseStore", "PulseStoreBackends", "PulseQuery", "PulseAnalytics",
                 "PulseReports", "PulseFormats", "PulseCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -158,6 +172,7 @@ let package = Package(
         .executableTarget(
             name: "netpulse-bench",
             dependencies: [
+                "PulseStorePostgres", "PulseStoreSQLite",
                 "PulseCore", "PulseDaemon", "PulseSettings", "PulseCertificates", "PulseStore", "PulseAnalytics",
                 "PulseQuery",
                 "PulseReports", "TestSupport",
@@ -173,7 +188,9 @@ let package = Package(
         // store (scripts/fuzz.sh; Fuzz/Ingest/main.swift says how to run it under libFuzzer).
         .executableTarget(
             name: "netpulse-fuzz-ingest",
-            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseDaemon", "PulseSettings", "TestSupport"],
+            dependencies: [
+                "PulseCore", "PulseAnalytics", "PulseStore", "PulseStoreSQLite", "PulseDaemon", "PulseSettings", "TestSupport",
+            ],
             path: "Fuzz/Ingest"
         ),
 
@@ -192,6 +209,7 @@ let package = Package(
         .testTarget(
             name: "OracleTests",
             dependencies: [
+                "PulseStorePostgres", "PulseStoreSQLite",
                 "OracleSupport", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "PulseReports",
                 "PulseAgent", "PulseDaemon", "TestSupport",
             ]
@@ -209,6 +227,7 @@ let package = Package(
         .testTarget(
             name: "PulseStoreTests",
             dependencies: [
+                "PulseStorePostgres", "PulseStoreSQLite",
                 "PulseStore", "PulseAnalytics", "PulseCore", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -221,6 +240,7 @@ let package = Package(
         .testTarget(
             name: "PulseDaemonTests",
             dependencies: [
+                "PulseStoreSQLite",
                 "PulseDaemon", "PulseSettings", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
                 "PulseCore",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -244,7 +264,7 @@ let package = Package(
         // A small fleet in a real SQLite store, shared by the tests of what is read (PulseQueryTests) and drawn
         // (PulseReportsTests).
         .target(
-            name: "StoreFixtures", dependencies: ["PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"],
+            name: "StoreFixtures", dependencies: ["PulseStoreSQLite", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"],
             path: "Tests/StoreFixtures"
         ),
         .testTarget(
@@ -264,6 +284,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
+                "PulseStorePostgres", "PulseStoreSQLite",
                 "PulseCore", "PulseStore", "PulseAnalytics", "OracleSupport", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -6,6 +6,7 @@ import PulseQuery
 import PulseReports
 import PulseSettings
 import PulseStore
+import PulseStoreSQLite
 
 /// Times the alert service's evaluation and a monthly report on a store made by `query-store` (5-minute data
 /// up to the time it was made).

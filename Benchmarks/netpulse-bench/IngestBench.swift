@@ -8,6 +8,7 @@ import PulseCore
 import PulseDaemon
 import PulseSettings
 import PulseStore
+import PulseStoreSQLite
 import Synchronization
 import TestSupport
 

@@ -3,6 +3,8 @@ import NIOCore
 import PulseCore
 import PulseDaemon
 import PulseStore
+import PulseStorePostgres
+import PulseStoreSQLite
 import TestSupport
 
 /// Saturated ingest into one PostgreSQL database (a cluster of its own, PostgreSQL's default durability: every

@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseStore
+import PulseStoreSQLite
 import TestSupport
 
 /// Makes a store for the query benchmarks: `interfaces` interfaces (16 per agent) with `days` of 5-minute data

@@ -5,6 +5,7 @@ import PulseDaemon
 import PulseQuery
 import PulseSettings
 import PulseStore
+import PulseStoreSQLite
 
 /// Remote write from a large store to a real Prometheus (Debian's 2.42 with its remote-write receiver, started
 /// here on loopback): the catch-up of a new receiver (the last hour of every interface) and then one pass in the

@@ -5,6 +5,7 @@ import PulseQuery
 import PulseReports
 import PulseSettings
 import PulseStore
+import PulseStoreSQLite
 
 /// Times drawing the default dashboards from a store (one made by `query-store`), as the daemon's dashboard
 /// service draws them: the catalogue loaded once, then the fleet overview and one host page for each range, each

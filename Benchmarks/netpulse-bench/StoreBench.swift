@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseStore
+import PulseStoreSQLite
 
 /// The store alone, in this process, fed the same agents as the ingest benchmark (``BenchAgent``): counting,
 /// rollups and durable commits without TLS and decoding, to tell the store's share of the daemon's cost.

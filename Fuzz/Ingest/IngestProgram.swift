@@ -4,6 +4,7 @@ import PulseCore
 import PulseDaemon
 import PulseSettings
 import PulseStore
+import PulseStoreSQLite
 
 #if canImport(Glibc)
     import Glibc

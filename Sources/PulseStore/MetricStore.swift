@@ -120,3 +120,10 @@ extension MetricStore {
 
     public func catalogueGeneration() -> Int64? { nil }
 }
+
+/// How much ``MetricStore/keepRecentBuckets(from:)`` may ask a store to hold.
+public enum RecentBucketLimit {
+    /// The most buckets of one series: a bound on memory (10,000 interfaces and their scopes × 64 × 192 bytes is
+    /// about 130 MB). Longer windows are read from the rows.
+    public static let perSeries = 64
+}

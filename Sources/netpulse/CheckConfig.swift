@@ -3,8 +3,9 @@ import PulseAgent
 import PulseCore
 import PulseSettings
 import PulseStore
+import PulseStoreBackends
 
-struct CheckConfig: ParsableCommand {
+struct CheckConfig: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
         abstract: "Check an agent or daemon config file: syntax, known keys, values and referenced files.")
@@ -15,7 +16,7 @@ struct CheckConfig: ParsableCommand {
     @Option(name: .long, help: "agent or daemon (default: guessed from the tables in the file).")
     var kind: String?
 
-    func run() throws {
+    func run() async throws {
         let document: ConfigDocument
         do {
             document = try ConfigDocument(contentsOf: file)
@@ -41,7 +42,7 @@ struct CheckConfig: ParsableCommand {
                 let config = try DaemonConfig.parse(document)
                 _ = try TLSSetup.server(config.tls)
                 // The files of TLS to PostgreSQL too (the server is contacted only below, for its replication).
-                try config.postgres?.tls.validate()
+                if let location = config.postgres { try StoreBackends.checkTLSFiles(of: location) }
                 daemon = config
             } else {
                 let config = try AgentConfig.parse(document)
@@ -50,7 +51,7 @@ struct CheckConfig: ParsableCommand {
             print("\(file): OK (\(isDaemon ? "daemon" : "agent") config; certificates load)")
             if let daemon {
                 for warning in daemon.warnings { printError("netpulse: warning: \(warning)") }
-                if let location = try daemon.postgresLocation() { reportReplication(location) }
+                if let location = try daemon.postgresLocation() { await reportReplication(location) }
             }
         } catch {
             throw fail(error, code: 2)
@@ -59,10 +60,10 @@ struct CheckConfig: ParsableCommand {
 
     /// What a PostgreSQL deployment must set to lose no acknowledged batch on a failover, and whether the server
     /// does (when it can be reached now; an unreachable server is not a config error).
-    func reportReplication(_ location: PostgresLocation) {
+    func reportReplication(_ location: PostgresLocation) async {
         print("PostgreSQL: \(PostgresReplication.requirement)")
         do {
-            let replication = try PostgresReplication.read(location: location)
+            let replication = try await StoreBackends.replication(at: location)
             print("\(location): \(replication.summary)")
             if let warning = replication.warning { printError("netpulse: warning: \(warning)") }
         } catch {

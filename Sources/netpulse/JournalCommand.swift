@@ -4,6 +4,7 @@ import PulseCore
 import PulseFormats
 import PulseQuery
 import PulseStore
+import PulseStoreBackends
 
 /// The daemon's ingest journal (SQLite stores): what waits to be applied, and what was set aside.
 struct JournalCommand: AsyncParsableCommand {
@@ -35,8 +36,8 @@ struct JournalCommand: AsyncParsableCommand {
                 guard try location.store != nil || daemon.postgresLocation() == nil else {
                     throw QueryError("the daemon stores in PostgreSQL, which needs no journal: nothing to show")
                 }
-                let path = IngestJournal.path(forStore: location.store ?? daemon.storePath)
-                let (entries, waiting) = try IngestJournal.inspect(path: path)
+                let path = StoreBackends.journalPath(forStore: location.store ?? daemon.storePath)
+                let (entries, waiting) = try StoreBackends.inspectJournal(path: path)
                 if let wanted = entry {
                     guard let found = entries.first(where: { $0.id == wanted }) else {
                         throw QueryError("\(path) has no entry \(wanted) set aside")

@@ -5,6 +5,7 @@ import PulseCore
 import PulseQuery
 import PulseSettings
 import PulseStore
+import PulseStoreBackends
 
 #if canImport(Glibc)
     import Glibc
@@ -33,11 +34,10 @@ struct StoreLocation: ParsableArguments {
 
     /// Opens the store the options name: read-only for queries (reads never block the daemon's ingest); the
     /// daemon's PostgreSQL database when its config names one and no `--store` file is given.
-    func open(_ daemon: DaemonConfig, access: SQLiteStore.Access = .reader) async throws -> any MetricStore {
-        if store == nil, let location = try daemon.postgresLocation() {
-            return try await PostgresStore(location: location, settings: daemon.store, access: access)
-        }
-        return try SQLiteStore(path: store ?? daemon.storePath, settings: daemon.store, access: access)
+    func open(_ daemon: DaemonConfig, access: StoreAccess = .reader) async throws -> any MetricStore {
+        try await StoreBackends.open(
+            path: store ?? daemon.storePath, postgres: store == nil ? daemon.postgresLocation() : nil,
+            settings: daemon.store, access: access)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseStore
+import PulseStorePostgres
 import TestSupport
 import Testing
 

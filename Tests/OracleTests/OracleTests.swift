@@ -5,6 +5,8 @@ import PulseCore
 import PulseDaemon
 import PulseQuery
 import PulseStore
+import PulseStorePostgres
+import PulseStoreSQLite
 import TestSupport
 import Testing
 

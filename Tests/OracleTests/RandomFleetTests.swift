@@ -4,6 +4,7 @@ import PulseCore
 import PulseDaemon
 import PulseQuery
 import PulseStore
+import PulseStoreSQLite
 import Testing
 
 @testable import OracleSupport

@@ -4,6 +4,7 @@ import PulseCore
 import PulseQuery
 import PulseReports
 import PulseStore
+import PulseStoreSQLite
 import Testing
 
 @testable import OracleSupport

@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseQuery
+@testable import PulseStoreSQLite
 import Testing
 
 @testable import PulseDaemon

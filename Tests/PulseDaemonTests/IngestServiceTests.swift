@@ -1,6 +1,7 @@
 import Logging
 import PulseCore
 import PulseStore
+import PulseStoreSQLite
 import ServiceLifecycle
 import Synchronization
 import Testing

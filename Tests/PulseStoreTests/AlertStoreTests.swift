@@ -1,6 +1,8 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+@testable import PulseStorePostgres
+@testable import PulseStoreSQLite
 import TestSupport
 import Testing
 

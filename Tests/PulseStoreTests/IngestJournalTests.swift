@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+@testable import PulseStoreSQLite
 import Synchronization
 import Testing
 

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import PulseAnalytics
 import PulseCore
+@testable import PulseStorePostgres
+@testable import PulseStoreSQLite
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+@testable import PulseStoreSQLite
 import TestSupport
 import Testing
 
@@ -107,7 +108,7 @@ import Testing
         try await store.keepRecentBuckets(from: day)
         for minute in minutes.dropFirst() { _ = try await store.ingest([minute], receivedAt: day + 9_000_000) }
         #expect(!store.recent.covers(level: .oneMinute, from: day))
-        let from = day + Int64(139 - SQLiteStore.recentBucketLimit) * 60_000
+        let from = day + Int64(139 - RecentBucketLimit.perSeries) * 60_000
         #expect(store.recent.covers(level: .oneMinute, from: from))
         try await expectSameSums(store, reader, windows: [(from, day + 140 * 60_000)], "after the bound")
     }

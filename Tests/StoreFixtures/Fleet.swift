@@ -3,6 +3,7 @@ import PulseAnalytics
 import PulseCore
 import PulseQuery
 import PulseStore
+import PulseStoreSQLite
 
 #if canImport(Glibc)
     import Glibc

@@ -123,7 +123,7 @@ final class AlertService: Service, Sendable {
     /// billing rules read bills. Nil when no rule reads buckets.
     static func recentFrom(_ rules: [AlertRule], evaluator: AlertEvaluator, now: Int64) -> Int64? {
         let level = evaluator.query.engine.finest
-        let oldest = level.bucketStart(now) - Int64(SQLiteStore.recentBucketLimit - 1) * level.width
+        let oldest = level.bucketStart(now) - Int64(RecentBucketLimit.perSeries - 1) * level.width
         return rules.filter { $0.condition.metric != .billingP95 }.map { evaluator.query.window(of: $0, at: now).from }
             .filter { $0 >= oldest }.min()
     }

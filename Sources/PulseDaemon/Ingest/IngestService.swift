@@ -14,7 +14,7 @@ import Synchronization
 /// running goes into the next one, so one fsync covers many batches and durability does not cost throughput.
 /// Completions (acknowledgements) run after the commit. Asks agents to slow down when it falls behind.
 ///
-/// With a journal (the SQLite store: ``IngestJournal``), the group commit writes the batches to the journal and
+/// With a journal (a ``JournaledStore``: SQLite), the group commit writes the batches to the journal and
 /// acknowledges them, and an applier beside it applies the journal to the store in groups of its own, as large as
 /// its backlog: a store commit costs about the same for 1,000 batches as for 8,000, so acknowledgements no longer wait
 /// for it. Reads see a batch once it is applied. Once `queue.limit` journaled batches wait to be applied, the
@@ -23,7 +23,7 @@ import Synchronization
 /// agents are asked to slow down before that.
 public final class IngestService: Service, Sendable {
     let store: any MetricStore
-    let journal: IngestJournal?
+    let journal: (any BatchJournal)?
     let backlog = ApplyBacklog()
     let queue: IngestQueue
     let logger: Logger
@@ -66,11 +66,11 @@ public final class IngestService: Service, Sendable {
 
     /// - Parameter markerPath: where to keep the ``ApplyMarker``; with a journal, beside it unless given.
     public init(
-        store: any MetricStore, journal: IngestJournal? = nil, queue: IngestQueue, logger: Logger,
+        store: any MetricStore, journal: (any BatchJournal)? = nil, queue: IngestQueue, logger: Logger,
         commitDelay: Int64 = 0, paceThreshold: Int = 4_096, heartbeat: LoopHeartbeat = LoopHeartbeat("ingest"),
         metrics: DaemonMetrics? = nil, markerPath: String? = nil, onPace: @escaping @Sendable (Pace) -> Void = { _ in }
     ) {
-        precondition(journal == nil || store is SQLiteStore, "a journal is applied to a SQLite store")
+        precondition(journal == nil || store is any JournaledStore, "a journal is applied to a journaled store")
         self.store = store
         self.journal = journal
         var marker: ApplyMarker?
@@ -111,7 +111,7 @@ public final class IngestService: Service, Sendable {
         try readMarker()
         // What the last run journaled and did not apply (a crash, a kill) is applied before anything new.
         var applier: Task<Void, Never>?
-        if let journal, let store = store as? SQLiteStore {
+        if let journal, let store = store as? any JournaledStore {
             try await recover(journal, into: store)
             applier = Task { await applyLoop(journal, into: store) }
         }
@@ -364,7 +364,7 @@ public final class IngestService: Service, Sendable {
     /// it sets it aside), one it died on twice is set aside now.
     private func readMarker() throws {
         guard let mark = marker?.interrupted() else { return }
-        if let store = store as? SQLiteStore, journal != nil, mark.entry <= (try store.journalApplied()) { return }
+        if let store = store as? any JournaledStore, journal != nil, mark.entry <= (try store.journalApplied()) { return }
         var died = mark
         died.deaths += 1
         let what =
@@ -407,7 +407,7 @@ public final class IngestService: Service, Sendable {
     static let applyLimit = 8_192
 
     /// Applies what a previous run journaled and did not apply, in journal order, and removes what is applied.
-    private func recover(_ journal: IngestJournal, into store: SQLiteStore) async throws {
+    private func recover(_ journal: any BatchJournal, into store: any JournaledStore) async throws {
         var cursor = try store.journalApplied()
         try await journal.remove(through: cursor)
         var applied = 0
@@ -455,7 +455,7 @@ public final class IngestService: Service, Sendable {
     /// Applies the backlog until it is closed and empty. Stops early when cancelled, when the daemon stops while the
     /// store cannot write, or when the store fails in a way no batch explains (then the daemon stops too): the
     /// journal keeps the rest for the next start.
-    private func applyLoop(_ journal: IngestJournal, into store: SQLiteStore) async {
+    private func applyLoop(_ journal: any BatchJournal, into store: any JournaledStore) async {
         while true {
             applyHeartbeat.finish()  // idle: waiting for batches is not a stall
             guard let entries = await backlog.take(limit: Self.applyLimit, bytes: queue.byteLimit) else { return }
@@ -485,7 +485,7 @@ public final class IngestService: Service, Sendable {
     /// journal. While the store cannot write (a full disk) it retries with backoff; a group the store refuses is
     /// applied again in halves, down to the batch it refuses alone: set aside in the journal (`set_aside`), logged,
     /// counted and skipped when it breaks one of the store's rules, else the error is thrown.
-    private func apply(_ entries: [ApplyBacklog.Entry], journal: IngestJournal, into store: SQLiteStore)
+    private func apply(_ entries: [ApplyBacklog.Entry], journal: any BatchJournal, into store: any JournaledStore)
         async throws
     {
         guard let last = entries.last?.id else { return }

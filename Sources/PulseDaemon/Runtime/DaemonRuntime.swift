@@ -4,6 +4,7 @@ import NIOPosix
 import PulseCore
 import PulseSettings
 import PulseStore
+import PulseStoreBackends
 import ServiceLifecycle
 import Synchronization
 
@@ -58,21 +59,16 @@ public struct DaemonRuntime: Sendable {
         store = try await Self.openStore(config, logger: logger)
         // Agents moved in [labels.*] while the daemon was down move now, not when they next send.
         await LabelMoves.apply(config, to: store, at: WallClock.milliseconds(), logger: logger)
-        leadership = Leadership(leading: !(store is PostgresStore))
+        leadership = Leadership(leading: !(store is any SharedStore))
         queue = IngestQueue(limit: config.queueLimit, byteLimit: config.queueBytes)
         let registry = ConnectionRegistry()
         self.registry = registry
         let metrics = DaemonMetrics()
         self.metrics = metrics
-        // The journal acknowledges batches before the store's larger commits apply them (IngestJournal). On
+        // The journal acknowledges batches before the store's larger commits apply them (JournaledStore). On
         // PostgreSQL each daemon acknowledges only what the shared database holds, so that another daemon can take
         // over without this one's disk.
-        let journal = try (store as? SQLiteStore).map { store in
-            try IngestJournal(
-                path: IngestJournal.path(forStore: config.storePath),
-                synchronous: config.store.synchronous,
-                after: try store.journalApplied())
-        }
+        let journal = try (store as? any JournaledStore)?.openJournal()
         // Beside the journal on SQLite; on PostgreSQL (no journal) in the state directory.
         ingest = IngestService(
             store: store, journal: journal, queue: queue, logger: logger, commitDelay: config.commitDelay,
@@ -89,7 +85,7 @@ public struct DaemonRuntime: Sendable {
         } else {
             remoteWriteService = nil
             // On PostgreSQL the leader does it when it takes the lease (daemons of one database may differ here).
-            if let store = store as? SQLiteStore, try store.stopForwarding() {
+            if let store = store as? any JournaledStore, try store.stopForwarding() {
                 logger.notice("remote write is off: its state is cleared (a later [remote_write] starts afresh)")
             }
         }
@@ -133,22 +129,23 @@ public struct DaemonRuntime: Sendable {
 
     /// The SQLite file, or the PostgreSQL database when `[store] postgresql` is set.
     static func openStore(_ config: DaemonConfig, logger: Logger) async throws -> any MetricStore {
-        guard let location = try config.postgresLocation() else {
-            return try SQLiteStore(path: config.storePath, settings: config.store)
+        let location = try config.postgresLocation()
+        let store = try await StoreBackends.open(
+            path: config.storePath, postgres: location, settings: config.store,
+            idleTransactionTimeout: config.leaseLength, logger: logger)
+        if let location, let store = store as? any SharedStore {
+            logger.notice(
+                "store: PostgreSQL at \(location); the daemon holding the leader lease keeps bills, alerts, remote write, dashboards and snapshots"
+            )
+            await checkReplication(store, logger: logger)
         }
-        let store = try await PostgresStore(
-            location: location, settings: config.store, idleTransactionTimeout: config.leaseLength, logger: logger)
-        logger.notice(
-            "store: PostgreSQL at \(location); the daemon holding the leader lease keeps bills, alerts, remote write, dashboards and snapshots"
-        )
-        await checkReplication(store, logger: logger)
         return store
     }
 
     /// Says at start whether a failover of the PostgreSQL server could lose batches this daemon acknowledges
     /// (asynchronous standbys only, or commits that do not wait for them): a warning naming what to set, or one
     /// line saying the standbys are synchronous. A server that cannot say is no reason not to start.
-    static func checkReplication(_ store: PostgresStore, logger: Logger) async {
+    static func checkReplication(_ store: any SharedStore, logger: Logger) async {
         do {
             let replication = try await store.replication()
             if let warning = replication.warning {
@@ -169,7 +166,7 @@ public struct DaemonRuntime: Sendable {
 
     /// `service` as it runs in this daemon: only while it leads (``LeaderOnly``), or always with SQLite.
     func leaderOnly(_ service: any Service) -> any Service {
-        store is PostgresStore ? LeaderOnly(service, leadership: leadership) : service
+        store is any SharedStore ? LeaderOnly(service, leadership: leadership) : service
     }
 
     /// The services in start order, with what their ending means for the group. Call once.
@@ -210,7 +207,7 @@ public struct DaemonRuntime: Sendable {
         if let remoteWriteService {
             services.insert(.init(service: leaderOnly(remoteWriteService)), at: 2)
         }
-        if let store = store as? PostgresStore {
+        if let store = store as? any SharedStore {
             let (logger, forwarding) = (logger, config.remoteWrite.url != nil)
             let lease = LeaseService(
                 store: store, leadership: leadership, length: config.leaseLength, name: config.name, logger: logger

@@ -20,13 +20,13 @@ final class Leadership: Sendable {
     func set(_ value: Bool) { leading.store(value, ordering: .releasing) }
 }
 
-/// Holds the leader lease of a PostgreSQL store (``PostgresStore/holdLease(holder:ttl:)``): renews it every third
+/// Holds the leader lease of a PostgreSQL store (``SharedStore/holdLease(holder:ttl:)``): renews it every third
 /// of its length while this daemon leads, tries to take it as often while another does. This daemon stops acting
 /// as the leader as soon as a renewal fails or the lease's length has passed since the last one that succeeded,
 /// whichever comes first, so two daemons never act as leaders at once for longer than a write in flight (which
 /// the store's fencing then refuses).
 final class LeaseService: Service, Sendable {
-    let store: PostgresStore
+    let store: any SharedStore
     let leadership: Leadership
     let length: Int64
     let holder: String
@@ -35,7 +35,7 @@ final class LeaseService: Service, Sendable {
     let onLeading: @Sendable () async -> Void
 
     init(
-        store: PostgresStore, leadership: Leadership, length: Int64, name: String, logger: Logger,
+        store: any SharedStore, leadership: Leadership, length: Int64, name: String, logger: Logger,
         onLeading: @escaping @Sendable () async -> Void
     ) {
         self.store = store
@@ -99,7 +99,7 @@ final class LeaseService: Service, Sendable {
     }
 
     private func step(down reason: String) {
-        store.fence.store(0, ordering: .relaxed)
+        store.dropFence()
         guard leadership.isLeader else { return }
         leadership.set(false)
         logger.notice("leader: this daemon no longer leads (\(reason)); it keeps storing what agents send")

@@ -6,15 +6,15 @@ import PulseCore
 ///
 /// Stores written before this kept `key=value` lines; those are still read (the line break was the separator, which
 /// is why a value with one became a second label: values may no longer hold control characters).
-enum LabelText {
-    static func encode(_ labels: Labels) -> String {
+package enum LabelText {
+    package static func encode(_ labels: Labels) -> String {
         let pairs = labels.pairs.map { [$0.key, $0.value] }
         // Encoding an array of strings cannot fail.
         guard let data = try? JSONEncoder().encode(pairs) else { return "[]" }
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func decode(_ text: String) -> Labels {
+    package static func decode(_ text: String) -> Labels {
         if text.hasPrefix("[") {
             let pairs = (try? JSONDecoder().decode([[String]].self, from: Data(text.utf8))) ?? []
             return Labels(pairs.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil })

@@ -2,9 +2,9 @@ import PulseAnalytics
 import PulseCore
 
 /// Catalogue records from their columns, as every store reads them.
-enum CatalogueRows {
+package enum CatalogueRows {
     /// A series from `series` joined with its agent's name and its state's last sample; nil for an unknown kind.
-    static func series(
+    package static func series(
         id: Int64, kind rawKind: Int64, agent: [UInt8]?, name: [UInt8], firstSeen: Int64, facts: [Int64],
         lastState: [UInt8]?
     ) -> SeriesRecord? {

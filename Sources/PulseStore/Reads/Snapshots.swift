@@ -2,7 +2,7 @@ import PulseAnalytics
 
 /// What a store reads, synchronously, inside one consistent read transaction: the rows the passes of billing and
 /// remote write read (``BillSnapshot``, ``ForwardSnapshot``), which are written once, over this, for every store.
-protocol SnapshotReader {
+package protocol SnapshotReader {
     /// The store's revision in this snapshot.
     var revision: Int64 { get }
     /// The buckets of `series` (sorted, distinct) at `level` in `[from, to)` with the columns of `fields`, virtual
@@ -23,11 +23,11 @@ protocol SnapshotReader {
 }
 
 /// A read transaction seen as a ``BillSnapshot``.
-struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
+package struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
     let reader: Reader
-    var revision: Int64 { reader.revision }
+    package var revision: Int64 { reader.revision }
 
-    func changedIntervals(limit: Int) throws -> [ChangedInterval] {
+    package func changedIntervals(limit: Int) throws -> [ChangedInterval] {
         var intervals = try reader.billChangeRows(limit: limit)
         var index = [SeriesStart: Int]()
         for (position, interval) in intervals.enumerated() {
@@ -45,7 +45,7 @@ struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
         return intervals
     }
 
-    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
+    package func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
         try reader.readBuckets(
             level: .fiveMinutes, series: Array(Set(series)).sorted(), from: from, to: to,
             fields: [.bytes, .coverage, .events], body)
@@ -55,28 +55,32 @@ struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
         var series: Int64
         var start: Int64
     }
+
+    package init(reader: Reader) {
+        self.reader = reader
+    }
 }
 
 /// A read transaction seen as a ``ForwardSnapshot``.
-struct StoreForwardSnapshot<Reader: SnapshotReader>: ForwardSnapshot {
+package struct StoreForwardSnapshot<Reader: SnapshotReader>: ForwardSnapshot {
     let reader: Reader
     /// The levels the store keeps current, finest first.
     let levels: [RollupLevel]
-    let level: RollupLevel
-    let cursor: Int64
+    package let level: RollupLevel
+    package let cursor: Int64
 
-    func states() throws -> [Int64: ForwardState] { try reader.forwardStates() }
+    package func states() throws -> [Int64: ForwardState] { try reader.forwardStates() }
 
-    func changes(cursor: Int64, limit: Int) throws -> [ForwardChange] {
+    package func changes(cursor: Int64, limit: Int) throws -> [ForwardChange] {
         try reader.forwardChangeRows(cursor: cursor, limit: limit)
     }
 
-    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
+    package func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
         try reader.readBuckets(
             level: level, series: Array(Set(series)).sorted(), from: from, to: to, fields: [.bytes], body)
     }
 
-    func total(series: Int64, before time: Int64) throws -> (rx: Int64, tx: Int64) {
+    package func total(series: Int64, before time: Int64) throws -> (rx: Int64, tx: Int64) {
         // Coarsest first: its whole buckets before `time`, then each finer level from where the coarser stopped.
         var rx: Int64 = 0
         var tx: Int64 = 0
@@ -94,16 +98,23 @@ struct StoreForwardSnapshot<Reader: SnapshotReader>: ForwardSnapshot {
         }
         return (rx, tx)
     }
+
+    package init(reader: Reader, levels: [RollupLevel], level: RollupLevel, cursor: Int64) {
+        self.reader = reader
+        self.levels = levels
+        self.level = level
+        self.cursor = cursor
+    }
 }
 
 /// A change record as a pass settles it (``SQLiteStore/settleChanges(in:columns:_:_:)``): its key, the revision it was
 /// read at, and the amounts read, in the order of the table's columns.
-typealias SettledChange = (series: Int64, start: Int64, revision: Int64, amounts: [Int64])
+package typealias SettledChange = (series: Int64, start: Int64, revision: Int64, amounts: [Int64])
 
 extension BillUpdate {
     /// The `bill_change` columns a pass settles, and what it read of each.
-    static let changeColumns = ["rx", "tx", "covered", "unknown", "measured", "flagged"]
-    var settledChanges: [SettledChange] {
+    package static let changeColumns = ["rx", "tx", "covered", "unknown", "measured", "flagged"]
+    package var settledChanges: [SettledChange] {
         settled.map {
             (
                 $0.series, $0.start, $0.revision,
@@ -115,15 +126,15 @@ extension BillUpdate {
 
 extension ForwardUpdate {
     /// The `forward_change` columns a pass settles, and what it read of each.
-    static let changeColumns = ["rx", "tx", "unknown"]
-    var settledChanges: [SettledChange] {
+    package static let changeColumns = ["rx", "tx", "unknown"]
+    package var settledChanges: [SettledChange] {
         settled.map { ($0.series, $0.start, $0.revision, [$0.rx, $0.tx, Int64($0.unknown)]) }
     }
 }
 
 extension StoreSettings {
     /// The levels remote write reads, finest first, and the one it forwards (the finest).
-    func forwardedLevels() throws -> (levels: [RollupLevel], finest: RollupLevel) {
+    package func forwardedLevels() throws -> (levels: [RollupLevel], finest: RollupLevel) {
         let levels = levels.sorted()
         guard let finest = levels.first else { throw StoreError.unusable("the store keeps no rollups") }
         return (levels, finest)

@@ -2,15 +2,24 @@ import PulseAnalytics
 import PulseCore
 
 /// Virtual gap steps, spread when read (see SQLiteSchema's `gap` table): the part of reads every store shares.
-enum VirtualGaps {
+package enum VirtualGaps {
     /// One stored gap, as its columns hold it.
-    struct Row {
+    package struct Row {
         var owner: Int64
         var previous: [UInt8]
         var next: [UInt8]
         var scopes: [UInt8]
         var step: [UInt8]
         var revision: Int64
+
+        package init(owner: Int64, previous: [UInt8], next: [UInt8], scopes: [UInt8], step: [UInt8], revision: Int64) {
+            self.owner = owner
+            self.previous = previous
+            self.next = next
+            self.scopes = scopes
+            self.step = step
+            self.revision = revision
+        }
     }
 
     /// The interfaces whose gaps can add to `series`, when looking those up by the gap table's key reads fewer rows
@@ -24,7 +33,7 @@ enum VirtualGaps {
     /// overlap than there are interfaces to look up (a few gaps are cheaper read at once). A part of a paced read
     /// of the fleet's interfaces after their streams restarted used to read every gap of the range again, most of a
     /// dashboard's drawing.
-    static func ownersByKey(
+    package static func ownersByKey(
         of series: Set<Int64>, overlapping: (Int) throws -> Int,
         rows: ([Int64]) throws -> [(id: Int64, kind: SeriesKind?, agent: Int64)],
         interfaces: ([Int64]) throws -> [Int64]
@@ -47,13 +56,13 @@ enum VirtualGaps {
     }
 
     /// The end a query for gaps that add to buckets of `level` starting before `to` must look up to.
-    static func end(level: RollupLevel, to: Int64) -> Int64 {
+    package static func end(level: RollupLevel, to: Int64) -> Int64 {
         to.addingReportingOverflow(level.width).overflow ? Int64.max : to + level.width
     }
 
     /// Calls `add(series, start, values, revision)` for every bucket of `level` starting in `[from, to)` that the gap
     /// adds to, for the series of `series` among its interface and its scopes (which get its sums).
-    static func spread(
+    package static func spread(
         _ row: Row, level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64,
         _ add: (Int64, Int64, BucketValues, Int64) -> Void
     ) throws {
@@ -82,10 +91,10 @@ enum VirtualGaps {
     }
 
     /// What spread gaps add, per series and bucket start, collected by ``spread(_:level:series:from:to:_:)``.
-    struct Spread {
+    package struct Spread {
         var buckets = [Int64: [Int64: (values: BucketValues, revision: Int64)]]()
 
-        mutating func add(_ series: Int64, _ start: Int64, _ values: BucketValues, _ revision: Int64) {
+        package mutating func add(_ series: Int64, _ start: Int64, _ values: BucketValues, _ revision: Int64) {
             var entry = buckets[series]?[start] ?? (.empty, 0)
             entry.values.merge(values)
             entry.revision = max(entry.revision, revision)
@@ -93,7 +102,7 @@ enum VirtualGaps {
         }
 
         /// `list` (one series' stored buckets, by start) with the series' spread gaps merged in; the series is done.
-        mutating func merge(_ series: Int64, into list: [Bucket], level: RollupLevel) -> [Bucket] {
+        package mutating func merge(_ series: Int64, into list: [Bucket], level: RollupLevel) -> [Bucket] {
             guard let spread = buckets.removeValue(forKey: series) else { return list }
             var byStart = Dictionary(uniqueKeysWithValues: list.map { ($0.start, $0) })
             for (start, entry) in spread {
@@ -106,6 +115,9 @@ enum VirtualGaps {
         }
 
         /// Series with spread gaps not yet merged (those without stored buckets), in order.
-        var remaining: [Int64] { buckets.keys.sorted() }
+        package var remaining: [Int64] { buckets.keys.sorted() }
+
+        package init() {
+        }
     }
 }

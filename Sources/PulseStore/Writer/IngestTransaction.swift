@@ -8,7 +8,7 @@ import PulseCore
 ///
 /// Writes that a commit makes many of (bucket changes, series states) come in one call each, so a store across a
 /// network (PostgreSQL) sends them in a few statements rather than one round trip per row.
-protocol IngestTransaction {
+package protocol IngestTransaction {
     /// The store's revision, held for this transaction: commits take turns here, so revisions follow commit order
     /// (readers page through changes by revision). A revision other than the one this writer last committed means
     /// another writer committed in between, and its caches of mutable rows are dropped.

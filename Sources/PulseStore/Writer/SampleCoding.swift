@@ -2,8 +2,8 @@ import PulseAnalytics
 import PulseCore
 
 /// The stored form of a ``StepSample`` (series state, gap records): varints, about 30 bytes.
-enum SampleCoding {
-    static func encode(_ sample: StepSample) -> [UInt8] {
+package enum SampleCoding {
+    package static func encode(_ sample: StepSample) -> [UInt8] {
         var writer = WireWriter(reservingCapacity: 48)
         writer.writeVarint(UInt64(bitPattern: sample.order))
         writer.writeVarint(UInt64(UInt32(bitPattern: sample.tick)))
@@ -24,7 +24,7 @@ enum SampleCoding {
         return writer.bytes
     }
 
-    static func decode(_ bytes: [UInt8]) throws -> StepSample {
+    package static func decode(_ bytes: [UInt8]) throws -> StepSample {
         var reader = WireReader(bytes)
         let order = Int64(bitPattern: try reader.readVarint())
         let tick = Int32(bitPattern: UInt32(truncatingIfNeeded: try reader.readVarint()))
@@ -51,7 +51,7 @@ enum SampleCoding {
     }
 
     /// A counted step: the eight counted values, its timing and events.
-    static func encode(_ step: CountedStep) -> [UInt8] {
+    package static func encode(_ step: CountedStep) -> [UInt8] {
         var writer = WireWriter(reservingCapacity: 24)
         for lane in 0..<8 { writer.writeVarint(step.counted[lane]) }
         writer.writeByte(step.timing.rawValue)
@@ -72,7 +72,7 @@ enum SampleCoding {
     /// The scopes a gap step was added to: their series ids, then, when any scope got only a part of the step's
     /// span (its agent joined or left the group during it), per scope 0 for the whole step or 1 and the part's
     /// bounds. Lists stored before parts existed end after the ids.
-    static func encode(ids: [Int64], parts: [Range<Int64>?] = []) -> [UInt8] {
+    package static func encode(ids: [Int64], parts: [Range<Int64>?] = []) -> [UInt8] {
         var writer = WireWriter(reservingCapacity: 4 * ids.count + 1)
         writer.writeVarint(UInt64(ids.count))
         for id in ids { writer.writeVarint(UInt64(bitPattern: id)) }

@@ -7,15 +7,22 @@ import PulseCore
 /// a failure, and the caches of rows another writer may change (states, ranges, agents, facts) are brought up to
 /// date when another writer committed since this one last did (``IngestTransaction/lockRevision()``,
 /// ``IngestTransaction/changes(after:)``).
-struct StoreWriter {
+package struct StoreWriter {
     let settings: StoreSettings
 
-    struct AgentRow {
+    package struct AgentRow {
         var id: Int64
         var identity: AgentIdentity
         var lastSeen: Int64
         /// Memberships, oldest first.
         var memberships: [Membership]
+
+        package init(id: Int64, identity: AgentIdentity, lastSeen: Int64, memberships: [Membership]) {
+            self.id = id
+            self.identity = identity
+            self.lastSeen = lastSeen
+            self.memberships = memberships
+        }
     }
 
     struct SeriesKey: Hashable {
@@ -24,53 +31,58 @@ struct StoreWriter {
         var name: [UInt8]
     }
 
-    struct SeriesState {
-        var first: StepSample
-        var last: StepSample
+    package struct SeriesState {
+        package var first: StepSample
+        package var last: StepSample
+
+        package init(first: StepSample, last: StepSample) {
+            self.first = first
+            self.last = last
+        }
     }
 
     /// A step late data may still split (see `docs/windows.md`): its two samples, the scopes it counted toward, and
     /// the step as it was counted (taken out as it went in, whatever the settings are by then).
-    struct Gap {
-        var previous: StepSample
-        var next: StepSample
-        var scopes: [Int64]
+    package struct Gap {
+        package var previous: StepSample
+        package var next: StepSample
+        package var scopes: [Int64]
         /// Not counted into the rollups (reads spread it) while late data may split it.
-        var isVirtual: Bool
-        var step: CountedStep
+        package var isVirtual: Bool
+        package var step: CountedStep
         /// When an unplaced step was received: its counts are in that day's unplaced totals.
         var recorded: Int64 = 0
         /// For each of `scopes`, the part of the step's span it gets when not the whole (empty: all whole).
-        var parts: [Range<Int64>?] = []
+        package var parts: [Range<Int64>?] = []
     }
 
     /// A row of the unplaced totals: a series and the UTC day its steps were received.
-    struct UnplacedKey: Hashable {
-        var series: Int64
-        var day: Int64
+    package struct UnplacedKey: Hashable {
+        package var series: Int64
+        package var day: Int64
     }
 
-    struct BucketKey: Hashable {
-        var series: Int64
-        var level: Int
-        var start: Int64
+    package struct BucketKey: Hashable {
+        package var series: Int64
+        package var level: Int
+        package var start: Int64
     }
 
     /// A row of `bill_change` or `forward_change`: a change to a bucket already billed or forwarded.
-    struct ChangeKey: Hashable {
-        var series: Int64
-        var start: Int64
+    package struct ChangeKey: Hashable {
+        package var series: Int64
+        package var start: Int64
     }
 
-    struct Change {
-        var rx: Int64 = 0
-        var tx: Int64 = 0
-        var covered: Int64 = 0
+    package struct Change {
+        package var rx: Int64 = 0
+        package var tx: Int64 = 0
+        package var covered: Int64 = 0
         /// Changes that cannot be told in bytes (a virtual gap came or went).
-        var unknown: Int64 = 0
+        package var unknown: Int64 = 0
         /// Measured time, and flagged time plus implausible steps (``IntervalFigures/flagged``): billing's classes.
-        var measured: Int64 = 0
-        var flagged: Int64 = 0
+        package var measured: Int64 = 0
+        package var flagged: Int64 = 0
 
         mutating func add(_ other: Change) {
             rx &+= other.rx
@@ -91,7 +103,7 @@ struct StoreWriter {
     var epochs: [CounterEpoch: Int64] = [:]
     var states: [Int64: SeriesState] = [:]
     var facts: [Int64: LinkState] = [:]
-    var revision: Int64?
+    package var revision: Int64?
     /// Changes to 5-minute buckets before this are recorded for billing (`bill_change`).
     var billMark: Int64 = 0
     /// Buckets of the finest level before this were forwarded by remote write: late changes to them are recorded in
@@ -99,33 +111,33 @@ struct StoreWriter {
     var forwardMark: Int64 = 0
 
     /// The commit being built: bucket changes, spans changed by virtual gaps, anomalies, and its revision.
-    var deltas: [BucketKey: BucketValues] = [:]
+    package var deltas: [BucketKey: BucketValues] = [:]
     var changedSpans: [(series: Int64, from: Int64, to: Int64)] = []
     /// The host, group and fleet series the commit changed (remote write forwards interfaces only).
     var scopeSeries = Set<Int64>()
     var changedStates = Set<Int64>()
     /// Changes to the unplaced totals (`docs/windows.md`, "Time that cannot be placed"), and how many steps the
     /// commit could not place.
-    var unplaced: [UnplacedKey: UnplacedTotals] = [:]
+    package var unplaced: [UnplacedKey: UnplacedTotals] = [:]
     var unplacedSteps: Int64 = 0
     var run: Run?
     var anomalies: [Anomaly] = []
-    var pendingRevision: Int64 = 0
+    package var pendingRevision: Int64 = 0
     /// Whether the commit may change what a catalogue holds (series, link facts, agents' names and labels,
     /// memberships; not last-seen times): see ``SQLiteStore/catalogueGeneration()``.
-    var catalogueChanged = false
+    package var catalogueChanged = false
 
     struct StreamKey: Hashable {
         var agent: Int64
         var stream: UInt64
     }
 
-    init(settings: StoreSettings) {
+    package init(settings: StoreSettings) {
         self.settings = settings
     }
 
     /// Forgets everything cached (after a failed commit, whose rows were rolled back).
-    mutating func reset() {
+    package mutating func reset() {
         self = StoreWriter(settings: settings)
     }
 
@@ -142,11 +154,20 @@ struct StoreWriter {
     /// The rows other writers changed since this one last committed (``IngestTransaction/changes(after:)``): the
     /// new first and last samples of series, link facts, and every sequence range of the streams whose ranges
     /// changed; agents whose labels or memberships changed are only named, and read again when next needed.
-    struct SharedChanges {
-        var states: [Int64: SeriesState] = [:]
-        var facts: [Int64: LinkState] = [:]
-        var ranges: [Int64: [ClosedRange<UInt64>]] = [:]
-        var agents = Set<Int64>()
+    package struct SharedChanges {
+        package var states: [Int64: SeriesState] = [:]
+        package var facts: [Int64: LinkState] = [:]
+        package var ranges: [Int64: [ClosedRange<UInt64>]] = [:]
+        package var agents = Set<Int64>()
+
+        package init(
+            states: [Int64: SeriesState] = [:], facts: [Int64: LinkState] = [:], ranges: [Int64: [ClosedRange<UInt64>]] = [:], agents: Set<Int64> = Set<Int64>()
+        ) {
+            self.states = states
+            self.facts = facts
+            self.ranges = ranges
+            self.agents = agents
+        }
     }
 
     /// Brings the caches up to date with what other writers committed. Only rows this writer holds are taken: the
@@ -162,7 +183,7 @@ struct StoreWriter {
 
     // MARK: The commit
 
-    mutating func ingest(
+    package mutating func ingest(
         _ batches: [IngestBatch], receivedAt now: Int64, willStore: ((Int) -> Void)? = nil,
         in db: some IngestTransaction
     ) throws -> [IngestOutcome] {
@@ -207,7 +228,7 @@ struct StoreWriter {
     }
 
     /// Clears the commit being built, takes the store's revision, and returns the commit's.
-    mutating func begin(in db: some IngestTransaction) throws -> Int64 {
+    package mutating func begin(in db: some IngestTransaction) throws -> Int64 {
         deltas.removeAll(keepingCapacity: true)
         changedSpans.removeAll(keepingCapacity: true)
         scopeSeries.removeAll(keepingCapacity: true)
@@ -272,7 +293,7 @@ struct StoreWriter {
     /// start with new `[labels.*]`, `docs/windows.md`, "Scopes"), so a host moved while it is away is moved at once,
     /// not when it comes back. Agents never seen, and agents whose last move is later than `now`, are left as they
     /// are. Returns the names of the agents moved.
-    mutating func relabel(
+    package mutating func relabel(
         _ labels: [String: Labels], at now: Int64, in db: some IngestTransaction
     ) throws -> [String] {
         let revision = try begin(in: db)
@@ -504,7 +525,7 @@ struct StoreWriter {
     }
 
     /// Link facts from their six columns (speed_mbps, operstate, carrier, mtu, link_kind, relation).
-    static func linkState(_ columns: [Int64]) -> LinkState {
+    package static func linkState(_ columns: [Int64]) -> LinkState {
         LinkState(
             speedMbps: columns[0] > 0 ? UInt32(truncatingIfNeeded: columns[0]) : nil,
             operState: OperState(rawValue: UInt8(truncatingIfNeeded: columns[1])) ?? .unknown,
@@ -518,7 +539,7 @@ struct StoreWriter {
     /// Counts the steps into, through and out of `samples` (one logical interface's samples of one batch, in
     /// counter order) wherever their order puts them: after the last sample, before the first, or inside a gap
     /// (whose step is taken out first). See `docs/windows.md`, "Late and out-of-order data".
-    mutating func place(
+    package mutating func place(
         _ samples: [StepSample], series: Int64, name: InterfaceName, agent: AgentRow, in db: some IngestTransaction
     ) throws {
         guard let first = samples.first, let last = samples.last else { return }
@@ -631,7 +652,7 @@ struct StoreWriter {
     }
 
     /// Writes the first and last samples of the series this commit moved (once each, however many batches did).
-    mutating func writeStates(in db: some IngestTransaction) throws {
+    package mutating func writeStates(in db: some IngestTransaction) throws {
         try db.writeStates(changedStates.compactMap { series in states[series].map { (series, $0) } })
         changedStates.removeAll(keepingCapacity: true)
     }
@@ -759,7 +780,7 @@ struct StoreWriter {
         return true
     }
 
-    mutating func seriesID(
+    package mutating func seriesID(
         _ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64, in db: some IngestTransaction
     ) throws -> Int64 {
         let key = SeriesKey(kind: kind, agent: agent, name: name)
@@ -772,7 +793,7 @@ struct StoreWriter {
         return id
     }
 
-    mutating func epochID(_ epoch: CounterEpoch, in db: some IngestTransaction) throws -> Int64 {
+    package mutating func epochID(_ epoch: CounterEpoch, in db: some IngestTransaction) throws -> Int64 {
         if let known = epochs[epoch] { return known }
         if epochs.count >= 200_000 { epochs.removeAll(keepingCapacity: true) }
         let id = try db.epochID(epoch)
@@ -852,7 +873,7 @@ struct StoreWriter {
     /// Writes the commit's bucket changes. Changes to 5-minute buckets that billing has taken in (before the bill
     /// mark) are recorded in `bill_change`, unless `billed` is false: a settled gap moves bytes from its spread
     /// into the rows, which changes no interval's figures.
-    mutating func writeDeltas(revision: Int64, billed: Bool = true, in db: some IngestTransaction) throws {
+    package mutating func writeDeltas(revision: Int64, billed: Bool = true, in db: some IngestTransaction) throws {
         flushRun()
         let fiveMinutes = settings.levels.firstIndex(of: .fiveMinutes)
         let billMark = billed && fiveMinutes != nil ? billMark : .min
@@ -898,7 +919,7 @@ struct StoreWriter {
 
     /// Spreads up to `limit` virtual gaps that ended before `cutoff` into the rollup rows and deletes them; returns
     /// how many. Late data for them is then unplaced (`docs/windows.md`).
-    mutating func settleGaps(
+    package mutating func settleGaps(
         endedBefore cutoff: Int64, policy: RetentionPolicy, now: Int64, limit: Int, in db: some IngestTransaction
     ) throws -> Int {
         // The revision first: another daemon's ingest may split or fill these gaps until this one holds it.
@@ -935,8 +956,8 @@ struct StoreWriter {
         return gaps.count
     }
 
-    /// Fills `arguments` for one row of a rollup table: series, start, then `SQLiteSchema.bucketColumns` in order.
-    static func bucketArguments(
+    /// Fills `arguments` for one row of a rollup table: series, start, then `BucketColumns.all` in order.
+    package static func bucketArguments(
         _ values: BucketValues, series: Int64, start: Int64, revision: Int64, into arguments: inout [Int64]
     ) {
         arguments[0] = series
@@ -956,10 +977,10 @@ struct StoreWriter {
 }
 
 /// The stored form of a batch's raw samples: per section, its series, epoch, first tick and ``SeriesChunk``.
-struct RawBatch {
-    var bytes = [UInt8]()
+package struct RawBatch {
+    package var bytes = [UInt8]()
 
-    mutating func append(series: Int64, epoch: Int64, firstTick: Int32, chunk: [UInt8]) {
+    package mutating func append(series: Int64, epoch: Int64, firstTick: Int32, chunk: [UInt8]) {
         var writer = WireWriter(reservingCapacity: 24)
         writer.writeVarint(UInt64(bitPattern: series))
         writer.writeVarint(UInt64(bitPattern: epoch))
@@ -984,7 +1005,7 @@ struct RawBatch {
     }
 
     /// Appends the samples of `series` with (shifted) timestamps in `range` from one stored raw batch.
-    static func appendSamples(
+    package static func appendSamples(
         of series: Int64, from bytes: [UInt8], order: Int64, shift: Int64, in range: Range<Int64>,
         epochs: [Int64: CounterEpoch], to samples: inout [RawSample]
     ) throws {
@@ -1000,16 +1021,20 @@ struct RawBatch {
             }
         }
     }
+
+    package init(bytes: [UInt8] = [UInt8]()) {
+        self.bytes = bytes
+    }
 }
 
 /// The 16 bytes of a boot id, as stored.
-enum BootIDBytes {
-    static func bytes(_ bootID: BootID) -> [UInt8] {
+package enum BootIDBytes {
+    package static func bytes(_ bootID: BootID) -> [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: bootID.high >> UInt64(56 - 8 * $0)) }
             + (0..<8).map { UInt8(truncatingIfNeeded: bootID.low >> UInt64(56 - 8 * $0)) }
     }
 
-    static func bootID(_ bytes: [UInt8]) -> BootID {
+    package static func bootID(_ bytes: [UInt8]) -> BootID {
         guard bytes.count == 16 else { return BootID(high: 0, low: 0) }
         return BootID(
             high: bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }, low: bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
@@ -1018,8 +1043,8 @@ enum BootIDBytes {
 }
 
 /// Link facts as six integer columns: speed_mbps, operstate, carrier (2 when unknown), mtu, link_kind, relation.
-enum LinkColumns {
-    static func values(_ state: LinkState) -> [Int64] {
+package enum LinkColumns {
+    package static func values(_ state: LinkState) -> [Int64] {
         let carrier: Int64 = state.carrier.map { $0 ? 1 : 0 } ?? 2
         return [
             Int64(state.speedMbps ?? 0), Int64(state.operState.rawValue), carrier, Int64(state.mtu),
@@ -1031,13 +1056,13 @@ enum LinkColumns {
 extension StoreWriter.Gap {
     /// The times the store files the step under: its span, or for an unplaced step (whose times cannot be placed)
     /// when it was received, both ends.
-    var span: (from: Int64, to: Int64) {
+    package var span: (from: Int64, to: Int64) {
         step.timing == .unplaced
             ? (recorded, recorded) : (min(previous.time, next.time), max(previous.time, next.time))
     }
 
     /// A gap from its stored columns (`from` is the start of its ``span``).
-    init(previous: [UInt8], next: [UInt8], scopes: [UInt8], isVirtual: Bool, step: [UInt8], from: Int64) throws {
+    package init(previous: [UInt8], next: [UInt8], scopes: [UInt8], isVirtual: Bool, step: [UInt8], from: Int64) throws {
         let step = try SampleCoding.decodeStep(step)
         let (ids, parts) = try SampleCoding.decodeScopes(scopes)
         self.init(

@@ -2,6 +2,8 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseStore
+import PulseStorePostgres
+import PulseStoreSQLite
 import TestSupport
 import Testing
 

@@ -1,0 +1,99 @@
+import GRDB
+import PulseAnalytics
+import PulseCore
+import PulseStore
+
+extension SQLiteStore {
+    public func ingest(
+        _ batches: [IngestBatch], receivedAt: Int64, willStore: (@Sendable (Int) -> Void)?
+    ) async throws -> [IngestOutcome] {
+        try await ingest(batches, receivedAt: receivedAt, journalThrough: nil, willStore: willStore)
+    }
+
+    /// Stores `batches` as ``ingest(_:receivedAt:willStore:)`` does and, in the same transaction, records that the
+    /// daemon's journal (``IngestJournal``) is applied up to entry `journalThrough`: after a crash, exactly the
+    /// entries after ``journalApplied()`` are still to apply.
+    public func ingest(
+        _ batches: [IngestBatch], receivedAt: Int64, journalThrough: Int64?,
+        willStore: (@Sendable (Int) -> Void)? = nil
+    ) async throws -> [IngestOutcome] {
+        guard !batches.isEmpty || journalThrough != nil else { return [] }
+        return try await pool.writeWithoutTransaction { db in
+            try ThreadPriority.raised {
+                try self.writer.withLock { writer in
+                    do {
+                        var outcomes = [IngestOutcome]()
+                        try db.inTransaction(.immediate) {
+                            if !batches.isEmpty {
+                                outcomes = try writer.ingest(
+                                    batches, receivedAt: receivedAt, willStore: willStore,
+                                    in: SQLiteIngestTransaction(db: db))
+                            }
+                            if let journalThrough {
+                                try db.execute(
+                                    sql: """
+                                        INSERT INTO meta (key, value) VALUES ('journal_applied', ?)
+                                        ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                                        """, arguments: [journalThrough])
+                            }
+                            return .commit
+                        }
+                        // (A commit of the journal's position alone changed no bucket and made no revision.)
+                        if !batches.isEmpty { self.committed(writer) }
+                        return outcomes
+                    } catch {
+                        // The transaction rolled back: what the caches learnt in it may not exist.
+                        writer.reset()
+                        throw Self.transient(error, path: self.path) ?? error
+                    }
+                }
+            }
+        }
+    }
+
+    public func relabel(_ labels: [String: Labels], at now: Int64) async throws -> [String] {
+        guard !labels.isEmpty else { return [] }
+        return try await pool.writeWithoutTransaction { db in
+            try self.writer.withLock { writer in
+                do {
+                    var moved = [String]()
+                    try db.inTransaction(.immediate) {
+                        moved = try writer.relabel(labels, at: now, in: SQLiteIngestTransaction(db: db))
+                        return .commit
+                    }
+                    if !moved.isEmpty { self.committed(writer) }
+                    return moved
+                } catch {
+                    writer.reset()
+                    throw Self.transient(error, path: self.path) ?? error
+                }
+            }
+        }
+    }
+
+    /// The journal beside this store (``IngestJournal/path(forStore:)``), synchronous as the store is.
+    public func openJournal() throws -> any BatchJournal {
+        try IngestJournal(
+            path: IngestJournal.path(forStore: path), synchronous: settings.synchronous, after: journalApplied())
+    }
+
+    /// The last journal entry the store has applied (0 before any).
+    public func journalApplied() throws -> Int64 {
+        try pool.read { db in try Self.meta("journal_applied", db) }
+    }
+
+    /// ``StoreError/cannotWrite(_:)`` for errors of the disk rather than of the data: a full disk, an I/O error, a
+    /// file system gone read-only, a lock held elsewhere. Nil for the others.
+    static func transient(_ error: any Error, path: String) -> StoreError? {
+        guard let error = error as? DatabaseError else { return nil }
+        let transient: [ResultCode] = [
+            .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_BUSY,
+            .SQLITE_LOCKED, .SQLITE_NOMEM,
+        ]
+        guard transient.contains(error.resultCode.primaryResultCode) else { return nil }
+        let cause =
+            error.resultCode.primaryResultCode == .SQLITE_FULL
+            ? "the disk is full" : error.message ?? "\(error.resultCode)"
+        return .cannotWrite("\(path): cannot write: \(cause)")
+    }
+}

@@ -1,0 +1,134 @@
+import GRDB
+import PulseAnalytics
+import PulseCore
+import PulseStore
+import Synchronization
+
+/// The embedded store: SQLite in WAL mode (GRDB's `DatabasePool`) under the daemon's state directory.
+///
+/// One writer (the daemon's ingest service, through ``ingest(_:receivedAt:)``) and any number of readers, in this
+/// process and in others: `netpulse` opens the same file read-only while the daemon runs, and its reads never
+/// block ingest (WAL). Blocking work runs on GRDB's own queues, never on the caller's executor.
+public final class SQLiteStore: JournaledStore {
+    public let path: String
+    public let settings: StoreSettings
+    let pool: DatabasePool
+    /// The writer's caches: ids, each series' first and last sample, memberships. Only touched inside write
+    /// transactions, which GRDB runs one at a time; rebuilt from the database after a failed commit.
+    let writer: Mutex<StoreWriter>
+    /// The newest buckets of the finest level, once the alert service asks for them (``keepRecentBuckets(from:)``).
+    let recent = RecentBuckets()
+    /// Counts commits that changed what a catalogue holds (``catalogueGeneration()``).
+    let catalogueCommits = Atomic<Int64>(0)
+    /// Whether this process is the store's one writer of rollups and catalogue (the daemon).
+    let isOwner: Bool
+
+    /// Who opens the store, and so what the open may do to the file (``StoreAccess``), by the name callers use.
+    public typealias Access = StoreAccess
+
+    /// Opens the store at `path`, creating it or bringing an older one up to date (a Netpulse 0.1 store is
+    /// migrated and its rollups backfilled from its raw chunks).
+    ///
+    /// - Parameters:
+    ///   - readOnly: for tools that only query; the store must exist and be up to date.
+    /// - Throws: ``StoreError`` or the database's error, naming the file.
+    public convenience init(path: String, settings: StoreSettings = .standard, readOnly: Bool = false) throws {
+        try self.init(path: path, settings: settings, access: readOnly ? .reader : .owner)
+    }
+
+    /// Opens the store at `path` for `access` (see ``Access``).
+    /// - Throws: ``StoreError`` or the database's error, naming the file.
+    public init(path: String, settings: StoreSettings = .standard, access: Access) throws {
+        self.path = path
+        self.settings = settings
+        isOwner = access == .owner
+        let readOnly = access == .reader
+        var configuration = Configuration()
+        configuration.readonly = readOnly
+        configuration.label = "netpulse-store"
+        configuration.busyMode = .timeout(10)
+        let mode = settings.synchronous.rawValue
+        configuration.prepareDatabase { db in
+            // No memory map (`mmap_size` stays 0): pages are copied by pread into SQLite's small page cache. A
+            // mapped store was no faster for `netpulse` (fresh processes reading scattered rollup pages) and cost
+            // far more memory: this kernel maps 64 KiB around every page touched, so a top-10 over 10,000
+            // interfaces showed 660 MiB of RSS mapped instead of 75 MiB, and a cold read took 3.3 s instead of 2.1
+            // (docs/benchmarks.md, Queries).
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA synchronous = \(mode)")
+                // The writer's page cache: 64 MiB instead of SQLite's 2 MiB. Each commit upserts rollup rows of
+                // thousands of series spread over the whole file; with 2 MiB the writer read most of those pages
+                // back from the kernel on every commit. Readers keep the default (they are many, and brief).
+                try db.execute(sql: "PRAGMA cache_size = -65536")
+            }
+        }
+        if access != .owner {
+            guard FileIO.exists(path) else {
+                throw StoreError.unusable("\(path): no store yet; has netpulsed run with this config?")
+            }
+        } else {
+            try FileIO.createDirectory(FileIO.parentDirectory(path), mode: 0o750)
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        writer = Mutex(StoreWriter(settings: settings))
+        if access != .owner {
+            let applied = try pool.read { db in try SQLiteSchema.migrator.appliedIdentifiers(db) }
+            let known = Set(SQLiteSchema.migrator.migrations)
+            guard applied.isSuperset(of: known) else {
+                throw StoreError.unusable(
+                    "\(path) was written by an older netpulsed; start the new netpulsed once to upgrade it")
+            }
+            guard applied.isSubset(of: known) else {
+                throw StoreError.unusable("\(path) was written by a newer netpulsed; upgrade netpulse to read it")
+            }
+        } else {
+            try SQLiteSchema.migrator.migrate(pool)
+            try pool.write { db in
+                for level in settings.levels { try SQLiteSchema.createRollupTable(level, in: db) }
+            }
+            try backfillVersion1()
+        }
+    }
+
+    public var sizeOnDisk: Int {
+        (FileIO.size(path) ?? 0) + (FileIO.size(path + "-wal") ?? 0)
+    }
+
+    /// A counter of the `meta` table (0 when absent).
+    static func meta(_ key: String, _ db: Database) throws -> Int64 {
+        try SQLiteIngestTransaction(db: db).meta(key)
+    }
+
+    /// The levels present in this store's file (a reader may be configured with fewer).
+    func storedLevels(_ db: Database) throws -> [RollupLevel] {
+        let names = try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rollup\\_%s' ESCAPE '\\'")
+        return names.compactMap { name in
+            Int64(name.dropFirst("rollup_".count).dropLast()).map { RollupLevel(width: $0 * 1_000) }
+        }.sorted()
+    }
+
+    /// After a commit by `writer`: its bucket changes reach the recent buckets, and a change to the catalogue moves
+    /// its generation. Called inside the writer's lock, right after the commit. A commit that wrote nothing (every
+    /// batch a duplicate) has no revision of its own.
+    func committed(_ writer: borrowing StoreWriter) {
+        // (An agent's new hostname is committed even when all its batches were duplicates: no revision then.)
+        if writer.catalogueChanged { catalogueCommits.add(1, ordering: .releasing) }
+        guard writer.revision == writer.pendingRevision else { return }
+        if let finest = settings.levels.indices.min(by: { settings.levels[$0] < settings.levels[$1] }) {
+            recent.apply(writer.deltas, levelIndex: finest, revision: writer.pendingRevision)
+        }
+    }
+
+    /// A number that changes whenever a commit may have changed the series, their link facts, the agents' names and
+    /// labels or the memberships (not last-seen times), so a catalogue read at one generation holds at the next if
+    /// the number is the same. Only the daemon's own store can tell (it makes every such change); nil elsewhere.
+    public func catalogueGeneration() -> Int64? {
+        isOwner ? catalogueCommits.load(ordering: .acquiring) : nil
+    }
+
+    /// The levels a reader can use: the store's own.
+    public func levels() async throws -> [RollupLevel] {
+        try await pool.read { db in try self.storedLevels(db) }
+    }
+}
