@@ -66,7 +66,8 @@ let package = Package(
         .target(
             name: "PulseDaemon",
             dependencies: [
-                "PulseCore", "PulseSystemd", "PulseSettings", "PulseStore", "PulseStoreBackends", "PulseAnalytics", "PulseQuery",
+                "PulseCore", "PulseSystemd", "PulseSettings", "PulseStore", "PulseStoreBackends", "PulseAnalytics",
+                "PulseQuery",
                 "PulseFormats", "PulseReports",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -162,7 +163,8 @@ let package = Package(
         .executableTarget(
             name: "netpulse",
             dependencies: [
-                "PulseAgent", "PulseSettings", "PulseCertificates", "PulseStore", "PulseStoreBackends", "PulseQuery", "PulseAnalytics",
+                "PulseAgent", "PulseSettings", "PulseCertificates", "PulseStore", "PulseStoreBackends", "PulseQuery",
+                "PulseAnalytics",
                 "PulseReports", "PulseFormats", "PulseCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -189,7 +191,8 @@ let package = Package(
         .executableTarget(
             name: "netpulse-fuzz-ingest",
             dependencies: [
-                "PulseCore", "PulseAnalytics", "PulseStore", "PulseStoreSQLite", "PulseDaemon", "PulseSettings", "TestSupport",
+                "PulseCore", "PulseAnalytics", "PulseStore", "PulseStoreSQLite", "PulseDaemon", "PulseSettings",
+                "TestSupport",
             ],
             path: "Fuzz/Ingest"
         ),
@@ -264,7 +267,8 @@ let package = Package(
         // A small fleet in a real SQLite store, shared by the tests of what is read (PulseQueryTests) and drawn
         // (PulseReportsTests).
         .target(
-            name: "StoreFixtures", dependencies: ["PulseStoreSQLite", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"],
+            name: "StoreFixtures",
+            dependencies: ["PulseStoreSQLite", "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore"],
             path: "Tests/StoreFixtures"
         ),
         .testTarget(

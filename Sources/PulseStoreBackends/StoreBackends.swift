@@ -1,7 +1,7 @@
 import Logging
 import PulseStore
-import PulseStoreSQLite
 import PulseStorePostgres
+import PulseStoreSQLite
 
 /// Where the daemon, the CLI and the tools get a store: the backend a configuration names, opened, behind
 /// ``MetricStore`` and its capabilities (``JournaledStore``, ``SharedStore``). Nothing outside the storage targets

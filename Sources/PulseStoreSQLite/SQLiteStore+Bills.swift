@@ -170,10 +170,12 @@ extension SQLiteStore {
     }
 
     /// The columns of a bill (its tracker is in `bill_tracker`).
-    static let billColumnNames = [
-        "series_id", "period_from", "period_to", "method", "intervals", "missing", "p_in", "p_out", "p_sum", "revision",
-        "as_of", "issued_at",
-    ] + BillClassColumns.names
+    static let billColumnNames =
+        [
+            "series_id", "period_from", "period_to", "method", "intervals", "missing", "p_in", "p_out", "p_sum",
+            "revision",
+            "as_of", "issued_at",
+        ] + BillClassColumns.names
     static let billColumns = billColumnNames.joined(separator: ", ")
 
     /// A bill from the current row of `statement` (``billColumns``), read straight from SQLite: a fleet of 10,000

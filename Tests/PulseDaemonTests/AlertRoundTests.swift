@@ -2,12 +2,12 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseQuery
-@testable import PulseStoreSQLite
 import Testing
 
 @testable import PulseDaemon
 @testable import PulseSettings
 @testable import PulseStore
+@testable import PulseStoreSQLite
 
 /// The alert round's figures, as the daemon takes them (the catalogue kept between rounds, the window read from the
 /// buckets the store holds in memory), against a reference computed from the counters as `docs/alerts.md` words it:

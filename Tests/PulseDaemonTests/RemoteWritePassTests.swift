@@ -2,12 +2,12 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseQuery
-@testable import PulseStoreSQLite
 import SwiftProtobuf
 import Testing
 
 @testable import PulseDaemon
 @testable import PulseStore
+@testable import PulseStoreSQLite
 
 #if canImport(Glibc)
     import Glibc

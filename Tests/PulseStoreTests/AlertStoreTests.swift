@@ -1,12 +1,12 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
-@testable import PulseStorePostgres
-@testable import PulseStoreSQLite
 import TestSupport
 import Testing
 
 @testable import PulseStore
+@testable import PulseStorePostgres
+@testable import PulseStoreSQLite
 
 /// The alerts part of the storage protocol on a real SQLite file: instances, history, silences, and who may
 /// write them.

@@ -1,10 +1,10 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
-@testable import PulseStoreSQLite
 import Testing
 
 @testable import PulseStore
+@testable import PulseStoreSQLite
 
 /// Times an agent can send that no bucket can hold (`docs/windows.md`, "Time that cannot be placed"): the store
 /// refuses what breaks the protocol's bounds and keeps the rest as unplaced counts, and nothing traps. Before, the

@@ -1,11 +1,11 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
-@testable import PulseStoreSQLite
 import Synchronization
 import Testing
 
 @testable import PulseStore
+@testable import PulseStoreSQLite
 
 /// The ingest journal's form of a batch (``IngestBatch/journalBytes``): what the writer reads back after a crash
 /// must be what it would have read from the batch as it arrived.

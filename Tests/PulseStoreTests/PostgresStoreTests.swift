@@ -2,12 +2,12 @@ import Foundation
 import Logging
 import PulseAnalytics
 import PulseCore
-@testable import PulseStorePostgres
-@testable import PulseStoreSQLite
 import TestSupport
 import Testing
 
 @testable import PulseStore
+@testable import PulseStorePostgres
+@testable import PulseStoreSQLite
 
 /// The PostgreSQL store against a real PostgreSQL 15 server of the test's own (``PostgresServer``), compared with
 /// the SQLite store fed the same group commits: the writer is shared, so the two must agree on everything a user

@@ -1,11 +1,11 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
-@testable import PulseStoreSQLite
 import Synchronization
 import Testing
 
 @testable import PulseStore
+@testable import PulseStoreSQLite
 
 /// A paced read (the daemon's dashboards, ``ReadPacing``) is made in parts with a pause before each, and reads
 /// exactly what the same read unpaced reads.

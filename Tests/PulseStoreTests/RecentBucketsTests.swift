@@ -1,11 +1,11 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
-@testable import PulseStoreSQLite
 import TestSupport
 import Testing
 
 @testable import PulseStore
+@testable import PulseStoreSQLite
 
 /// The recent buckets the daemon's store holds in memory for the alert service (``RecentBuckets``) against the
 /// rows a reader of the same file reads: every commit's changes, late data splitting virtual gaps, duplicates, new

@@ -1,11 +1,11 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
-@testable import PulseStoreSQLite
 import TestSupport
 import Testing
 
 @testable import PulseStore
+@testable import PulseStoreSQLite
 
 #if canImport(Glibc)
     import Glibc

@@ -364,7 +364,9 @@ public final class IngestService: Service, Sendable {
     /// it sets it aside), one it died on twice is set aside now.
     private func readMarker() throws {
         guard let mark = marker?.interrupted() else { return }
-        if let store = store as? any JournaledStore, journal != nil, mark.entry <= (try store.journalApplied()) { return }
+        if let store = store as? any JournaledStore, journal != nil, mark.entry <= (try store.journalApplied()) {
+            return
+        }
         var died = mark
         died.deaths += 1
         let what =

@@ -161,7 +161,8 @@ package struct StoreWriter {
         package var agents = Set<Int64>()
 
         package init(
-            states: [Int64: SeriesState] = [:], facts: [Int64: LinkState] = [:], ranges: [Int64: [ClosedRange<UInt64>]] = [:], agents: Set<Int64> = Set<Int64>()
+            states: [Int64: SeriesState] = [:], facts: [Int64: LinkState] = [:],
+            ranges: [Int64: [ClosedRange<UInt64>]] = [:], agents: Set<Int64> = Set<Int64>()
         ) {
             self.states = states
             self.facts = facts
@@ -1062,7 +1063,8 @@ extension StoreWriter.Gap {
     }
 
     /// A gap from its stored columns (`from` is the start of its ``span``).
-    package init(previous: [UInt8], next: [UInt8], scopes: [UInt8], isVirtual: Bool, step: [UInt8], from: Int64) throws {
+    package init(previous: [UInt8], next: [UInt8], scopes: [UInt8], isVirtual: Bool, step: [UInt8], from: Int64) throws
+    {
         let step = try SampleCoding.decodeStep(step)
         let (ids, parts) = try SampleCoding.decodeScopes(scopes)
         self.init(
