@@ -59,7 +59,7 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     func markBillIntervals(before time: Int64) async throws
 
     /// Runs `body` on one consistent snapshot of the store.
-    func withBillSnapshot<Result: Sendable>(_ body: @escaping @Sendable (any BillSnapshot) throws -> Result)
+    func withBillSnapshot<Result: Sendable>(_ body: @escaping @Sendable (any BillSnapshot) async throws -> Result)
         async throws -> Result
 
     /// The bills not yet issued, with their trackers.
@@ -79,7 +79,7 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     func raiseForwardMark(to time: Int64) async throws
 
     /// Runs `body` on one consistent snapshot of the store, for a pass of remote write.
-    func withForwardSnapshot<Result: Sendable>(_ body: @escaping @Sendable (any ForwardSnapshot) throws -> Result)
+    func withForwardSnapshot<Result: Sendable>(_ body: @escaping @Sendable (any ForwardSnapshot) async throws -> Result)
         async throws -> Result
 
     /// Writes one pass of remote write in one transaction.

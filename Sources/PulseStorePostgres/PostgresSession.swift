@@ -110,13 +110,6 @@ enum PostgresBlocking {
         return pool
     }()
 
-    /// Reads of snapshots (rollups, bills, remote write): at most this many at once in a process.
-    static let readers: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 16)
-        pool.start()
-        return pool
-    }()
-
     /// Waits on this thread for `future`, a statement's answer: the one place the store blocks a thread on
     /// PostgreSQL, for the synchronous protocols above. Never on an event loop (NIO traps that).
     static func answer<Value: Sendable>(_ future: EventLoopFuture<Value>) throws -> Value {

@@ -27,15 +27,15 @@ extension PostgresStore {
     }
 
     public func withBillSnapshot<Result: Sendable>(
-        _ body: @escaping @Sendable (any BillSnapshot) throws -> Result
+        _ body: @escaping @Sendable (any BillSnapshot) async throws -> Result
     ) async throws -> Result {
         guard settings.levels.contains(.fiveMinutes) else {
             throw StoreError.unusable("bills are kept from 5-minute rollups, which this store does not keep")
         }
-        return try await readBlocking(prologue: { session in
-            try await PostgresSnapshotReader.meta(session)["revision"] ?? 0
-        }) { session, revision in
-            try body(StoreBillSnapshot(reader: PostgresSnapshotReader(session: session, revision: revision)))
+        return try await read { session in
+            let revision = try await PostgresSnapshotReader.meta(session)["revision"] ?? 0
+            return try await body(
+                StoreBillSnapshot(reader: PostgresSnapshotReader(session: session, revision: revision)))
         }
     }
 
@@ -221,12 +221,12 @@ extension PostgresStore {
     }
 
     public func withForwardSnapshot<Result: Sendable>(
-        _ body: @escaping @Sendable (any ForwardSnapshot) throws -> Result
+        _ body: @escaping @Sendable (any ForwardSnapshot) async throws -> Result
     ) async throws -> Result {
         let (levels, finest) = try settings.forwardedLevels()
-        return try await readBlocking(prologue: { session in try await PostgresSnapshotReader.meta(session) }) {
-            session, meta in
-            try body(
+        return try await read { session in
+            let meta = try await PostgresSnapshotReader.meta(session)
+            return try await body(
                 StoreForwardSnapshot(
                     reader: PostgresSnapshotReader(session: session, revision: meta["revision"] ?? 0), levels: levels,
                     level: finest, cursor: meta["forward_cursor"] ?? 0))

@@ -95,24 +95,6 @@ extension PostgresStore {
         try await pool.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
-    /// As ``read(_:)``, for code that reads synchronously (``PostgresSnapshotReader``), on a thread of
-    /// ``PostgresBlocking/readers``; `prologue` runs first in the same transaction.
-    func readBlocking<Prologue: Sendable, Value: Sendable>(
-        prologue: @escaping @Sendable (PostgresSession) async throws -> Prologue,
-        _ body: @escaping @Sendable (BlockingSession, Prologue) throws -> Value
-    ) async throws -> Value {
-        try await read { session in
-            let before = try await prologue(session)
-            return try await PostgresBlocking.readers.runIfActive { try body(BlockingSession(session), before) }
-        }
-    }
-
-    func readBlocking<Value: Sendable>(_ body: @escaping @Sendable (BlockingSession) throws -> Value) async throws
-        -> Value
-    {
-        try await readBlocking(prologue: { _ in () }) { session, _ in try body(session) }
-    }
-
     /// A write transaction, ended by the server if it sits idle too long (``PostgresSession/limitIdle(_:)``).
     @discardableResult
     func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresSession) async throws -> Value) async throws

@@ -14,9 +14,9 @@ extension PostgresStore {
     ) async throws -> [Int64: Result] {
         let fields = fields.isEmpty ? .revision : fields  // a column to select
         let table = try table(for: level)
-        return try await readBlocking { session in
+        return try await read { session in
             var result = [Int64: Result]()
-            try PostgresSnapshotReader(session: session, revision: 0).readBuckets(
+            try await PostgresSnapshotReader(session: session, revision: 0).readBuckets(
                 level: level, series: Array(Set(series)).sorted(), from: from, to: to, fields: fields, table: table
             ) { id, list in
                 if let value = reduce(id, list) { result[id] = value }
@@ -30,15 +30,18 @@ extension PostgresStore {
     ) async throws -> [Int64: BucketValues] {
         let fields = fields.isEmpty ? .revision : fields  // a column to select
         let table = try table(for: level)
-        return try await readBlocking { session in
-            let ids = try series ?? session.query("SELECT id FROM series").map { try $0.decode(Int64.self) }
+        return try await read { session in
+            var ids = series ?? []
+            if series == nil {
+                ids = try await session.query("SELECT id FROM series").map { try $0.decode(Int64.self) }
+            }
             var binds = PostgresBindings()
             binds.append(ids)
             binds.append(from)
             binds.append(to)
             let aggregates = BucketColumns.aggregateList(fields) { "(\($0))::bigint" }
             var result = [Int64: BucketValues]()
-            for row in try session.query(
+            for row in try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         SELECT series_id, \(aggregates) FROM \(table)
@@ -55,7 +58,7 @@ extension PostgresStore {
                 let id = try column()
                 result[id] = try BucketColumns.values(fields: fields, column).values
             }
-            try PostgresSnapshotReader(session: session, revision: 0).spreadVirtualGaps(
+            try await PostgresSnapshotReader(session: session, revision: 0).spreadVirtualGaps(
                 level: level, series: Set(ids), from: from, to: to
             ) { id, _, values, _ in result[id, default: .empty].merge(values) }
             return result
@@ -211,7 +214,7 @@ extension PostgresStore {
 
 /// A read transaction of the PostgreSQL store (``SnapshotReader``), and the reads every other call is made of.
 struct PostgresSnapshotReader: SnapshotReader {
-    let session: BlockingSession
+    let session: PostgresSession
     let revision: Int64
 
     static func meta(_ session: PostgresSession) async throws -> [String: Int64] {
@@ -226,8 +229,8 @@ struct PostgresSnapshotReader: SnapshotReader {
     func readBuckets(
         level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields,
         _ body: (Int64, [Bucket]) throws -> Void
-    ) throws {
-        try readBuckets(
+    ) async throws {
+        try await readBuckets(
             level: level, series: series, from: from, to: to, fields: fields, table: BucketColumns.table(level),
             body)
     }
@@ -235,14 +238,16 @@ struct PostgresSnapshotReader: SnapshotReader {
     func readBuckets(
         level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields, table: String,
         _ body: (Int64, [Bucket]) throws -> Void
-    ) throws {
+    ) async throws {
         var spread = VirtualGaps.Spread()
-        try spreadVirtualGaps(level: level, series: Set(series), from: from, to: to) { spread.add($0, $1, $2, $3) }
+        try await spreadVirtualGaps(level: level, series: Set(series), from: from, to: to) {
+            spread.add($0, $1, $2, $3)
+        }
         var binds = PostgresBindings()
         binds.append(series)
         binds.append(from)
         binds.append(to)
-        let rows = try session.query(
+        let rows = try await session.query(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT ARRAY[series_id, start, \(BucketColumns.selectList(fields))] FROM \(table)
@@ -282,24 +287,24 @@ struct PostgresSnapshotReader: SnapshotReader {
     func spreadVirtualGaps(
         level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64,
         _ add: (Int64, Int64, BucketValues, Int64) -> Void
-    ) throws {
+    ) async throws {
         guard !series.isEmpty else { return }
         let end = VirtualGaps.end(level: level, to: to)
         let rows: [PostgresRow]
-        if let owners = try gapOwners(of: series, from: from) {
+        if let owners = try await gapOwners(of: series, from: from) {
             // A few interfaces and hosts (a bill rebuilt, a host's page), fewer than the gaps overlapping the time:
             // only their interfaces' gaps, by the gap table's key.
             guard !owners.isEmpty else { return }
             var binds = PostgresBindings()
             binds.append(owners)
-            rows = try session.query(
+            rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         SELECT series_id, prev, next, scopes, step, revision FROM gap
                         WHERE series_id = ANY($1) AND virtual AND to_ts > \(from) AND from_ts < \(end)
                         """, binds: binds))
         } else {
-            rows = try session.query(
+            rows = try await session.query(
                 """
                 SELECT series_id, prev, next, scopes, step, revision FROM gap
                 WHERE virtual AND to_ts > \(from) AND from_ts < \(end)
@@ -319,19 +324,19 @@ struct PostgresSnapshotReader: SnapshotReader {
     /// As ``SQLiteStore/gapOwners(of:from:in:)``: the interfaces whose gaps can add to `series` when they are
     /// better looked up by key (``VirtualGaps/ownersByKey(of:overlapping:rows:interfaces:)``), nil when every gap
     /// overlapping the time is to be read.
-    func gapOwners(of series: Set<Int64>, from: Int64) throws -> [Int64]? {
-        try VirtualGaps.ownersByKey(
+    func gapOwners(of series: Set<Int64>, from: Int64) async throws -> [Int64]? {
+        try await VirtualGaps.ownersByKey(
             of: series,
             overlapping: { limit in
                 Int(
-                    try session.query(
+                    try await session.query(
                         "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual AND to_ts > \(from) LIMIT \(Int64(limit + 1))) AS g"
                     ).first?.decode(Int64.self) ?? 0)
             },
             rows: { ids in
                 var binds = PostgresBindings()
                 binds.append(ids)
-                return try session.query(
+                return try await session.query(
                     PostgresQuery(
                         unsafeSQL: "SELECT id, kind::bigint, agent_id FROM series WHERE id = ANY($1)", binds: binds)
                 ).map { row in
@@ -342,7 +347,7 @@ struct PostgresSnapshotReader: SnapshotReader {
             interfaces: { agents in
                 var binds = PostgresBindings()
                 binds.append(agents)
-                return try session.query(
+                return try await session.query(
                     PostgresQuery(
                         unsafeSQL:
                             "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id = ANY($1)",
@@ -351,9 +356,9 @@ struct PostgresSnapshotReader: SnapshotReader {
             })
     }
 
-    func billChangeRows(limit: Int) throws -> [ChangedInterval] {
+    func billChangeRows(limit: Int) async throws -> [ChangedInterval] {
         let table = BucketColumns.table(.fiveMinutes)
-        return try session.query(
+        return try await session.query(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT c.series_id, c.start, c.rx, c.tx, c.covered, c.unknown, c.revision, c.measured, c.flagged,
@@ -365,9 +370,11 @@ struct PostgresSnapshotReader: SnapshotReader {
         ).map { row in ChangedInterval(columns: try row.map { try $0.decode(Int64.self) }) }
     }
 
-    func forwardStates() throws -> [Int64: ForwardState] {
+    func forwardStates() async throws -> [Int64: ForwardState] {
         var states = [Int64: ForwardState]()
-        for row in try session.query("SELECT series_id, counted_rx, counted_tx, sent_rx, sent_tx FROM forward_state") {
+        for row in try await session.query(
+            "SELECT series_id, counted_rx, counted_tx, sent_rx, sent_tx FROM forward_state")
+        {
             let (series, countedRx, countedTx, sentRx, sentTx) = try row.decode(
                 (Int64, Int64, Int64, Int64, Int64).self)
             states[series] = ForwardState(
@@ -376,16 +383,16 @@ struct PostgresSnapshotReader: SnapshotReader {
         return states
     }
 
-    func forwardChangeRows(cursor: Int64, limit: Int) throws -> [ForwardChange] {
+    func forwardChangeRows(cursor: Int64, limit: Int) async throws -> [ForwardChange] {
         let columns = "series_id, start, rx, tx, unknown, revision"
         let rows =
-            try session.query(
+            try await session.query(
                 PostgresQuery(unsafeSQL: "SELECT \(columns) FROM forward_change WHERE start >= \(cursor)"))
-            + session.query(
+            + (try await session.query(
                 PostgresQuery(
                     unsafeSQL:
                         "SELECT \(columns) FROM forward_change WHERE start < \(cursor) ORDER BY series_id, start LIMIT \(limit)"
-                ))
+                )))
         return try rows.map { row in
             let (series, start, rx, tx, unknown, revision) = try row.decode(
                 (Int64, Int64, Int64, Int64, Int64, Int64).self)

@@ -23,15 +23,15 @@ extension SQLiteStore {
     }
 
     public func withBillSnapshot<Result: Sendable>(
-        _ body: @escaping @Sendable (any BillSnapshot) throws -> Result
+        _ body: @escaping @Sendable (any BillSnapshot) async throws -> Result
     ) async throws -> Result {
         try await pool.read { db in
             guard try self.storedLevels(db).contains(.fiveMinutes) else {
                 throw StoreError.unusable("bills are kept from 5-minute rollups, which this store does not keep")
             }
-            return try body(
-                StoreBillSnapshot(
-                    reader: SQLiteSnapshotReader(db: db, revision: try SQLiteStore.meta("revision", db))))
+            let snapshot = StoreBillSnapshot(
+                reader: SQLiteSnapshotReader(db: db, revision: try SQLiteStore.meta("revision", db)))
+            return try InlineAsync.run { try await body(snapshot) }
         }
     }
 

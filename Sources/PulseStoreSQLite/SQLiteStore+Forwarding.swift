@@ -35,14 +35,14 @@ extension SQLiteStore {
     }
 
     public func withForwardSnapshot<Result: Sendable>(
-        _ body: @escaping @Sendable (any ForwardSnapshot) throws -> Result
+        _ body: @escaping @Sendable (any ForwardSnapshot) async throws -> Result
     ) async throws -> Result {
         let (levels, finest) = try settings.forwardedLevels()
         return try await pool.read { db in
-            try body(
-                StoreForwardSnapshot(
-                    reader: SQLiteSnapshotReader(db: db, revision: try SQLiteStore.meta("revision", db)),
-                    levels: levels, level: finest, cursor: try SQLiteStore.meta("forward_cursor", db)))
+            let snapshot = StoreForwardSnapshot(
+                reader: SQLiteSnapshotReader(db: db, revision: try SQLiteStore.meta("revision", db)),
+                levels: levels, level: finest, cursor: try SQLiteStore.meta("forward_cursor", db))
+            return try InlineAsync.run { try await body(snapshot) }
         }
     }
 

@@ -108,30 +108,32 @@ extension SQLiteStore {
     /// (``VirtualGaps/ownersByKey(of:overlapping:rows:interfaces:)``); nil when every gap overlapping the time is to
     /// be read instead.
     static func gapOwners(of series: Set<Int64>, from: Int64, in db: Database) throws -> [Int64]? {
-        try VirtualGaps.ownersByKey(
-            of: series,
-            overlapping: { limit in
-                try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual = 1 AND to_ts > ? LIMIT ?)",
-                    arguments: [from, limit + 1]) ?? 0
-            },
-            rows: { ids in
-                try slices(ids).flatMap { slice in
-                    try Row.fetchAll(
-                        db, sql: "SELECT id, kind, agent_id FROM series WHERE id IN (\(placeholders(slice.count)))",
-                        arguments: StatementArguments(slice)
-                    ).map { row in (id: row[0], kind: SeriesKind(rawValue: row[1]), agent: row[2]) }
-                }
-            },
-            interfaces: { agents in
-                try slices(agents).flatMap { slice in
-                    try Int64.fetchAll(
-                        db,
-                        sql:
-                            "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id IN (\(placeholders(slice.count)))",
-                        arguments: StatementArguments(slice))
-                }
-            })
+        try InlineAsync.run {
+            try await VirtualGaps.ownersByKey(
+                of: series,
+                overlapping: { limit in
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM (SELECT 1 FROM gap WHERE virtual = 1 AND to_ts > ? LIMIT ?)",
+                        arguments: [from, limit + 1]) ?? 0
+                },
+                rows: { ids in
+                    try slices(ids).flatMap { slice in
+                        try Row.fetchAll(
+                            db, sql: "SELECT id, kind, agent_id FROM series WHERE id IN (\(placeholders(slice.count)))",
+                            arguments: StatementArguments(slice)
+                        ).map { row in (id: row[0], kind: SeriesKind(rawValue: row[1]), agent: row[2]) }
+                    }
+                },
+                interfaces: { agents in
+                    try slices(agents).flatMap { slice in
+                        try Int64.fetchAll(
+                            db,
+                            sql:
+                                "SELECT id FROM series WHERE kind = \(SeriesKind.interface.rawValue) AND agent_id IN (\(placeholders(slice.count)))",
+                            arguments: StatementArguments(slice))
+                    }
+                })
+        }
     }
 
     public func sums(

@@ -50,7 +50,7 @@ import Testing
         let from = cursor > 0 ? cursor : start
         try await store.raiseForwardMark(to: to)
         let pass = try await store.withForwardSnapshot { snapshot in
-            try RemoteWritePass(snapshot: snapshot, catalogue: catalogue, from: from, to: to)
+            try await RemoteWritePass(snapshot: snapshot, catalogue: catalogue, from: from, to: to)
         }
         try await store.saveForward(pass.update)
         return pass
@@ -82,10 +82,10 @@ import Testing
             _ = try await store.ingest([self.minute(minute)], receivedAt: start + 900_000)
         }
         // A pass with nothing new to send leaves the late changes for the next one.
-        let changes = try await store.withForwardSnapshot { try $0.changes(cursor: 0, limit: 100) }
+        let changes = try await store.withForwardSnapshot { try await $0.changes(cursor: 0, limit: 100) }
         #expect(!changes.isEmpty)
         #expect(try await pass(store, to: start + 8 * 60_000).series.isEmpty)
-        #expect(try await store.withForwardSnapshot { try $0.changes(cursor: 0, limit: 100) } == changes)
+        #expect(try await store.withForwardSnapshot { try await $0.changes(cursor: 0, limit: 100) } == changes)
         let second = try await pass(store, to: start + 10 * 60_000)
         let after = receiveCounter(second)
         #expect(after.map(\.timestamp) == [start + 9 * 60_000, start + 10 * 60_000])
@@ -94,7 +94,7 @@ import Testing
         #expect(second.recounted == 1, "the gap went away, so eth0's bytes before the cursor were added up again")
 
         // Nothing left to settle, and a pass with nothing new sends nothing.
-        #expect(try await store.withForwardSnapshot { try $0.changes(cursor: 0, limit: 100) }.isEmpty)
+        #expect(try await store.withForwardSnapshot { try await $0.changes(cursor: 0, limit: 100) }.isEmpty)
         let third = try await pass(store, to: start + 10 * 60_000)
         #expect(third.series.isEmpty)
     }
@@ -110,7 +110,7 @@ import Testing
         #expect(try store.stopForwarding())
         #expect(try !store.stopForwarding())
         for minute in [3, 4, 6] { _ = try await store.ingest([self.minute(minute)], receivedAt: start + 600_000) }
-        #expect(try await store.withForwardSnapshot { try $0.changes(cursor: 0, limit: 100) }.isEmpty)
+        #expect(try await store.withForwardSnapshot { try await $0.changes(cursor: 0, limit: 100) }.isEmpty)
         #expect(try await store.withForwardSnapshot { $0.cursor } == 0)
         let again = try await pass(store, to: start + 7 * 60_000)
         #expect(receiveCounter(again).last?.value == counted(at: start + 6 * 60_000 + 59_000))

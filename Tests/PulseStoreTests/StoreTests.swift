@@ -217,7 +217,7 @@ struct BatchMaker {
         var batch = booted.batch(2, start: day, rx: [5_000_000, 5_001_000])
         batch.sections[0].descriptor.began = day - 40_000
         _ = try await store.ingest([batch], receivedAt: day + 2_000)
-        let changes = try await store.withBillSnapshot { try $0.changedIntervals(limit: 10_000) }
+        let changes = try await store.withBillSnapshot { try await $0.changedIntervals(limit: 10_000) }
         #expect(!changes.isEmpty && changes.allSatisfy { $0.start >= day - 300_000 }, "\(changes.count) intervals")
     }
 
@@ -232,7 +232,9 @@ struct BatchMaker {
         try await store.markBillIntervals(before: day + 600_000)
         func interfaceChanges() async throws -> [ChangedInterval] {
             let id = try await interface(store).id
-            return try await store.withBillSnapshot { try $0.changedIntervals(limit: 100) }.filter { $0.series == id }
+            return try await store.withBillSnapshot { try await $0.changedIntervals(limit: 100) }.filter {
+                $0.series == id
+            }
         }
         #expect(try await interfaceChanges().isEmpty)
 
@@ -244,7 +246,7 @@ struct BatchMaker {
 
         // A change committed after the pass read the record, then the pass is saved.
         _ = try await store.ingest([maker.batch(3, start: day + 20_000, rx: rx(20))], receivedAt: received)
-        let all = try await store.withBillSnapshot { try $0.changedIntervals(limit: 100) }
+        let all = try await store.withBillSnapshot { try await $0.changedIntervals(limit: 100) }
         try await store.saveBills(
             BillUpdate(bills: [], adjustments: [], cursor: day + 600_000, settled: [first]))
         let second = try #require(try await interfaceChanges().first)
@@ -255,7 +257,7 @@ struct BatchMaker {
 
         // Settling what was read last leaves nothing; the host and fleet intervals went the same way.
         try await store.saveBills(BillUpdate(bills: [], adjustments: [], cursor: day + 600_000, settled: all))
-        #expect(try await store.withBillSnapshot { try $0.changedIntervals(limit: 100) }.isEmpty)
+        #expect(try await store.withBillSnapshot { try await $0.changedIntervals(limit: 100) }.isEmpty)
 
         // Data in an interval not yet taken in is no change for billing.
         _ = try await store.ingest([maker.batch(4, start: day + 600_000, rx: rx(600))], receivedAt: received)

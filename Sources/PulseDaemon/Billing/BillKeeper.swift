@@ -72,8 +72,8 @@ public struct BillKeeper: Sendable {
                     let span = policy.calendar.billingPeriod(day: terms.day, containing: time)
                     return (Window(from: span.from, to: span.to, name: "billing-period"), terms)
                 })
-            try pass.takeIn(from: lastCursor, to: target, snapshot)
-            try pass.swapChanges(cursor: cursor, snapshot)
+            try await pass.takeIn(from: lastCursor, to: target, snapshot)
+            try await pass.swapChanges(cursor: cursor, snapshot)
             return pass
         }
 
@@ -159,21 +159,21 @@ public struct BillKeeper: Sendable {
         func rebuilt(
             _ series: SeriesRecord, _ period: Window, _ terms: BillingTerms, asOf: Int64, _ snapshot: any BillSnapshot
         )
-            throws -> StoredBill
+            async throws -> StoredBill
         {
             var buckets = [Bucket]()
-            try snapshot.buckets(series: [series.id], from: period.from, to: period.to) { buckets = $1 }
+            try await snapshot.buckets(series: [series.id], from: period.from, to: period.to) { buckets = $1 }
             return BillKeeper.rebuilt(series.id, from: buckets, period, terms, asOf: asOf, revision: revision)
         }
 
         /// 1. The intervals that ended since the last pass.
-        mutating func takeIn(from lastCursor: Int64, to target: Int64, _ snapshot: any BillSnapshot) throws {
+        mutating func takeIn(from lastCursor: Int64, to target: Int64, _ snapshot: any BillSnapshot) async throws {
             if lastCursor == 0 {
                 // The first pass: every series' current bill, read from its buckets.
                 for series in catalogue.series {
                     let (span, terms) = period(series, target - 1)
                     let key = Key(series.id, span.from)
-                    bills[key] = try rebuilt(series, span, terms, asOf: target, snapshot)
+                    bills[key] = try await rebuilt(series, span, terms, asOf: target, snapshot)
                     readFrom[key] = .min
                     changed.insert(key)
                     report.rebuilt += 1
@@ -182,7 +182,8 @@ public struct BillKeeper: Sendable {
             }
             guard target > lastCursor else { return }
             var intervals = [Int64: [Int64: BillInterval]]()
-            try snapshot.buckets(series: catalogue.series.map(\.id), from: lastCursor, to: target) { id, buckets in
+            try await snapshot.buckets(series: catalogue.series.map(\.id), from: lastCursor, to: target) {
+                id, buckets in
                 for bucket in buckets {
                     if let interval = BillInterval(bucket.values) {
                         intervals[id, default: [:]][bucket.start] = interval
@@ -204,7 +205,7 @@ public struct BillKeeper: Sendable {
                     } else {
                         // A new series or period, a bill not current up to here, or one kept for other terms: read
                         // what came before.
-                        bill = try rebuilt(series, span, terms, asOf: start, snapshot)
+                        bill = try await rebuilt(series, span, terms, asOf: start, snapshot)
                         readFrom[key] = .min
                         report.rebuilt += 1
                     }
@@ -224,8 +225,8 @@ public struct BillKeeper: Sendable {
         }
 
         /// 2. Intervals that changed after they were taken in.
-        mutating func swapChanges(cursor: Int64, _ snapshot: any BillSnapshot) throws {
-            settled = try snapshot.changedIntervals(limit: 1_000_000)
+        mutating func swapChanges(cursor: Int64, _ snapshot: any BillSnapshot) async throws {
+            settled = try await snapshot.changedIntervals(limit: 1_000_000)
             var order = [Key]()
             var byBill = [Key: [ChangedInterval]]()
             for change in settled {
@@ -239,7 +240,7 @@ public struct BillKeeper: Sendable {
                 let changes = byBill[key]!
                 let (span, terms) = period(series, key.period)
                 guard var bill = bills[key], bill.issuedAt == nil, var tracker = bill.tracker else {
-                    unopened.append(try rebuilt(series, span, terms, asOf: min(cursor, span.to), snapshot))
+                    await unopened.append(try rebuilt(series, span, terms, asOf: min(cursor, span.to), snapshot))
                     report.rebuilt += 1
                     continue
                 }
@@ -266,7 +267,7 @@ public struct BillKeeper: Sendable {
                         period: span, now: bill.asOf, method: terms.method, rank: terms.rank, revision: revision)
                     report.replaced += swapped
                 } else {
-                    bill = try rebuilt(series, span, terms, asOf: min(cursor, span.to), snapshot)
+                    bill = try await rebuilt(series, span, terms, asOf: min(cursor, span.to), snapshot)
                     readFrom[key] = .min
                     report.rebuilt += 1
                 }

@@ -64,14 +64,14 @@ struct RemoteWritePass {
 extension RemoteWritePass {
     /// Reads the pass from `snapshot`: the buckets in `[from, to)`, where `from` is the snapshot's cursor, or where
     /// a new receiver starts when nothing was sent yet (the last stretch, not the store's whole history).
-    init(snapshot: any ForwardSnapshot, catalogue: Catalogue, from: Int64, to: Int64) throws {
+    init(snapshot: any ForwardSnapshot, catalogue: Catalogue, from: Int64, to: Int64) async throws {
         let level = snapshot.level
         guard snapshot.cursor == 0 || snapshot.cursor == from else {
             throw StoreError.unusable("the forward cursor moved during a pass (is a second daemon forwarding?)")
         }
         let interfaces = catalogue.interfaces
-        var states = try snapshot.states()
-        let changes = try snapshot.changes(cursor: from, limit: 1_000_000)
+        var states = try await snapshot.states()
+        let changes = try await snapshot.changes(cursor: from, limit: 1_000_000)
         // Only the changes of interfaces this pass counts are settled: a series made after the catalogue was read
         // keeps its rows for the next pass.
         let counted = Set(interfaces.map(\.id))
@@ -90,7 +90,7 @@ extension RemoteWritePass {
             late[change.series] = entry
         }
         var buckets = [Int64: [Bucket]]()
-        try snapshot.buckets(series: interfaces.map(\.id), from: from, to: to) { buckets[$0] = $1 }
+        try await snapshot.buckets(series: interfaces.map(\.id), from: from, to: to) { buckets[$0] = $1 }
 
         let labelsByAgent = Dictionary(
             catalogue.agents.map { ($0.name, $0.labels) }, uniquingKeysWith: { first, _ in first })
@@ -105,7 +105,7 @@ extension RemoteWritePass {
                 state.countedTx += change?.tx ?? 0
                 lateBytes += (change?.rx ?? 0) + (change?.tx ?? 0)
             } else {
-                let total = try snapshot.total(series: interface.id, before: from)
+                let total = try await snapshot.total(series: interface.id, before: from)
                 let sent = saved
                 if sent != nil { recounted += 1 }
                 state = ForwardState(

@@ -104,7 +104,7 @@ public final class RemoteWriteService: Service, Sendable {
         guard to > from else { return report }
         try await store.raiseForwardMark(to: to)
         let pass = try await store.withForwardSnapshot { snapshot in
-            try RemoteWritePass(snapshot: snapshot, catalogue: catalogue, from: from, to: to)
+            try await RemoteWritePass(snapshot: snapshot, catalogue: catalogue, from: from, to: to)
         }
         report.reading = ContinuousClock.now - started
         for request in pass.requests(limit: settings.maximumSamples) {

@@ -93,7 +93,8 @@ public struct IntervalFigures: Sendable, Hashable {
     /// The interval as a bill reads it; nil when it has no data.
     public var interval: BillInterval? {
         BillInterval(
-            rxBytes: rx, txBytes: tx, measuredMilliseconds: measured, coveredMilliseconds: covered, flagged: flagged > 0)
+            rxBytes: rx, txBytes: tx, measuredMilliseconds: measured, coveredMilliseconds: covered, flagged: flagged > 0
+        )
     }
 
     public static func + (lhs: Self, rhs: Self) -> Self {
@@ -116,9 +117,9 @@ public protocol BillSnapshot {
     /// The store's revision.
     var revision: Int64 { get }
     /// Intervals that changed after billing took them in, oldest first, at most `limit`.
-    func changedIntervals(limit: Int) throws -> [ChangedInterval]
+    func changedIntervals(limit: Int) async throws -> [ChangedInterval]
     /// Each series' 5-minute buckets in `[from, to)` (bytes and coverage), one series at a time, in series order.
-    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws
+    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) async throws
 }
 
 /// One pass of keeping bills current, written in one transaction.

@@ -48,16 +48,16 @@ public protocol ForwardSnapshot {
     var level: RollupLevel { get }
     /// Every bucket before this has been forwarded (0: nothing yet).
     var cursor: Int64 { get }
-    func states() throws -> [Int64: ForwardState]
+    func states() async throws -> [Int64: ForwardState]
     /// Changes recorded since the last pass: every one at or after `cursor` (committed between raising the mark
     /// and this snapshot, so already in the buckets it reads: to be settled, not added), and at most `limit` of the
     /// late ones before it (the rest wait for the next pass).
-    func changes(cursor: Int64, limit: Int) throws -> [ForwardChange]
+    func changes(cursor: Int64, limit: Int) async throws -> [ForwardChange]
     /// Each series' buckets at ``level`` in `[from, to)`, virtual gaps spread in, in series order.
-    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws
+    func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) async throws
     /// The bytes in and out of `series` before `time` (a multiple of ``level``), added up over every level: whole
     /// days from the daily buckets, the rest from finer ones.
-    func total(series: Int64, before time: Int64) throws -> (rx: Int64, tx: Int64)
+    func total(series: Int64, before time: Int64) async throws -> (rx: Int64, tx: Int64)
 }
 
 /// One pass of remote write, saved in one transaction once the receiver has taken what it sent.

@@ -1,6 +1,6 @@
 import PulseAnalytics
 
-/// What a store reads, synchronously, inside one consistent read transaction: the rows the passes of billing and
+/// What a store reads inside one consistent read transaction: the rows the passes of billing and
 /// remote write read (``BillSnapshot``, ``ForwardSnapshot``), which are written once, over this, for every store.
 package protocol SnapshotReader {
     /// The store's revision in this snapshot.
@@ -9,17 +9,17 @@ package protocol SnapshotReader {
     /// gap steps spread in, handed to `body` one series at a time in series order.
     func readBuckets(
         level: RollupLevel, series: [Int64], from: Int64, to: Int64, fields: BucketFields,
-        _ body: (Int64, [Bucket]) throws -> Void) throws
+        _ body: (Int64, [Bucket]) throws -> Void) async throws
     /// Calls `add(series, start, values, revision)` for what virtual gap steps add to `series` at `level` in
     /// `[from, to)` (see ``VirtualGaps``).
     func spreadVirtualGaps(
         level: RollupLevel, series: Set<Int64>, from: Int64, to: Int64,
-        _ add: (Int64, Int64, BucketValues, Int64) -> Void) throws
+        _ add: (Int64, Int64, BucketValues, Int64) -> Void) async throws
     /// `bill_change` joined with its 5-minute bucket (`now` without virtual gaps), oldest first, at most `limit`.
-    func billChangeRows(limit: Int) throws -> [ChangedInterval]
-    func forwardStates() throws -> [Int64: ForwardState]
+    func billChangeRows(limit: Int) async throws -> [ChangedInterval]
+    func forwardStates() async throws -> [Int64: ForwardState]
     /// `forward_change` rows: all at or after `cursor`, and at most `limit` before it.
-    func forwardChangeRows(cursor: Int64, limit: Int) throws -> [ForwardChange]
+    func forwardChangeRows(cursor: Int64, limit: Int) async throws -> [ForwardChange]
 }
 
 /// A read transaction seen as a ``BillSnapshot``.
@@ -27,15 +27,15 @@ package struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
     let reader: Reader
     package var revision: Int64 { reader.revision }
 
-    package func changedIntervals(limit: Int) throws -> [ChangedInterval] {
-        var intervals = try reader.billChangeRows(limit: limit)
+    package func changedIntervals(limit: Int) async throws -> [ChangedInterval] {
+        var intervals = try await reader.billChangeRows(limit: limit)
         var index = [SeriesStart: Int]()
         for (position, interval) in intervals.enumerated() {
             index[SeriesStart(series: interval.series, start: interval.start)] = position
         }
         // What virtual gap steps add to those intervals (reads spread them; the rows do not hold them).
         if let first = intervals.map(\.start).min(), let last = intervals.map(\.start).max() {
-            try reader.spreadVirtualGaps(
+            try await reader.spreadVirtualGaps(
                 level: .fiveMinutes, series: Set(intervals.map(\.series)), from: first, to: last + 1
             ) { series, start, values, _ in
                 guard let position = index[SeriesStart(series: series, start: start)] else { return }
@@ -45,8 +45,9 @@ package struct StoreBillSnapshot<Reader: SnapshotReader>: BillSnapshot {
         return intervals
     }
 
-    package func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
-        try reader.readBuckets(
+    package func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) async throws
+    {
+        try await reader.readBuckets(
             level: .fiveMinutes, series: Array(Set(series)).sorted(), from: from, to: to,
             fields: [.bytes, .coverage, .events], body)
     }
@@ -69,18 +70,19 @@ package struct StoreForwardSnapshot<Reader: SnapshotReader>: ForwardSnapshot {
     package let level: RollupLevel
     package let cursor: Int64
 
-    package func states() throws -> [Int64: ForwardState] { try reader.forwardStates() }
+    package func states() async throws -> [Int64: ForwardState] { try await reader.forwardStates() }
 
-    package func changes(cursor: Int64, limit: Int) throws -> [ForwardChange] {
-        try reader.forwardChangeRows(cursor: cursor, limit: limit)
+    package func changes(cursor: Int64, limit: Int) async throws -> [ForwardChange] {
+        try await reader.forwardChangeRows(cursor: cursor, limit: limit)
     }
 
-    package func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) throws {
-        try reader.readBuckets(
+    package func buckets(series: [Int64], from: Int64, to: Int64, _ body: (Int64, [Bucket]) throws -> Void) async throws
+    {
+        try await reader.readBuckets(
             level: level, series: Array(Set(series)).sorted(), from: from, to: to, fields: [.bytes], body)
     }
 
-    package func total(series: Int64, before time: Int64) throws -> (rx: Int64, tx: Int64) {
+    package func total(series: Int64, before time: Int64) async throws -> (rx: Int64, tx: Int64) {
         // Coarsest first: its whole buckets before `time`, then each finer level from where the coarser stopped.
         var rx: Int64 = 0
         var tx: Int64 = 0
@@ -88,7 +90,8 @@ package struct StoreForwardSnapshot<Reader: SnapshotReader>: ForwardSnapshot {
         for level in levels.reversed() {
             let to = level.bucketStart(time)
             guard to > from else { continue }
-            try reader.readBuckets(level: level, series: [series], from: from, to: to, fields: [.bytes]) { _, list in
+            try await reader.readBuckets(level: level, series: [series], from: from, to: to, fields: [.bytes]) {
+                _, list in
                 for bucket in list {
                     rx += bucket.values.traffic[.rxBytes]
                     tx += bucket.values.traffic[.txBytes]

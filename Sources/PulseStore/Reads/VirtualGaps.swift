@@ -34,24 +34,24 @@ package enum VirtualGaps {
     /// of the fleet's interfaces after their streams restarted used to read every gap of the range again, most of a
     /// dashboard's drawing.
     package static func ownersByKey(
-        of series: Set<Int64>, overlapping: (Int) throws -> Int,
-        rows: ([Int64]) throws -> [(id: Int64, kind: SeriesKind?, agent: Int64)],
-        interfaces: ([Int64]) throws -> [Int64]
-    ) throws -> [Int64]? {
+        of series: Set<Int64>, overlapping: (Int) async throws -> Int,
+        rows: ([Int64]) async throws -> [(id: Int64, kind: SeriesKind?, agent: Int64)],
+        interfaces: ([Int64]) async throws -> [Int64]
+    ) async throws -> [Int64]? {
         guard !series.isEmpty else { return [] }
-        guard try overlapping(series.count) > series.count else { return nil }
+        guard try await overlapping(series.count) > series.count else { return nil }
         var owners = [Int64]()
         var hosts = [Int64]()
-        for row in try rows(Array(series)) {
+        for row in try await rows(Array(series)) {
             switch row.kind {
             case .interface: owners.append(row.id)
             case .host: hosts.append(row.agent)
             default: return nil
             }
         }
-        if !hosts.isEmpty { owners += try interfaces(hosts) }
+        if !hosts.isEmpty { owners += try await interfaces(hosts) }
         // Hosts stand for all their interfaces: looked up by key only while that is still fewer rows.
-        if owners.count > series.count, try overlapping(owners.count) <= owners.count { return nil }
+        if owners.count > series.count, try await overlapping(owners.count) <= owners.count { return nil }
         return owners
     }
 
