@@ -22,17 +22,21 @@ final class AlertService: Service, Sendable {
     let current: CurrentConfig
     let logger: Logger
     let metrics: DaemonMetrics?
+    let clock: WallClock
     let startedAt: Int64
     /// The catalogue of the last round and the store's generation it was read at: a round reads it again only when
     /// the store says it changed (a new series, new link facts, relabelled agents), not 20 ms of rows every round.
     private let catalogue = Mutex<(generation: Int64, catalogue: Catalogue)?>(nil)
 
-    init(store: any MetricStore, current: CurrentConfig, logger: Logger, metrics: DaemonMetrics? = nil) {
+    init(
+        store: any MetricStore, current: CurrentConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil
+    ) {
         self.store = store
         self.current = current
         self.logger = logger
         self.metrics = metrics
-        startedAt = WallClock.milliseconds()
+        self.clock = clock
+        startedAt = clock.now()
     }
 
     func run() async throws {
@@ -41,7 +45,7 @@ final class AlertService: Service, Sendable {
         while !Task.isShuttingDownGracefully {
             let config = current.value
             let interval = config.alerts.evaluationInterval
-            let now = WallClock.milliseconds()
+            let now = clock.now()
             do {
                 // Without rules there is nothing to do unless instances of removed rules need resolving.
                 let idle = config.alerts.rules.isEmpty ? try await store.alertInstances().isEmpty : false
@@ -61,10 +65,10 @@ final class AlertService: Service, Sendable {
                 pruned = now
                 await prune(now: now, config: config)
             }
-            let next = (WallClock.milliseconds() / interval + 1) * interval
+            let next = (clock.now() / interval + 1) * interval
             do {
                 try await cancelWhenGracefulShutdown {
-                    try await Task.sleep(for: .milliseconds(max(next - WallClock.milliseconds(), 1)))
+                    try await Task.sleep(for: .milliseconds(max(next - self.clock.now(), 1)))
                 }
             } catch {
                 return
@@ -207,7 +211,8 @@ public final class AlertEvaluation: Sendable {
     private let service: AlertService
 
     public init(store: any MetricStore, config: DaemonConfig) {
-        service = AlertService(store: store, current: CurrentConfig(config), logger: Logger(label: "netpulse.alerts"))
+        service = AlertService(
+            store: store, current: CurrentConfig(config), clock: .system, logger: Logger(label: "netpulse.alerts"))
     }
 
     /// One round at `now` with `config`'s rules; returns the transitions it stored.
