@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import PulseAnalytics
 import PulseCore
@@ -154,20 +153,23 @@ final class AlertService: Service, Sendable {
         let chart = "\(settings.directory)/\(stem).svg"
         try FileIO.createDirectory(settings.directory, mode: 0o755)
         try FileIO.writeAtomically(chart, Array(svg.utf8))
-        let json: [String: Any] = [
-            "rule": event.rule, "status": event.status.rawValue, "at": RFC3339.text(event.at),
-            "value": event.value.map { $0 as Any } ?? NSNull(),
-            "valueText": event.value.map(transition.rule.condition.metric.format) ?? "no data",
-            "condition": "\(transition.rule.condition)",
-            "threshold": transition.rule.condition.threshold, "clear": transition.rule.condition.clear,
-            "labels": event.labels, "annotations": event.annotations, "fingerprint": event.fingerprint,
-            "startsAt": RFC3339.text(event.startsAt),
-            "endsAt": event.endsAt.map { RFC3339.text($0) as Any } ?? NSNull(),
-            "pendingSince": RFC3339.text(transition.phase.activeSince), "series": series.name, "chart": chart,
-        ]
-        let data = try JSONSerialization.data(
-            withJSONObject: json, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-        try FileIO.writeAtomically("\(settings.directory)/\(stem).json", [UInt8](data) + [10])
+        let condition = transition.rule.condition
+        // A field a line, keys sorted.
+        let json = JSONText.lines(
+            [
+                "rule": JSONText.string(event.rule), "status": JSONText.string(event.status.rawValue),
+                "at": JSONText.string(RFC3339.text(event.at)), "value": JSONText.number(event.value),
+                "valueText": JSONText.string(event.value.map(condition.metric.format) ?? "no data"),
+                "condition": JSONText.string("\(condition)"), "threshold": JSONText.number(condition.threshold),
+                "clear": JSONText.number(condition.clear), "labels": JSONText.object(strings: event.labels),
+                "annotations": JSONText.object(strings: event.annotations),
+                "fingerprint": JSONText.string(event.fingerprint),
+                "startsAt": JSONText.string(RFC3339.text(event.startsAt)),
+                "endsAt": event.endsAt.map { JSONText.string(RFC3339.text($0)) } ?? "null",
+                "pendingSince": JSONText.string(RFC3339.text(transition.phase.activeSince)),
+                "series": JSONText.string(series.name), "chart": JSONText.string(chart),
+            ].sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        try FileIO.writeAtomically("\(settings.directory)/\(stem).json", Array((json + "\n").utf8))
         try AlertFiles.ledger(in: settings.directory).record(["\(stem).svg", "\(stem).json"])
         return chart
     }
