@@ -21,7 +21,7 @@ enum AlertReportBench {
     static func dataEnd(_ store: SQLiteStore) async throws -> Int64 {
         let catalogue = try await Catalogue.load(from: store, rules: ScopeRules())
         guard let fleet = catalogue.fleet else { throw QueryError("the store is empty") }
-        let now = WallClock.milliseconds()
+        let now = WallClock.system.now()
         let buckets = try await store.buckets(
             level: .fiveMinutes, series: [fleet.id], from: now - 2 * 86_400_000, to: now + 1)
         guard let last = buckets[fleet.id]?.last else { throw QueryError("no recent data") }

@@ -98,7 +98,7 @@ enum IngestBench {
         // The phases' spans of ticks do not overlap.
         let saturatedBatches = 12_000_000 * (maximumSeconds + 15) / (agentCount * valuesPerBatch) + 2
         let meteredSpan = 12_000_000 * (seconds + 20) / (agentCount * valuesPerBatch) + 2
-        let end = WallClock.milliseconds() / 1_000 * 1_000 - 60_000
+        let end = WallClock.system.now() / 1_000 * 1_000 - 60_000
         // The metered phases in order (`BENCH_PHASES`, comma-separated: off, resting, never).
         let kinds = (ProcessInfo.processInfo.environment["BENCH_PHASES"] ?? "off,resting,never").split(separator: ",")
             .map(String.init)
@@ -414,7 +414,7 @@ enum IngestBench {
         let batchesPerAgent = max(2, 2 * 6_000_000 * (seconds + 5) / (agentCount * valuesPerBatch))
         print("preparing \(agentCount) agents × \(batchesPerAgent) batches …")
         // Backdated so that the last batch ends a minute before now: none is ahead of the daemon's clock.
-        let first = WallClock.milliseconds() / 1_000 * 1_000 - Int64(batchesPerAgent * ticksPerBatch + 60) * 1_000
+        let first = WallClock.system.now() / 1_000 * 1_000 - Int64(batchesPerAgent * ticksPerBatch + 60) * 1_000
         let frames = prepare(names: names, batches: batchesPerAgent, firstTick: first)
         let daemon = try Daemon(binary: daemonBinary, directory: directory + "/saturated", ca: directory + "/ca")
         defer { daemon.stop() }
@@ -702,7 +702,7 @@ final class Tally: Sendable {
             return list != nil
         }
         if measuring, nanoseconds > 25_000_000 {
-            let second = WallClock.milliseconds() / 1_000
+            let second = WallClock.system.now() / 1_000
             slow.withLock {
                 $0[second, default: (0, 0)].count += 1; $0[second]!.worst = max($0[second]!.worst, nanoseconds)
             }
@@ -835,7 +835,7 @@ final class SimulatedAgent: ChannelInboundHandler {
 
     /// Sends a batch `offset` ms after every 10-second boundary.
     private func schedule(_ context: ChannelHandlerContext, offset: Int64) {
-        let now = WallClock.milliseconds()
+        let now = WallClock.system.now()
         let boundary = now / 10_000 * 10_000 + offset > now ? now / 10_000 * 10_000 : (now / 10_000 + 1) * 10_000
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: .milliseconds(boundary + offset - now)) {

@@ -28,7 +28,7 @@ enum PostgresBench {
         // Enough for SQLite's maximum (about 18 million values a second here) through the warm-up and measurement.
         let batchesPerAgent = max(2, 20_000_000 * (seconds + 5) / (agentCount * IngestBench.valuesPerBatch))
         let first =
-            WallClock.milliseconds() / 1_000 * 1_000 - Int64(batchesPerAgent * IngestBench.ticksPerBatch + 60) * 1_000
+            WallClock.system.now() / 1_000 * 1_000 - Int64(batchesPerAgent * IngestBench.ticksPerBatch + 60) * 1_000
         print("preparing \(agentCount) agents × \(batchesPerAgent) batches …")
         let frames = IngestBench.prepare(names: names, batches: batchesPerAgent, firstTick: first)
         print(

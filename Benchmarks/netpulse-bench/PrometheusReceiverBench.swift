@@ -43,7 +43,7 @@ enum PrometheusReceiverBench {
         let perRequest = IngestBench.valuesPerBatch
         let batches = max(2, 5_000_000 * (seconds + warmUp) / (names.count * perRequest))
         let firstTick =
-            WallClock.milliseconds() / 1_000 * 1_000 - Int64(batches * IngestBench.ticksPerBatch + 60) * 1_000
+            WallClock.system.now() / 1_000 * 1_000 - Int64(batches * IngestBench.ticksPerBatch + 60) * 1_000
         print("preparing \(names.count) agents × \(batches) remote-write requests of \(perRequest) samples …")
         let requests = prepare(names: names, batches: batches, firstTick: firstTick, port: port)
 

@@ -15,7 +15,7 @@ import TestSupport
 /// interfaces fits a disk of 64 GB (about 23 GB instead of 62).
 enum QueryBench {
     static func makeStore(directory: String, interfaces: Int, days: Int, fineDays: Int? = nil) throws {
-        let now = WallClock.milliseconds()
+        let now = WallClock.system.now()
         let settings = StoreSettings(levels: [.fiveMinutes, .oneHour, .oneDay], synchronous: .normal)
         try? FileManager.default.removeItem(atPath: directory)
         let store = try SQLiteStore(path: directory + "/netpulsed/netpulse.db", settings: settings)

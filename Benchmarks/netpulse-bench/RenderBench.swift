@@ -27,7 +27,7 @@ enum RenderBench {
             "dashboards of \(interfaces) interfaces (catalogue loaded in \(Int(catalogueTime * 1_000)) ms), median of \(runs):"
         )
         let specs = DashboardSpec.defaults(for: catalogue, groupBy: config.billing.groupBy)
-        let now = WallClock.milliseconds()
+        let now = WallClock.system.now()
         let pacing = ProcessInfo.processInfo.environment["BENCH_PACED"] == "1" ? ReadPacing {} : nil
         if pacing != nil { print("  (reads paced as the daemon's, in parts of \(ReadPacing {}.partSize) series)") }
         for spec in specs.prefix(2) {

@@ -17,7 +17,7 @@ enum StoreBench {
         let store = try SQLiteStore(path: directory + "/netpulse.db")
         let agentCount = max(1, interfaces / IngestBench.interfaces)
         let rounds = max(1, seconds / IngestBench.ticksPerBatch)
-        let first = WallClock.milliseconds() / 1_000 * 1_000 - Int64(rounds * IngestBench.ticksPerBatch + 60) * 1_000
+        let first = WallClock.system.now() / 1_000 * 1_000 - Int64(rounds * IngestBench.ticksPerBatch + 60) * 1_000
         // Every batch made up front (the daemon gets them decoded from the connections' event loops).
         var agents = (0..<agentCount).map { BenchAgent(index: $0, name: "bench-agent-\($0)") }
         var all = [IngestBatch]()
@@ -57,7 +57,7 @@ enum StoreBench {
         let store = try SQLiteStore(path: path, settings: StoreSettings(synchronous: .normal))
         let agentCount = max(1, interfaces / IngestBench.interfaces)
         let rounds = hours * 360
-        let first = WallClock.milliseconds() / 1_000 * 1_000 - Int64(rounds * IngestBench.ticksPerBatch + 60) * 1_000
+        let first = WallClock.system.now() / 1_000 * 1_000 - Int64(rounds * IngestBench.ticksPerBatch + 60) * 1_000
         var agents = (0..<agentCount).map { BenchAgent(index: $0, name: "bench-agent-\($0)") }
         for round in 0..<rounds {
             let tick = first + Int64(round * IngestBench.ticksPerBatch) * 1_000

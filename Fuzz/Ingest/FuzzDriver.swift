@@ -17,7 +17,7 @@ enum FuzzDriver {
         var directories = [String]()
         var seconds: Int64 = 20
         var runs = Int.max
-        var seed = UInt64(WallClock.milliseconds())
+        var seed = UInt64(WallClock.system.now())
         var artifacts = ".build-fuzz/"
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {

@@ -38,7 +38,7 @@ struct AlertsCommand: AsyncParsableCommand {
                     throw QueryError("--since \(since): not a duration; use 1h, 24h or 7d")
                 }
                 guard limit >= 1 else { throw QueryError("--limit must be at least 1") }
-                let now = WallClock.milliseconds()
+                let now = Netpulse.clock.now()
                 let daemon = try location.daemonConfig()
                 let store = try await location.open(daemon)
                 let state = try await AlertStateQuery(store: store).read(now: now, since: now - back, limit: limit)
@@ -86,7 +86,7 @@ struct AlertsCommand: AsyncParsableCommand {
                 guard let length = Units.parseDuration(duration), length > 0 else {
                     throw QueryError("--for \(duration): not a duration; use 30m, 2h or 7d")
                 }
-                let now = WallClock.milliseconds()
+                let now = Netpulse.clock.now()
                 let environment = ProcessInfo.processInfo.environment
                 let silence = Silence(
                     id: UUID().uuidString.lowercased(), matchers: matchers, startsAt: now, endsAt: now + length,
@@ -114,7 +114,7 @@ struct AlertsCommand: AsyncParsableCommand {
             try await runAlerts {
                 let daemon = try location.daemonConfig()
                 let store = try await location.open(daemon, access: .editor)
-                guard try await store.expireSilence(id: id, at: WallClock.milliseconds()) else {
+                guard try await store.expireSilence(id: id, at: Netpulse.clock.now()) else {
                     throw QueryError("no silence \(id); `netpulse alerts` lists them")
                 }
                 printError("silence \(id) ended")

@@ -34,7 +34,7 @@ struct BillCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runQuery(options) {
-            let now = WallClock.milliseconds()
+            let now = Netpulse.clock.now()
             let (engine, _) = try await options.engine(now: now)
             _ = try point(in: engine, day: engine.billing.day, now: now)
             let kind = scope?.kind ?? options.defaultScope

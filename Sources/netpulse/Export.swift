@@ -27,7 +27,7 @@ struct Export: AsyncParsableCommand {
                 throw QueryError("--level \(level): use raw, 1m, 5m, 1h or 1d")
             }
             guard options.format != .table else { throw QueryError("--format: export writes csv or json") }
-            let now = WallClock.milliseconds()
+            let now = Netpulse.clock.now()
             let (engine, _) = try await options.engine(now: now)
             let window = try options.window(engine, now: now, fallback: .last(86_400_000))
             let kind =

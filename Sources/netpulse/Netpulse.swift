@@ -11,6 +11,10 @@ struct Netpulse: AsyncParsableCommand {
             CA.self, CheckConfig.self, Rates.self, Traffic.self, Top.self, BillCommand.self, Export.self,
             SnapshotCommand.self, AlertsCommand.self, ReportCommand.self, JournalCommand.self,
         ])
+
+    /// The wall clock the commands read the time from: the system's. (Tests step the clocks of the daemon and the
+    /// agent, which date what is stored; a command reads the time once, for its windows' ends.)
+    static let clock = WallClock.system
 }
 
 /// Turns a library error into one line on stderr and a non-zero exit.

@@ -117,8 +117,9 @@ struct QueryOptions: ParsableArguments {
         guard from != nil || to != nil else { return engine.window(fallback, now: now) }
         let finest = engine.finest
         let start =
-            try from.map { try Self.time($0, engine.calendar, "--from") } ?? engine.window(fallback, now: now).from
-        let end = try to.map { try Self.time($0, engine.calendar, "--to") } ?? now
+            try from.map { try Self.time($0, engine.calendar, "--from", now: now) }
+            ?? engine.window(fallback, now: now).from
+        let end = try to.map { try Self.time($0, engine.calendar, "--to", now: now) } ?? now
         guard start < end else {
             throw QueryError(
                 "--from \(RFC3339.text(start)) is not before --to \(RFC3339.text(end)): the window is empty")
@@ -128,9 +129,9 @@ struct QueryOptions: ParsableArguments {
         return Window(from: finest.bucketStart(start), to: to, name: "range")
     }
 
-    /// Parses a time; one without a zone is in the configured zone.
-    static func time(_ text: String, _ calendar: CivilCalendar, _ option: String) throws -> Int64 {
-        if text == "now" { return WallClock.milliseconds() }
+    /// Parses a time; one without a zone is in the configured zone, and `now` is `now`.
+    static func time(_ text: String, _ calendar: CivilCalendar, _ option: String, now: Int64) throws -> Int64 {
+        if text == "now" { return now }
         guard let parsed = RFC3339.parse(text) else {
             throw QueryError(
                 "\(option) \(text): not a time; use 2026-11-01, \"2026-11-01 08:00\" or 2026-11-01T08:00:00Z")

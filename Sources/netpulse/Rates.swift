@@ -17,7 +17,7 @@ struct Rates: AsyncParsableCommand {
 
     func run() async throws {
         try await runQuery(options) {
-            let now = WallClock.milliseconds()
+            let now = Netpulse.clock.now()
             let (engine, _) = try await options.engine(now: now)
             let interfaces = try engine.catalogue.select(options.selection(.interface))
             let current = try await engine.currentRates(interfaces, now: now)

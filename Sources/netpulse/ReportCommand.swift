@@ -55,7 +55,7 @@ struct ReportCommand: AsyncParsableCommand {
     }
 
     func make() async throws {
-        let now = WallClock.milliseconds()
+        let now = Netpulse.clock.now()
         guard period != .range else { throw QueryError("--period: use day, week or month, or --from and --to") }
         let groupKey = try group.map { text in
             guard let key = GroupKey(parsing: text) else {
@@ -98,8 +98,8 @@ struct ReportCommand: AsyncParsableCommand {
             guard !due else { throw QueryError("--due makes the previous periods; leave out --from and --to") }
             // Whole buckets of the finest level (a range on 5-minute boundaries is read at 5 minutes, as periods).
             let finest = engine.finest
-            let start = finest.bucketStart(try QueryOptions.time(from, engine.calendar, "--from"))
-            let given = try QueryOptions.time(to, engine.calendar, "--to")
+            let start = finest.bucketStart(try QueryOptions.time(from, engine.calendar, "--from", now: now))
+            let given = try QueryOptions.time(to, engine.calendar, "--to", now: now)
             guard given <= now else {
                 throw QueryError("--to \(to) is in the future: a report covers a period that has ended")
             }

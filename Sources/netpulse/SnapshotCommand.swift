@@ -14,7 +14,7 @@ struct SnapshotCommand: AsyncParsableCommand {
     func run() async throws {
         try await runQuery(options) {
             guard options.format != .table else { throw QueryError("--format: a snapshot is json or csv") }
-            let now = WallClock.milliseconds()
+            let now = Netpulse.clock.now()
             let (engine, daemon) = try await options.engine(now: now)
             let snapshot = Snapshot(
                 try await SnapshotQuery(engine: engine).read(daemon.snapshots.contents, now: now), source: "netpulse")

@@ -25,7 +25,7 @@ struct Top: AsyncParsableCommand {
         try await runQuery(options) {
             guard top >= 1 else { throw QueryError("--top must be at least 1") }
             guard scope != .fleet else { throw QueryError("--scope: rank interfaces, hosts or groups") }
-            let now = WallClock.milliseconds()
+            let now = Netpulse.clock.now()
             let (engine, _) = try await options.engine(now: now)
             let window = try options.window(engine, now: now, fallback: .last(86_400_000))
             _ = try engine.resolution(for: window, now: now)

@@ -24,7 +24,7 @@ struct Traffic: AsyncParsableCommand {
 
     func run() async throws {
         try await runQuery(options) {
-            let now = WallClock.milliseconds()
+            let now = Netpulse.clock.now()
             let (engine, _) = try await options.engine(now: now)
             let fallback: WindowSpec =
                 switch by {

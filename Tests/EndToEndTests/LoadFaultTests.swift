@@ -23,7 +23,7 @@ extension EndToEnd {
             let agentCount = Int(ProcessInfo.processInfo.environment["NETPULSE_LOAD_AGENTS"] ?? "") ?? 32
             // Half an hour of samples that ended ten minutes or more ago (on a 5-minute boundary): in the past, as a replayed spool is, so no clock
             // is judged ahead.
-            let end = WallClock.milliseconds() / 300_000 * 300_000 - 600_000
+            let end = WallClock.system.now() / 300_000 * 300_000 - 600_000
             var oracleCase = CaseGenerator.fleetUnderLoad(agents: agentCount, end: end)
             let fleet = try Fleet(agents: oracleCase.agents.map(\.name))
             defer { fleet.shutdown() }

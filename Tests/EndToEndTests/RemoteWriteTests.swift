@@ -82,7 +82,7 @@ extension EndToEnd {
                 try receiver.requests().filter { $0.status == 200 }.count >= 4
             }
             #expect(agent.stop() == 0)
-            let stoppedAt = WallClock.milliseconds()
+            let stoppedAt = WallClock.system.now()
             // Once the agent's last batches are in, the last sample sent equals the store's count of lo's bytes.
             let store = try fleet.store()
             let series = try #require(

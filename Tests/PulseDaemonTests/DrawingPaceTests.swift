@@ -76,9 +76,9 @@ import Testing
 
     /// The applier's backlog tells how long its oldest batch has waited since it was journaled.
     @Test func theApplyBacklogsAgeIsItsOldestBatchSinceJournaled() async throws {
-        let backlog = ApplyBacklog()
+        let backlog = ApplyBacklog(clock: .system)
         #expect(backlog.age == .zero)
-        let now = WallClock.milliseconds()
+        let now = WallClock.system.now()
         var old = IngestServiceTests().batch(agent: "a", order: 1)
         old.receivedAt = now - 2_000
         var new = IngestServiceTests().batch(agent: "b", order: 1)

@@ -22,7 +22,7 @@ import Testing
             id: 1, name: "eth0", epoch: CounterEpoch(bootID: BootID(high: 1, low: 2), ifindex: 2, width: .bits64))
         let wire = WireBatch(
             stream: 5, sequence: 1, order: order, interval: 1_000, heartbeat: 0,
-            timestamps: [WallClock.milliseconds() - 5_000],
+            timestamps: [WallClock.system.now() - 5_000],
             sections: [BatchSection(descriptorID: 1, ticks: [0], values: counters.values)])
         return IngestBatch(
             agent: AgentIdentity(name: agent, hostname: agent, version: "test"), batch: wire, descriptors: [descriptor])
@@ -149,7 +149,7 @@ import Testing
         let journal = try IngestJournal(path: "\(directory)/ingest-journal.db", after: 0)
         let poison = batch(agent: "host-2", order: 1_000)
         var batches = [batch(agent: "host-1", order: 1_000), poison, batch(agent: "host-3", order: 1_000), poison]
-        for index in batches.indices { batches[index].receivedAt = WallClock.milliseconds() }
+        for index in batches.indices { batches[index].receivedAt = WallClock.system.now() }
         #expect(try await journal.append(batches) == [1, 2, 3, 4])
         // The last run died applying entry 2, which had killed the run before it too.
         try ApplyMarker(path: journal.path + ".applying").applying(
@@ -223,7 +223,7 @@ import Testing
             let store = try SQLiteStore(path: path)
             let journal = try IngestJournal(path: "\(directory)/ingest-journal.db", after: 0)
             var batches = (1...5).map { batch(agent: "host-\($0)", order: 1_000) }
-            for index in batches.indices { batches[index].receivedAt = WallClock.milliseconds() }
+            for index in batches.indices { batches[index].receivedAt = WallClock.system.now() }
             let ids = try await journal.append(batches)
             #expect(ids == [1, 2, 3, 4, 5])
             // Applied up to the second, then killed before the journal lost them.

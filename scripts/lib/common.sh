@@ -49,7 +49,8 @@ build_release() {
     swift build -c release --product netpulse >/dev/null
     swift build -c release --scratch-path .build-agent --static-swift-stdlib --product netpulse-agent \
         -Xswiftc -Osize -Xlinker --no-export-dynamic -Xlinker --no-pie -Xlinker --icf=all >/dev/null
-    # Test-only switches (TestFault, the test clock offset in Sources/PulseCore/Support) are compiled out of release builds.
+    # Test-only switches (TestEnvironment in Sources/PulseCore/Support: the stepping clock, the fault points) are
+    # compiled out of release builds.
     local binary
     for binary in .build/release/netpulsed .build-agent/release/netpulse-agent; do
         if grep -q NETPULSE_TEST_ "$binary"; then

@@ -14,6 +14,9 @@ public struct Sender: Sendable {
     let pipeline: AgentPipeline
     let group: any EventLoopGroup
     let logger: Logger
+    /// Dates the daemon's acknowledgements.
+    let clock: WallClock
+    let faults: FaultPoints
     let heartbeat: LoopHeartbeat
     /// Keepalive when nothing was sent for this long; the daemon's idle timeout is longer.
     let keepaliveInterval: Duration = .seconds(20)
@@ -22,12 +25,14 @@ public struct Sender: Sendable {
     static let writeAllowance: Int64 = 60_000
 
     public init(
-        settings: AgentSettings, pipeline: AgentPipeline, group: any EventLoopGroup, logger: Logger,
-        heartbeat: LoopHeartbeat = LoopHeartbeat("sending")
+        settings: AgentSettings, pipeline: AgentPipeline, group: any EventLoopGroup, clock: WallClock,
+        faults: FaultPoints, logger: Logger, heartbeat: LoopHeartbeat = LoopHeartbeat("sending")
     ) {
         self.settings = settings
         self.pipeline = pipeline
         self.group = group
+        self.clock = clock
+        self.faults = faults
         self.logger = logger
         self.heartbeat = heartbeat
     }
@@ -182,7 +187,7 @@ public struct Sender: Sendable {
                     }
                     switch message {
                     case .ack(let ack):
-                        await pipeline.acknowledge(ack, at: WallClock.milliseconds())
+                        await pipeline.acknowledge(ack, at: clock.now())
                     case .pace(let pace):
                         await pipeline.setPace(pace)
                         if pace == .normal {
@@ -243,7 +248,7 @@ public struct Sender: Sendable {
         let window = max(1, min(limits.maximumInFlight, 256))
         while !Task.isCancelled {
             heartbeat.beat(within: keepaliveInterval.milliseconds + Self.writeAllowance)
-            TestFault.stallIfRequested(.sending)
+            faults.stallIfRequested(.sending)
             guard await pipeline.inFlight < window,
                 let entry = await pipeline.entryToSend(
                     liveFrom: liveFrom, liveSentUpTo: liveSentUpTo, backlogSentUpTo: backlogSentUpTo)

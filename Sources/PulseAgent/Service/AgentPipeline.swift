@@ -9,6 +9,8 @@ public actor AgentPipeline {
     private var spool: Spool
     private var orders: OrderClock
     private let logger: Logger
+    /// Dates orders, the start of a replay and batches set aside.
+    private let clock: WallClock
     /// Batches dropped because the spool was full, not yet reported in a batch.
     private var unreportedDrops: UInt64 = 0
     public private(set) var totalDropped: UInt64 = 0
@@ -40,9 +42,10 @@ public actor AgentPipeline {
     private var pendingRenewal: OrderClock.Renewal?
     private var renewing = false
 
-    public init(spool: Spool, orders: OrderClock, logger: Logger, unwrittenLimit: Int = 4 << 20) {
+    public init(spool: Spool, orders: OrderClock, clock: WallClock, logger: Logger, unwrittenLimit: Int = 4 << 20) {
         self.spool = spool
         self.orders = orders
+        self.clock = clock
         self.logger = logger
         self.unwrittenLimit = min(unwrittenLimit, Int(clamping: spool.maximumBytes))
     }
@@ -50,7 +53,7 @@ public actor AgentPipeline {
     /// The next batch's order (see ``OrderClock``). Once half of the reservation on disk is used, the spool writer
     /// writes the next one, so the sampling loop does not wait for that fsync either.
     public func nextOrder() throws -> UInt64 {
-        let order = try orders.next(now: WallClock.milliseconds())
+        let order = try orders.next(now: clock.now())
         if !renewing, let due = orders.renewalDue {
             renewing = true
             pendingRenewal = due
@@ -229,7 +232,7 @@ public actor AgentPipeline {
         // A daemon asks for a slower pace on every connection while it needs one; a new one starts normal.
         pace = .normal
         replaying =
-            spool.entries.count > 1 ? (WallClock.milliseconds(), spool.entries.count, spool.nextOrdinal) : nil
+            spool.entries.count > 1 ? (clock.now(), spool.entries.count, spool.nextOrdinal) : nil
         wakeAll()
     }
 
@@ -271,7 +274,7 @@ public actor AgentPipeline {
                 let path = try spool.setAside(
                     stream: reject.stream, sequence: reject.sequence,
                     reason:
-                        "\(WallClock.milliseconds()) \(reject.code.name) (\(reject.code.rawValue)): \(reject.message)")
+                        "\(clock.now()) \(reject.code.name) (\(reject.code.rawValue)): \(reject.message)")
             else {
                 logger.warning("the daemon refused a batch no longer spooled: \(reject)")
                 return

@@ -16,6 +16,8 @@ public struct AgentService: Sendable {
     let configPath: String
     let settings: AgentSettings
     let logger: Logger
+    let clock: WallClock
+    let faults: FaultPoints
     /// How long a stop may take from the signal on; past it the agent exits anyway (``StopDeadline``). A stop takes
     /// a few milliseconds; the budget leaves room within systemd's and the operator's 2 s for a slow disk's fsyncs.
     static let stopBudget = Duration.milliseconds(1_500)
@@ -23,11 +25,18 @@ public struct AgentService: Sendable {
     /// not answer is cut by then: see ``AgentSettings``).
     static let eventLoopBudget = Duration.milliseconds(500)
 
+    /// - Parameters:
+    ///   - clock: the wall clock that dates samples and the daemon's acknowledgements.
+    ///   - faults: the fault points the sampling and sending loops stop at (tests of debug builds).
     /// - Throws: when the certificates named in `config` cannot be loaded.
-    public init(config: AgentConfig, configPath: String, logger: Logger) throws {
+    public init(
+        config: AgentConfig, configPath: String, logger: Logger, clock: WallClock, faults: FaultPoints
+    ) throws {
         self.configPath = configPath
         settings = try AgentSettings(config: config)
         self.logger = logger
+        self.clock = clock
+        self.faults = faults
     }
 
     /// Opens the spool and samples once (so a broken setup fails at start, before systemd is told the agent is
@@ -38,7 +47,7 @@ public struct AgentService: Sendable {
     /// so the agent then exits even if a library is still waiting for something. A second SIGTERM or SIGINT ends it
     /// at once.
     public func run() async throws {
-        let config = settings.config
+        let (config, clock) = (settings.config, self.clock)
         let stops = SignalEvents([SIGTERM, SIGINT])
         let reloads = SignalEvents([SIGHUP])
         var orders = try OrderClock(path: config.orderPath)
@@ -46,31 +55,33 @@ public struct AgentService: Sendable {
             directory: config.spoolDirectory, maximumBytes: config.spoolMaximumBytes,
             legacy: Spool.LegacyConversion(
                 interval: config.sampleInterval, heartbeat: config.idleHeartbeat,
-                nextOrder: { try orders.next(now: WallClock.milliseconds()) }))
+                nextOrder: { try orders.next(now: clock.now()) }))
         for name in spool.quarantined {
             logger.error("spool file \(name) could not be decoded; moved to \(config.spoolDirectory)/corrupt/")
         }
         var sampler = Sampler(filter: config.filter, bootID: try SysfsLink.bootID())
-        let first = try sampler.sample(at: WallClock.milliseconds(), readLinkState: false)
+        let first = try sampler.sample(at: clock.now(), readLinkState: false)
         let stream = UInt64.random(in: 1...UInt64.max)
         logger.notice(
             "sampling \(first.interfaces.count) interface(s) every \(Units.formatDuration(config.sampleInterval)); \(spool.entries.count) batch(es) spooled",
             metadata: ["stream": "\(Hex.string(stream, width: 16))"])
 
         // An hour of orders reserved now, at start: later reservations are written by the spool writer.
-        try orders.reserve(now: WallClock.milliseconds())
-        let pipeline = AgentPipeline(spool: spool, orders: orders, logger: logger)
+        try orders.reserve(now: clock.now())
+        let pipeline = AgentPipeline(spool: spool, orders: orders, clock: clock, logger: logger)
         await pipeline.sampled(interfaces: first.interfaces.count, at: first.timestamp)
         // One event loop thread: the agent has one connection at a time.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let sampling = SamplingLoop(settings: settings, pipeline: pipeline, stream: stream, logger: logger)
-        let sender = Sender(settings: settings, pipeline: pipeline, group: group, logger: logger)
+        let sampling = SamplingLoop(
+            settings: settings, pipeline: pipeline, stream: stream, clock: clock, faults: faults, logger: logger)
+        let sender = Sender(
+            settings: settings, pipeline: pipeline, group: group, clock: clock, faults: faults, logger: logger)
         let watchdog = Watchdog(loops: [sampling.heartbeat, sender.heartbeat], logger: logger)
         let warmSampler = sampler
         SystemdNotifier.ready(
-            status: await pipeline.statusLine(now: WallClock.milliseconds(), interval: config.sampleInterval))
+            status: await pipeline.statusLine(now: clock.now(), interval: config.sampleInterval))
 
-        let writer = Task { await SpoolWriter(pipeline: pipeline, logger: logger).run() }
+        let writer = Task { await SpoolWriter(pipeline: pipeline, clock: clock, logger: logger).run() }
         let deadline = await withTaskGroup(of: Void.self) { tasks -> StopDeadline in
             tasks.addTask { await sampling.run(sampler: warmSampler) }
             tasks.addTask { await sender.run() }
@@ -127,7 +138,7 @@ public struct AgentService: Sendable {
             let restartNote =
                 needRestart.isEmpty ? "" : "; \(needRestart.joined(separator: ", ")) take effect after a restart"
             logger.notice("reloaded \(configPath); new connections use the new settings and certificates\(restartNote)")
-            status = await pipeline.statusLine(now: WallClock.milliseconds(), interval: config.sampleInterval)
+            status = await pipeline.statusLine(now: clock.now(), interval: config.sampleInterval)
         } catch {
             logger.error("reload failed, keeping the running configuration: \(error)")
             status = "reload failed, running the previous configuration: \(error)"
@@ -147,7 +158,7 @@ public struct AgentService: Sendable {
             // A stalled loop's status line (from the watchdog) stays until systemd restarts the agent.
             guard !loops.contains(where: { $0.isOverdue() }) else { continue }
             SystemdNotifier.status(
-                await pipeline.statusLine(now: WallClock.milliseconds(), interval: settings.config.sampleInterval))
+                await pipeline.statusLine(now: clock.now(), interval: settings.config.sampleInterval))
         }
     }
 }

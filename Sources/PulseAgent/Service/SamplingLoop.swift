@@ -9,15 +9,20 @@ public struct SamplingLoop: Sendable {
     let pipeline: AgentPipeline
     let logger: Logger
     let stream: UInt64
+    /// Dates the ticks (which fall on its whole intervals).
+    let clock: WallClock
+    let faults: FaultPoints
     let heartbeat: LoopHeartbeat
 
     public init(
-        settings: AgentSettings, pipeline: AgentPipeline, stream: UInt64, logger: Logger,
-        heartbeat: LoopHeartbeat = LoopHeartbeat("sampling")
+        settings: AgentSettings, pipeline: AgentPipeline, stream: UInt64, clock: WallClock, faults: FaultPoints,
+        logger: Logger, heartbeat: LoopHeartbeat = LoopHeartbeat("sampling")
     ) {
         self.settings = settings
         self.pipeline = pipeline
         self.stream = stream
+        self.clock = clock
+        self.faults = faults
         self.logger = logger
         self.heartbeat = heartbeat
     }
@@ -47,7 +52,7 @@ public struct SamplingLoop: Sendable {
             if sampler.filter != config.filter { sampler.filter = config.filter }
             let pace = await pipeline.pace
             let interval = config.sampleInterval * Int64(pace.sampleFactor)
-            let now = WallClock.milliseconds()
+            let now = clock.now()
             let wait = (now / interval + 1) * interval - now
             heartbeat.beat(within: wait + interval)
             do {
@@ -55,9 +60,9 @@ public struct SamplingLoop: Sendable {
             } catch {
                 break
             }
-            TestFault.stallIfRequested(.sampling)
+            faults.stallIfRequested(.sampling)
 
-            let timestamp = WallClock.milliseconds()
+            let timestamp = clock.now()
             if timestamp <= lastTick {
                 // The wall clock stepped back: a batch's timestamps must increase, so close this one.
                 await flush(&batcher, batchSettings, &trouble)
@@ -125,11 +130,12 @@ public struct SamplingLoop: Sendable {
             // Without a reserved order the batch cannot be stored: it is lost, counted and reported like a dropped
             // one. Keeping it would grow it past its limits, and a tick that does not fit would never find room.
             batcher.discard()
-            trouble.failed("cannot reserve batch orders in the state directory", error, logger: logger)
+            trouble.failed(
+                "cannot reserve batch orders in the state directory", error, logger: logger, now: clock.now())
             await pipeline.restoreUnreportedDrops(drops + 1)
             return
         }
-        trouble.worked(logger: logger)
+        trouble.worked(logger: logger, now: clock.now())
         // Returns at once: the spool writer writes it (a slow disk must not delay sampling).
         await pipeline.store(record)
     }
@@ -142,7 +148,7 @@ struct WriteTrouble {
     var since: Int64?
     var lost = 0
 
-    mutating func failed(_ what: String, _ error: any Error, logger: Logger, now: Int64 = WallClock.milliseconds()) {
+    mutating func failed(_ what: String, _ error: any Error, logger: Logger, now: Int64) {
         lost += 1
         guard since == nil else { return }
         since = now
@@ -150,7 +156,7 @@ struct WriteTrouble {
             "\(what): \(error); batches are lost until it works again (counted, and reported to the daemon)")
     }
 
-    mutating func worked(logger: Logger, now: Int64 = WallClock.milliseconds()) {
+    mutating func worked(logger: Logger, now: Int64) {
         guard let since else { return }
         logger.notice(
             "batches are stored again after \((now - since) / 1_000) s; \(lost) batch(es) lost meanwhile")

@@ -7,6 +7,7 @@ import PulseCore
 /// the pipeline (bounded) until written; the sender sees them once they are durable.
 struct SpoolWriter: Sendable {
     let pipeline: AgentPipeline
+    let clock: WallClock
     let logger: Logger
 
     /// Writes until ``AgentPipeline/finishWrites()`` was called and every waiting batch is written.
@@ -20,9 +21,10 @@ struct SpoolWriter: Sendable {
                 do {
                     try await pool.runIfActive { try write.perform() }
                     await pipeline.written(write)
-                    trouble.worked(logger: logger)
+                    trouble.worked(logger: logger, now: clock.now())
                 } catch {
-                    trouble.failed("cannot write batch \(write.sequence) to the spool", error, logger: logger)
+                    trouble.failed(
+                        "cannot write batch \(write.sequence) to the spool", error, logger: logger, now: clock.now())
                     await pipeline.writeFailed(write)
                 }
             case .orders(let renewal):

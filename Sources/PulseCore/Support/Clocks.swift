@@ -11,30 +11,46 @@ extension Duration {
     public var milliseconds: Int64 { components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000 }
 }
 
-/// Wall-clock time in milliseconds since the Unix epoch.
-public enum WallClock {
-    public static func milliseconds() -> Int64 {
+/// Wall-clock time in milliseconds since the Unix epoch, as a value handed to whatever reads the time.
+///
+/// Each executable makes one at its start (``system``, or in a debug build the stepping clock the tests ask for:
+/// ``TestEnvironment``) and passes it to the services and loops that date things, so no library reads a global
+/// switch to learn what time it is. Deadlines use ``MonotonicMilliseconds`` instead, which never steps.
+public struct WallClock: Sendable {
+    private let read: @Sendable () -> Int64
+
+    /// A clock that reads the time from `read` (milliseconds since the Unix epoch).
+    public init(_ read: @escaping @Sendable () -> Int64) { self.read = read }
+
+    /// Milliseconds since the Unix epoch.
+    public func now() -> Int64 { read() }
+
+    /// The system's real-time clock (CLOCK_REALTIME).
+    public static let system = WallClock {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        let now = Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000
-        #if DEBUG
-            return now + TestClockOffset.current()
-        #else
-            return now
-        #endif
+        return Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000
     }
 }
 
 #if DEBUG
-    /// A wall clock that steps, for tests (debug builds only, like ``TestFault``): when
-    /// `NETPULSE_TEST_CLOCK_OFFSET_FILE` names a file, its number (milliseconds, possibly negative) is added to
-    /// the wall clock, read again at most every 50 ms, so a test steps a running process's clock by rewriting it.
-    enum TestClockOffset {
-        private static let path: String? = getenv("NETPULSE_TEST_CLOCK_OFFSET_FILE").map { String(cString: $0) }
-        private static let cache = Mutex<(offset: Int64, readAt: Int64?)>((0, nil))
+    extension WallClock {
+        /// The system clock plus a number of milliseconds (possibly negative) read from the file at `path`, read again
+        /// at most every 50 ms: a test steps a running process's clock by rewriting the file. Debug builds only.
+        public static func stepped(byOffsetIn path: String) -> WallClock {
+            let offset = OffsetFile(path: path)
+            return WallClock { system.now() + offset.current() }
+        }
+    }
 
-        static func current() -> Int64 {
-            guard let path else { return 0 }
+    /// The last offset read from a file, and when it was read (monotonic milliseconds).
+    private final class OffsetFile: Sendable {
+        let path: String
+        private let cache = Mutex<(offset: Int64, readAt: Int64?)>((0, nil))
+
+        init(path: String) { self.path = path }
+
+        func current() -> Int64 {
             let now = MonotonicMilliseconds.now()
             return cache.withLock { cache in
                 if cache.readAt.map({ now - $0 >= 50 }) ?? true {

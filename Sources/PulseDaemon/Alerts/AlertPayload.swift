@@ -1,4 +1,3 @@
-import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseStore
@@ -32,41 +31,38 @@ enum AlertPayload {
         let common = commonPairs(alerts.map(\.labels))
         let commonAnnotations = commonPairs(alerts.map(\.annotations))
         let status = alerts.contains { $0.status == .firing } ? "firing" : "resolved"
-        let objects: [[String: Any]] = alerts.map { alert in
-            var netpulse: [String: Any] = [:]
-            if let value = alert.value { netpulse["value"] = value }
+        let objects = alerts.map { alert in
+            var netpulse: [String: String] = [:]
+            if let value = alert.value { netpulse["value"] = JSONText.number(value) }
             if let path = alert.chartPath {
-                netpulse["chart"] = path
-                if let svg = try? FileIO.readString(path) { netpulse["chartSVG"] = svg }
+                netpulse["chart"] = JSONText.string(path)
+                if let svg = try? FileIO.readString(path) { netpulse["chartSVG"] = JSONText.string(svg) }
             }
-            return [
-                "status": alert.status == .firing ? "firing" : "resolved",
-                "labels": alert.labels,
-                "annotations": alert.annotations,
-                "startsAt": RFC3339.text(alert.startsAt),
+            return JSONText.object(sorting: [
+                "status": JSONText.string(alert.status == .firing ? "firing" : "resolved"),
+                "labels": JSONText.object(strings: alert.labels),
+                "annotations": JSONText.object(strings: alert.annotations),
+                "startsAt": JSONText.string(RFC3339.text(alert.startsAt)),
                 // Alertmanager's zero time for an alert that has not ended.
-                "endsAt": alert.endsAt.map(RFC3339.text) ?? "0001-01-01T00:00:00Z",
-                "generatorURL": generatorURL(alert, externalURL: externalURL),
-                "fingerprint": alert.fingerprint,
-                "netpulse": netpulse,
-            ]
+                "endsAt": JSONText.string(alert.endsAt.map(RFC3339.text) ?? "0001-01-01T00:00:00Z"),
+                "generatorURL": JSONText.string(generatorURL(alert, externalURL: externalURL)),
+                "fingerprint": JSONText.string(alert.fingerprint),
+                "netpulse": JSONText.object(sorting: netpulse),
+            ])
         }
-        let payload: [String: Any] = [
-            "version": "4",
-            "groupKey": groupKey,
-            "truncatedAlerts": 0,
-            "status": status,
-            "receiver": receiver,
-            "groupLabels": groupLabels,
-            "commonLabels": common,
-            "commonAnnotations": commonAnnotations,
-            "externalURL": externalURL,
-            "alerts": objects,
-        ]
-        let data =
-            (try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data()
-        return [UInt8](data)
+        let payload = JSONText.object(sorting: [
+            "version": JSONText.string("4"),
+            "groupKey": JSONText.string(groupKey),
+            "truncatedAlerts": JSONText.number(Int64(0)),
+            "status": JSONText.string(status),
+            "receiver": JSONText.string(receiver),
+            "groupLabels": JSONText.object(strings: groupLabels),
+            "commonLabels": JSONText.object(strings: common),
+            "commonAnnotations": JSONText.object(strings: commonAnnotations),
+            "externalURL": JSONText.string(externalURL),
+            "alerts": JSONText.array(objects),
+        ])
+        return Array(payload.utf8)
     }
 
     /// Where the alert came from: the chart under `external_url` when one is set, else the chart's file.

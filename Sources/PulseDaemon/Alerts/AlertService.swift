@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import PulseAnalytics
 import PulseCore
@@ -22,17 +21,21 @@ final class AlertService: Service, Sendable {
     let current: CurrentConfig
     let logger: Logger
     let metrics: DaemonMetrics?
+    let clock: WallClock
     let startedAt: Int64
     /// The catalogue of the last round and the store's generation it was read at: a round reads it again only when
     /// the store says it changed (a new series, new link facts, relabelled agents), not 20 ms of rows every round.
     private let catalogue = Mutex<(generation: Int64, catalogue: Catalogue)?>(nil)
 
-    init(store: any MetricStore, current: CurrentConfig, logger: Logger, metrics: DaemonMetrics? = nil) {
+    init(
+        store: any MetricStore, current: CurrentConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil
+    ) {
         self.store = store
         self.current = current
         self.logger = logger
         self.metrics = metrics
-        startedAt = WallClock.milliseconds()
+        self.clock = clock
+        startedAt = clock.now()
     }
 
     func run() async throws {
@@ -41,7 +44,7 @@ final class AlertService: Service, Sendable {
         while !Task.isShuttingDownGracefully {
             let config = current.value
             let interval = config.alerts.evaluationInterval
-            let now = WallClock.milliseconds()
+            let now = clock.now()
             do {
                 // Without rules there is nothing to do unless instances of removed rules need resolving.
                 let idle = config.alerts.rules.isEmpty ? try await store.alertInstances().isEmpty : false
@@ -61,10 +64,10 @@ final class AlertService: Service, Sendable {
                 pruned = now
                 await prune(now: now, config: config)
             }
-            let next = (WallClock.milliseconds() / interval + 1) * interval
+            let next = (clock.now() / interval + 1) * interval
             do {
                 try await cancelWhenGracefulShutdown {
-                    try await Task.sleep(for: .milliseconds(max(next - WallClock.milliseconds(), 1)))
+                    try await Task.sleep(for: .milliseconds(max(next - self.clock.now(), 1)))
                 }
             } catch {
                 return
@@ -150,20 +153,23 @@ final class AlertService: Service, Sendable {
         let chart = "\(settings.directory)/\(stem).svg"
         try FileIO.createDirectory(settings.directory, mode: 0o755)
         try FileIO.writeAtomically(chart, Array(svg.utf8))
-        let json: [String: Any] = [
-            "rule": event.rule, "status": event.status.rawValue, "at": RFC3339.text(event.at),
-            "value": event.value.map { $0 as Any } ?? NSNull(),
-            "valueText": event.value.map(transition.rule.condition.metric.format) ?? "no data",
-            "condition": "\(transition.rule.condition)",
-            "threshold": transition.rule.condition.threshold, "clear": transition.rule.condition.clear,
-            "labels": event.labels, "annotations": event.annotations, "fingerprint": event.fingerprint,
-            "startsAt": RFC3339.text(event.startsAt),
-            "endsAt": event.endsAt.map { RFC3339.text($0) as Any } ?? NSNull(),
-            "pendingSince": RFC3339.text(transition.phase.activeSince), "series": series.name, "chart": chart,
-        ]
-        let data = try JSONSerialization.data(
-            withJSONObject: json, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-        try FileIO.writeAtomically("\(settings.directory)/\(stem).json", [UInt8](data) + [10])
+        let condition = transition.rule.condition
+        // A field a line, keys sorted.
+        let json = JSONText.lines(
+            [
+                "rule": JSONText.string(event.rule), "status": JSONText.string(event.status.rawValue),
+                "at": JSONText.string(RFC3339.text(event.at)), "value": JSONText.number(event.value),
+                "valueText": JSONText.string(event.value.map(condition.metric.format) ?? "no data"),
+                "condition": JSONText.string("\(condition)"), "threshold": JSONText.number(condition.threshold),
+                "clear": JSONText.number(condition.clear), "labels": JSONText.object(strings: event.labels),
+                "annotations": JSONText.object(strings: event.annotations),
+                "fingerprint": JSONText.string(event.fingerprint),
+                "startsAt": JSONText.string(RFC3339.text(event.startsAt)),
+                "endsAt": event.endsAt.map { JSONText.string(RFC3339.text($0)) } ?? "null",
+                "pendingSince": JSONText.string(RFC3339.text(transition.phase.activeSince)),
+                "series": JSONText.string(series.name), "chart": JSONText.string(chart),
+            ].sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        try FileIO.writeAtomically("\(settings.directory)/\(stem).json", Array((json + "\n").utf8))
         try AlertFiles.ledger(in: settings.directory).record(["\(stem).svg", "\(stem).json"])
         return chart
     }
@@ -207,7 +213,8 @@ public final class AlertEvaluation: Sendable {
     private let service: AlertService
 
     public init(store: any MetricStore, config: DaemonConfig) {
-        service = AlertService(store: store, current: CurrentConfig(config), logger: Logger(label: "netpulse.alerts"))
+        service = AlertService(
+            store: store, current: CurrentConfig(config), clock: .system, logger: Logger(label: "netpulse.alerts"))
     }
 
     /// One round at `now` with `config`'s rules; returns the transitions it stored.

@@ -25,6 +25,7 @@ final class NotifierService: Service, Sendable {
     let current: CurrentConfig
     let logger: Logger
     let group: any EventLoopGroup
+    let clock: WallClock
     /// The grouping loop's, then one per receiver's delivery loop.
     let heartbeats: [LoopHeartbeat]
 
@@ -33,9 +34,12 @@ final class NotifierService: Service, Sendable {
     /// long as the ingest loops allow one store call, twice over.
     static let storeAllowance: Int64 = 40_000
 
-    init(store: any MetricStore, current: CurrentConfig, logger: Logger, group: any EventLoopGroup) {
+    init(
+        store: any MetricStore, current: CurrentConfig, clock: WallClock, logger: Logger, group: any EventLoopGroup
+    ) {
         self.store = store
         self.current = current
+        self.clock = clock
         self.logger = logger
         self.group = group
         heartbeats =
@@ -66,7 +70,7 @@ final class NotifierService: Service, Sendable {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             heartbeat.beat(within: Self.storeAllowance + 1_000)
             do {
-                try await dispatch(now: WallClock.milliseconds())
+                try await dispatch(now: clock.now())
                 reported.removeAll()
             } catch {
                 let text = "\(error)"
@@ -175,7 +179,7 @@ final class NotifierService: Service, Sendable {
             var pause: Int64 = 1_000
             do {
                 if let next = try await store.queuedNotifications(receiver: receiver, limit: 1).first {
-                    let now = WallClock.milliseconds()
+                    let now = clock.now()
                     if next.nextAttempt > now {
                         pause = min(next.nextAttempt - now, 1_000)
                     } else {

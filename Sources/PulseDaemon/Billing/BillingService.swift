@@ -9,11 +9,15 @@ import ServiceLifecycle
 /// minute after it ends), logging bills issued and adjustments recorded.
 final class BillingService: Service, Sendable {
     let keeper: BillKeeper
+    let clock: WallClock
     let logger: Logger
     let metrics: DaemonMetrics?
 
-    init(store: any MetricStore, config: DaemonConfig, logger: Logger, metrics: DaemonMetrics? = nil) {
+    init(
+        store: any MetricStore, config: DaemonConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil
+    ) {
         keeper = BillKeeper(store: store, billing: config.billing, rules: config.store.rules)
+        self.clock = clock
         self.logger = logger
         self.metrics = metrics
     }
@@ -24,10 +28,10 @@ final class BillingService: Service, Sendable {
                 // A pass over a large fleet (the first one, or after a long outage) can take minutes: a stop cancels
                 // it rather than waiting. Nothing of a cancelled pass is saved (it saves once, at its end), so the
                 // next start does it again.
-                let keeper = self.keeper
+                let (keeper, clock) = (self.keeper, self.clock)
                 let started = ContinuousClock.now
                 let report = try await cancelWhenGracefulShutdown {
-                    try await keeper.update(now: WallClock.milliseconds())
+                    try await keeper.update(now: clock.now())
                 }
                 metrics?.billingPassDuration.record(ContinuousClock.now - started)
                 logger.debug(

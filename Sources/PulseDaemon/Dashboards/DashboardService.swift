@@ -25,6 +25,7 @@ import Synchronization
 final class DashboardService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
+    let clock: WallClock
     let logger: Logger
     let metrics: DaemonMetrics?
     /// How long the oldest batch waiting for a commit has waited, and the oldest journaled batch waiting to be
@@ -32,11 +33,12 @@ final class DashboardService: Service, Sendable {
     let ingestBacklog: @Sendable () -> (committing: Duration, applying: Duration)
 
     init(
-        store: any MetricStore, config: DaemonConfig, logger: Logger, metrics: DaemonMetrics? = nil,
+        store: any MetricStore, config: DaemonConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil,
         ingestBacklog: @escaping @Sendable () -> (committing: Duration, applying: Duration) = { (.zero, .zero) }
     ) {
         self.store = store
         self.config = config
+        self.clock = clock
         self.logger = logger
         self.metrics = metrics
         self.ingestBacklog = ingestBacklog
@@ -200,10 +202,10 @@ final class DashboardService: Service, Sendable {
         let stems = try? await settings.dashboards(
             for: config.windowEngine(over: store).catalogue, groupBy: config.billing.groupBy
         ).map(\.fileStem)
-        var due = Self.firstDue(settings, stems: stems, now: WallClock.milliseconds())
+        var due = Self.firstDue(settings, stems: stems, now: clock.now())
         var reported = Set<String>()  // each failure is logged once, not at every render
         while !Task.isShuttingDownGracefully {
-            let now = WallClock.milliseconds()
+            let now = clock.now()
             let ready = settings.ranges.indices.filter { due[$0] <= now }
             if !ready.isEmpty {
                 do {
@@ -232,7 +234,7 @@ final class DashboardService: Service, Sendable {
             let next = due.min() ?? now + 60_000
             do {
                 try await cancelWhenGracefulShutdown {
-                    try await Task.sleep(for: .milliseconds(max(next - WallClock.milliseconds(), 1)))
+                    try await Task.sleep(for: .milliseconds(max(next - self.clock.now(), 1)))
                 }
             } catch {
                 return

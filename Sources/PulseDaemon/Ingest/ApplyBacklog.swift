@@ -20,6 +20,10 @@ final class ApplyBacklog: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Tells how long the oldest batch has waited since it was journaled (``IngestBatch/receivedAt``).
+    private let clock: WallClock
+
+    init(clock: WallClock) { self.clock = clock }
 
     /// Batches waiting.
     var count: Int { state.withLock { $0.entries.count } }
@@ -32,7 +36,7 @@ final class ApplyBacklog: Sendable {
     var age: Duration {
         let journaled = state.withLock { $0.entries.first?.batch.receivedAt }
         guard let journaled else { return .zero }
-        return .milliseconds(max(0, WallClock.milliseconds() - journaled))
+        return .milliseconds(max(0, clock.now() - journaled))
     }
 
     func push(_ entries: [Entry]) {

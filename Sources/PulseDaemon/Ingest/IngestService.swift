@@ -24,9 +24,13 @@ import Synchronization
 public final class IngestService: Service, Sendable {
     let store: any MetricStore
     let journal: (any BatchJournal)?
-    let backlog = ApplyBacklog()
+    let backlog: ApplyBacklog
     let queue: IngestQueue
     let logger: Logger
+    /// Dates what is journaled and applied (`receivedAt`).
+    let clock: WallClock
+    /// The journal's and the applier's fault points (tests of debug builds).
+    let faults: FaultPoints
     let commitDelay: Int64
     let paceThreshold: Int
     let heartbeat: LoopHeartbeat
@@ -68,11 +72,15 @@ public final class IngestService: Service, Sendable {
     public init(
         store: any MetricStore, journal: (any BatchJournal)? = nil, queue: IngestQueue, logger: Logger,
         commitDelay: Int64 = 0, paceThreshold: Int = 4_096, heartbeat: LoopHeartbeat = LoopHeartbeat("ingest"),
-        metrics: DaemonMetrics? = nil, markerPath: String? = nil, onPace: @escaping @Sendable (Pace) -> Void = { _ in }
+        metrics: DaemonMetrics? = nil, markerPath: String? = nil, clock: WallClock = .system,
+        faults: FaultPoints = .none, onPace: @escaping @Sendable (Pace) -> Void = { _ in }
     ) {
         precondition(journal == nil || store is any JournaledStore, "a journal is applied to a journaled store")
         self.store = store
         self.journal = journal
+        self.clock = clock
+        self.faults = faults
+        backlog = ApplyBacklog(clock: clock)
         var marker: ApplyMarker?
         if let path = markerPath ?? journal.map({ $0.path + ".applying" }) {
             do {
@@ -315,14 +323,14 @@ public final class IngestService: Service, Sendable {
     /// Makes `batches` durable: stored, or journaled and handed to the applier (then each counts as stored: an
     /// acknowledgement from the journal does not say whether the store already had the batch).
     private func write(_ batches: [IngestBatch]) async throws -> [IngestOutcome] {
-        let now = WallClock.milliseconds()
+        let now = clock.now()
         guard let journal else {
             return try await store.ingest(batches, receivedAt: now, willStore: watch(batches, entries: nil))
         }
         var stamped = batches
         for index in stamped.indices { stamped[index].receivedAt = now }
         let ids = try await journal.append(stamped)
-        if TestFault.killRequested(afterJournalCommit: journalCommits.add(1, ordering: .relaxed).newValue) {
+        if faults.killRequested(afterJournalCommit: journalCommits.add(1, ordering: .relaxed).newValue) {
             // Not handed to the applier: ``commit(_:pressured:)`` acknowledges these and the daemon is killed, as a
             // kill between the journal and the store leaves it.
             killAfterAcknowledging.store(true, ordering: .relaxed)
@@ -387,7 +395,7 @@ public final class IngestService: Service, Sendable {
     /// any): marks each batch before it is applied, and the commit after.
     private func watch(_ batches: [IngestBatch], entries: [Int64]?) -> (@Sendable (Int) -> Void)? {
         guard let marker else { return nil }
-        let suspect = self.suspect.withLock { $0 }
+        let (suspect, faults) = (self.suspect.withLock { $0 }, self.faults)
         return { index in
             guard index < batches.count else {
                 marker.committing()
@@ -399,7 +407,7 @@ public final class IngestService: Service, Sendable {
                 sequence: batch.sequence, deaths: 0)
             if let suspect, suspect.entry == mark.entry, suspect.names(batch) { mark.deaths = suspect.deaths }
             marker.applying(mark)
-            TestFault.trapIfRequested(applyingSequence: batch.sequence)
+            faults.trapIfRequested(applyingSequence: batch.sequence)
         }
     }
 
@@ -433,7 +441,7 @@ public final class IngestService: Service, Sendable {
                 let reason =
                     "the daemon stopped twice while applying it (a crash, a watchdog kill or running out of memory)"
                 try await journal.setAside(entry, reason: reason)
-                _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: entry)
+                _ = try await store.ingest([], receivedAt: clock.now(), journalThrough: entry)
                 setAsideAfterDeaths.add(1, ordering: .relaxed)
                 logger.error(
                     "journal entry \(entry) (batch \(poison.sequence)) set aside in \(journal.path) (table set_aside): \(reason); see netpulse journal show"
@@ -444,7 +452,7 @@ public final class IngestService: Service, Sendable {
             }
             try await apply(entries, journal: journal, into: store)
             if damaged.contains(where: { $0.id == last }) {
-                _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: last)
+                _ = try await store.ingest([], receivedAt: clock.now(), journalThrough: last)
             }
             applied += entries.count
             cursor = last
@@ -495,7 +503,7 @@ public final class IngestService: Service, Sendable {
             try await whileTheStoreCannotWrite(holding: entries.count) {
                 let batches = entries.map(\.batch)
                 let outcomes = try await store.ingest(
-                    batches, receivedAt: WallClock.milliseconds(), journalThrough: last,
+                    batches, receivedAt: clock.now(), journalThrough: last,
                     willStore: watch(batches, entries: entries.map(\.id)))
                 count(batches, outcomes)
             }
@@ -517,7 +525,7 @@ public final class IngestService: Service, Sendable {
             rejectedByStore.add(1, ordering: .relaxed)
             try await whileTheStoreCannotWrite(holding: 1) {
                 try await journal.setAside(last, reason: why)
-                _ = try await store.ingest([], receivedAt: WallClock.milliseconds(), journalThrough: last)
+                _ = try await store.ingest([], receivedAt: clock.now(), journalThrough: last)
             }
         }
         // Removing applied entries may fail (a full disk): they are skipped by the cursor and removed later.

@@ -209,6 +209,8 @@ public final class DaemonMetrics: Sendable {
         var ingest: IngestService
         var store: any MetricStore
         var leadership: Leadership
+        /// For remote write's lag behind the time.
+        var clock: WallClock
     }
 
     /// The exposition: the live figures read now, then every metric in Prometheus' text format.
@@ -240,7 +242,7 @@ public final class DaemonMetrics: Sendable {
         }
         if let queued = try? await sources.store.queuedNotificationCount() { notificationsQueued.set(Int64(queued)) }
         let forwarded = remoteWriteForwardedUntil.load(ordering: .relaxed)
-        if forwarded > 0 { remoteWriteLag.set(Double(WallClock.milliseconds() - forwarded) / 1_000) }
+        if forwarded > 0 { remoteWriteLag.set(Double(sources.clock.now() - forwarded) / 1_000) }
         if let process = ProcessStat() {
             residentMemory.set(process.residentBytes)
             cpuSeconds.catchUp(process.cpuSeconds)

@@ -26,11 +26,16 @@ public final class RemoteWriteService: Service, Sendable {
     let config: DaemonConfig
     let client: RemoteWriteClient
     let metrics: DaemonMetrics?
+    let clock: WallClock
     let logger: Logger
 
-    init(store: any MetricStore, config: DaemonConfig, url: String, metrics: DaemonMetrics?, logger: Logger) throws {
+    init(
+        store: any MetricStore, config: DaemonConfig, url: String, metrics: DaemonMetrics?, clock: WallClock,
+        logger: Logger
+    ) throws {
         self.store = store
         self.config = config
+        self.clock = clock
         let settings = config.remoteWrite
         client = try RemoteWriteClient(
             url: url, caFile: settings.ca, bearerTokenFile: settings.bearerTokenFile, timeout: settings.timeout)
@@ -58,7 +63,7 @@ public final class RemoteWriteService: Service, Sendable {
             var caughtUp = true
             do {
                 caughtUp = try await cancelWhenGracefulShutdown {
-                    try await self.pass(now: WallClock.milliseconds(), through: http)
+                    try await self.pass(now: self.clock.now(), through: http)
                 }.caughtUp
                 reported.removeAll()
             } catch {
@@ -173,7 +178,8 @@ public enum RemoteWriteForwarding {
     {
         guard let url = config.remoteWrite.url else { throw DaemonError("[remote_write] url is not set") }
         let logger = Logger(label: "netpulse.remote-write")
-        let service = try RemoteWriteService(store: store, config: config, url: url, metrics: nil, logger: logger)
+        let service = try RemoteWriteService(
+            store: store, config: config, url: url, metrics: nil, clock: .system, logger: logger)
         return try await WebhookClient.with(
             logger: logger, purpose: "remote write"
         ) { http in

@@ -41,9 +41,12 @@ public struct DaemonRuntime: Sendable {
 
     /// Opens the store (migrating an older one) and makes the services; nothing runs yet.
     ///
-    /// - Parameter onListening: called with the bound address once agents can connect (tests).
+    /// - Parameters:
+    ///   - clock: the wall clock every service dates things by (batches received, bills, alerts, files written).
+    ///   - faults: the fault points ingest stops at (tests of debug builds).
+    ///   - onListening: called with the bound address once agents can connect (tests).
     public init(
-        config: DaemonConfig, configPath: String?, logger: Logger,
+        config: DaemonConfig, configPath: String?, logger: Logger, clock: WallClock, faults: FaultPoints,
         onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in }
     ) async throws {
         // A notification command that exits without reading its input must not kill the daemon.
@@ -51,6 +54,7 @@ public struct DaemonRuntime: Sendable {
         self.config = config
         self.configPath = configPath
         self.logger = logger
+        self.clock = clock
         current = CurrentConfig(config)
         for warning in config.warnings { logger.warning("\(warning)") }
         // systemd makes it (StateDirectory=); a daemon started by hand on PostgreSQL, whose store is elsewhere, keeps
@@ -58,7 +62,7 @@ public struct DaemonRuntime: Sendable {
         try FileIO.createDirectory(config.stateDirectory, mode: 0o750)
         store = try await Self.openStore(config, logger: logger)
         // Agents moved in [labels.*] while the daemon was down move now, not when they next send.
-        await LabelMoves.apply(config, to: store, at: WallClock.milliseconds(), logger: logger)
+        await LabelMoves.apply(config, to: store, at: clock.now(), logger: logger)
         leadership = Leadership(leading: !(store is any SharedStore))
         queue = IngestQueue(limit: config.queueLimit, byteLimit: config.queueBytes)
         let registry = ConnectionRegistry()
@@ -73,12 +77,12 @@ public struct DaemonRuntime: Sendable {
         ingest = IngestService(
             store: store, journal: journal, queue: queue, logger: logger, commitDelay: config.commitDelay,
             paceThreshold: config.paceThreshold, metrics: metrics,
-            markerPath: journal == nil ? config.stateDirectory + "/netpulse-apply.marker" : nil,
-            onPace: { registry.broadcast($0) })
+            markerPath: journal == nil ? config.stateDirectory + "/netpulse-apply.marker" : nil, clock: clock,
+            faults: faults, onPace: { registry.broadcast($0) })
         if let url = config.remoteWrite.url {
             do {
                 remoteWriteService = try RemoteWriteService(
-                    store: store, config: config, url: url, metrics: metrics, logger: logger)
+                    store: store, config: config, url: url, metrics: metrics, clock: clock, logger: logger)
             } catch {
                 throw DaemonError("remote write cannot start: \(error) ([remote_write])")
             }
@@ -93,7 +97,8 @@ public struct DaemonRuntime: Sendable {
             metricsService = try await MetricsService(
                 address: address, metrics: metrics,
                 sources: DaemonMetrics.Sources(
-                    registry: registry, queue: queue, ingest: ingest, store: store, leadership: leadership),
+                    registry: registry, queue: queue, ingest: ingest, store: store, leadership: leadership,
+                    clock: clock),
                 logger: logger)
         } else {
             metricsService = nil
@@ -123,6 +128,7 @@ public struct DaemonRuntime: Sendable {
 
     let configPath: String?
     let logger: Logger
+    let clock: WallClock
     let current: CurrentConfig
     /// The services still running, for the stop's deadline to name.
     let running = RunningServices()
@@ -172,28 +178,35 @@ public struct DaemonRuntime: Sendable {
     /// The services in start order, with what their ending means for the group. Call once.
     public func makeServices() -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let notifier = NotifierService(
-            store: store, current: current, logger: logger, group: MultiThreadedEventLoopGroup.singleton)
+            store: store, current: current, clock: clock, logger: logger, group: MultiThreadedEventLoopGroup.singleton)
         let status = StatusService(
             loops: [ingest.heartbeat, ingest.applyHeartbeat] + listener.loopHeartbeats + notifier.heartbeats,
             registry: registry, ingest: ingest, store: store, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: ingest),
             .init(service: listener, successTerminationBehavior: .gracefullyShutdownGroup),
-            .init(service: leaderOnly(RetentionService(store: store, policy: config.retention, logger: logger))),
-            .init(service: leaderOnly(BillingService(store: store, config: config, logger: logger, metrics: metrics))),
-            .init(service: leaderOnly(AlertService(store: store, current: current, logger: logger, metrics: metrics))),
+            .init(
+                service: leaderOnly(
+                    RetentionService(store: store, policy: config.retention, clock: clock, logger: logger))),
+            .init(
+                service: leaderOnly(
+                    BillingService(store: store, config: config, clock: clock, logger: logger, metrics: metrics))),
+            .init(
+                service: leaderOnly(
+                    AlertService(store: store, current: current, clock: clock, logger: logger, metrics: metrics))),
             // Its loops wait a second between rounds without watching for a stop; cancelled, it ends at once, and
             // a notification whose delivery is cut short stays queued in the store for the next start.
             .init(service: leaderOnly(CancelledOnStop(notifier))),
             .init(
                 service: ReloadService(
                     configPath: configPath, current: current, tls: listener.tls, status: status, store: store,
-                    logger: logger)),
+                    clock: clock, logger: logger)),
             .init(service: status, successTerminationBehavior: .ignore),
         ]
         if config.snapshots.enabled {
             services.insert(
-                .init(service: leaderOnly(SnapshotService(store: store, config: config, logger: logger))), at: 2)
+                .init(service: leaderOnly(SnapshotService(store: store, config: config, clock: clock, logger: logger))),
+                at: 2)
         }
         if config.dashboards.enabled {
             let (queue, applying) = (self.queue, ingest.backlog)
@@ -201,7 +214,7 @@ public struct DaemonRuntime: Sendable {
                 .init(
                     service: leaderOnly(
                         DashboardService(
-                            store: store, config: config, logger: logger, metrics: metrics,
+                            store: store, config: config, clock: clock, logger: logger, metrics: metrics,
                             ingestBacklog: { (queue.backlogAge, applying.age) }))), at: 2)
         }
         if let remoteWriteService {

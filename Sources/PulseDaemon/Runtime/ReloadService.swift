@@ -22,12 +22,14 @@ final class ReloadService: Service, Sendable {
     let tls: TLSContextBox
     let status: StatusService
     let store: any MetricStore
+    let clock: WallClock
     let logger: Logger
 
     init(
         configPath: String?, current: CurrentConfig, tls: TLSContextBox, status: StatusService,
-        store: any MetricStore, logger: Logger
+        store: any MetricStore, clock: WallClock, logger: Logger
     ) {
+        self.clock = clock
         self.configPath = configPath
         self.current = current
         self.tls = tls
@@ -40,7 +42,7 @@ final class ReloadService: Service, Sendable {
         for await _ in SignalEvents([SIGHUP]).cancelOnGracefulShutdown() {
             guard let applied = reload() else { continue }
             // Ready again once the agents are in their new groups.
-            await LabelMoves.apply(applied, to: store, at: WallClock.milliseconds(), logger: logger)
+            await LabelMoves.apply(applied, to: store, at: clock.now(), logger: logger)
             SystemdNotifier.ready(status: status.line())
         }
     }

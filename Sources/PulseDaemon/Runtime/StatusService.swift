@@ -70,11 +70,13 @@ final class StatusService: Service, Sendable {
 final class RetentionService: Service, Sendable {
     let store: any MetricStore
     let policy: RetentionPolicy
+    let clock: WallClock
     let logger: Logger
 
-    init(store: any MetricStore, policy: RetentionPolicy, logger: Logger) {
+    init(store: any MetricStore, policy: RetentionPolicy, clock: WallClock, logger: Logger) {
         self.store = store
         self.policy = policy
+        self.clock = clock
         self.logger = logger
     }
 
@@ -89,7 +91,7 @@ final class RetentionService: Service, Sendable {
             }
             delay = .seconds(3_600)
             do {
-                let report = try await store.prune(policy, now: WallClock.milliseconds(), slice: 5_000)
+                let report = try await store.prune(policy, now: clock.now(), slice: 5_000)
                 if report.rawChunks + report.buckets + report.settledGaps > 0 {
                     logger.info(
                         "retention: deleted \(report.rawChunks) raw chunk(s) and \(report.buckets) bucket(s); settled \(report.settledGaps) gap(s) past the late-data horizon"

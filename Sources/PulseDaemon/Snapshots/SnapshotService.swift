@@ -15,11 +15,13 @@ import ServiceLifecycle
 final class SnapshotService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
+    let clock: WallClock
     let logger: Logger
 
-    init(store: any MetricStore, config: DaemonConfig, logger: Logger) {
+    init(store: any MetricStore, config: DaemonConfig, clock: WallClock, logger: Logger) {
         self.store = store
         self.config = config
+        self.clock = clock
         self.logger = logger
     }
 
@@ -32,7 +34,7 @@ final class SnapshotService: Service, Sendable {
             return
         }
         while !Task.isShuttingDownGracefully {
-            let now = WallClock.milliseconds()
+            let now = clock.now()
             let next = (now / settings.interval + 1) * settings.interval + 5_000
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(next - now)) }
@@ -40,7 +42,7 @@ final class SnapshotService: Service, Sendable {
                 return
             }
             do {
-                let written = try await write(at: WallClock.milliseconds())
+                let written = try await write(at: clock.now())
                 logger.info("snapshot written: \(written.joined(separator: ", "))")
             } catch {
                 logger.error("snapshot failed: \(error)")

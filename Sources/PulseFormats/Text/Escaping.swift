@@ -1,41 +1,7 @@
 import PulseCore
 
-/// Escaping for the machine formats, in one place. Interface names may hold any byte but '/', ':', whitespace
-/// and NUL (`a<b&c`, `p"q>`).
-public enum JSONText {
-    public static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += "\\u" + Hex.string(UInt64(scalar.value), width: 4)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-
-    /// An object from fields already written as JSON values, in order.
-    public static func object(_ fields: [(String, String)]) -> String {
-        "{" + fields.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
-    }
-
-    public static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
-
-    /// A number or `null`.
-    public static func number(_ value: Int64?) -> String { value.map { "\($0)" } ?? "null" }
-
-    /// A fixed-point number with `decimals` places from an integer of that many decimal places, or `null`.
-    public static func decimal(_ value: Int64?, places: Int) -> String {
-        value.map { FixedPoint.text($0, places: places) } ?? "null"
-    }
-}
-
+/// Escaping for the text formats PulseFormats alone writes: CSV and the terminal. (JSON's, which the store and the
+/// daemon write too, is ``JSONText`` in PulseCore.)
 public enum CSVText {
     /// RFC 4180: quote fields holding a comma, quote or line break; double inner quotes. A text that a spreadsheet
     /// would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return, and not a number) gets
@@ -62,19 +28,6 @@ public enum CSVText {
     }
 
     public static func row(_ fields: [String]) -> String { fields.map(field).joined(separator: ",") + "\r\n" }
-}
-
-/// Integers holding a fixed number of decimal places, written exactly (`1234567` with 3 places: `1234.567`).
-public enum FixedPoint {
-    public static func text(_ value: Int64, places: Int) -> String {
-        guard places > 0 else { return "\(value)" }
-        var scale: Int64 = 1
-        for _ in 0..<places { scale *= 10 }
-        let magnitude = value.magnitude
-        let whole = magnitude / UInt64(scale)
-        let fraction = String(magnitude % UInt64(scale))
-        return (value < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: places - fraction.count) + fraction
-    }
 }
 
 /// Control characters shown as `\xNN`, so a hostile interface name cannot drive a terminal.

@@ -36,7 +36,7 @@ public struct DashboardQuery: Sendable {
         let panels = try await PanelQuery.read(
             spec.panels, scope: spec.scope, engine: engine, timeline: timeline, window: window, now: now,
             figures: true)
-        return DashboardData(spec: spec, range: range, now: now, panels: panels)
+        return DashboardData(spec: spec, range: range, panels: panels)
     }
 
     /// Panels of `scope` over a report's period, at 5-minute buckets for a day and hourly ones for longer periods
@@ -76,10 +76,11 @@ public struct DashboardQuery: Sendable {
 public struct DashboardData: Sendable {
     public var spec: DashboardSpec
     public var range: DashboardRange
-    /// The `now` it was read for (ms).
-    public var now: Int64
     /// The scope's members, buckets and figures, and each panel's series.
     public var panels: PanelsData
+
+    /// The `now` it was read for (ms): its panels'.
+    public var now: Int64 { panels.now }
 }
 
 /// Panels of one scope over one timeline, as read.

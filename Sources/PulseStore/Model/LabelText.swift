@@ -8,10 +8,7 @@ import PulseCore
 /// is why a value with one became a second label: values may no longer hold control characters).
 package enum LabelText {
     package static func encode(_ labels: Labels) -> String {
-        let pairs = labels.pairs.map { [$0.key, $0.value] }
-        // Encoding an array of strings cannot fail.
-        guard let data = try? JSONEncoder().encode(pairs) else { return "[]" }
-        return String(decoding: data, as: UTF8.self)
+        JSONText.array(labels.pairs.map { JSONText.array(strings: [$0.key, $0.value]) })
     }
 
     package static func decode(_ text: String) -> Labels {

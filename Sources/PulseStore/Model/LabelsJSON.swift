@@ -1,17 +1,12 @@
 import Foundation
+import PulseCore
 
 /// Label maps and string lists as the JSON text both stores keep them in (alerts' labels and annotations, silences'
 /// matchers, notification groups): keys sorted, so equal maps are equal text.
 package enum LabelsJSON {
-    package static func text(_ value: [String: String]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
+    package static func text(_ value: [String: String]) -> String { JSONText.object(strings: value) }
 
-    package static func text(_ value: [String]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: value)) ?? Data("[]".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
+    package static func text(_ value: [String]) -> String { JSONText.array(strings: value) }
 
     /// The map in `text` (empty when it is not one).
     package static func labels(_ text: String) -> [String: String] {
