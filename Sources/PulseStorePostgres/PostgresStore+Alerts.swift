@@ -10,9 +10,7 @@ extension PostgresStore {
         try await read { session in
             try await session.query(
                 """
-                SELECT rule, fingerprint, series_id, labels, annotations, status, active_since, fired_at, clear_since,
-                    value, evaluated_at, rule_digest
-                FROM alert_instance ORDER BY rule COLLATE "C", fingerprint COLLATE "C"
+                SELECT \(unescaped: AlertColumns.instance) FROM alert_instance ORDER BY rule COLLATE "C", fingerprint COLLATE "C"
                 """
             ).map { row in
                 let (
@@ -42,8 +40,7 @@ extension PostgresStore {
             for instance in update.instances {
                 try await session.query(
                     """
-                    INSERT INTO alert_instance (rule, fingerprint, series_id, labels, annotations, status,
-                        active_since, fired_at, clear_since, value, evaluated_at, rule_digest)
+                    INSERT INTO alert_instance (\(unescaped: AlertColumns.instance))
                     VALUES (\(instance.rule), \(instance.fingerprint), \(instance.series),
                         \(LabelsJSON.text(instance.labels)), \(LabelsJSON.text(instance.annotations)),
                         \(instance.phase.status.rawValue), \(instance.phase.activeSince), \(instance.phase.firedAt),
@@ -59,8 +56,7 @@ extension PostgresStore {
             for var event in update.events {
                 event.id = try await session.query(
                     """
-                    INSERT INTO alert_event (at, rule, fingerprint, series_id, status, value, labels, annotations,
-                        starts_at, ends_at, chart)
+                    INSERT INTO alert_event (\(unescaped: AlertColumns.eventInsert))
                     VALUES (\(event.at), \(event.rule), \(event.fingerprint), \(event.series), \(event.status.rawValue),
                         \(event.value), \(LabelsJSON.text(event.labels)), \(LabelsJSON.text(event.annotations)),
                         \(event.startsAt), \(event.endsAt), \(event.chart))
@@ -73,10 +69,7 @@ extension PostgresStore {
         }
     }
 
-    static let eventColumns = """
-        SELECT id, rule, fingerprint, series_id, status, at, value, labels, annotations, starts_at, ends_at, chart
-        FROM alert_event
-        """
+    static let eventColumns = "SELECT \(AlertColumns.event) FROM alert_event"
 
     static func event(_ row: PostgresRow) throws -> AlertEvent {
         let (id, rule, fingerprint, series, status, at, value, labels, annotations, startsAt, endsAt, chart) =
@@ -118,7 +111,7 @@ extension PostgresStore {
         try await read { session in
             try await session.query(
                 """
-                SELECT id, matchers, starts_at, ends_at, created_by, comment FROM alert_silence
+                SELECT \(unescaped: AlertColumns.silence) FROM alert_silence
                 ORDER BY starts_at, id COLLATE "C"
                 """
             ).map { row in
@@ -135,7 +128,7 @@ extension PostgresStore {
         try await write { session in
             try await session.query(
                 """
-                INSERT INTO alert_silence (id, matchers, starts_at, ends_at, created_by, comment)
+                INSERT INTO alert_silence (\(unescaped: AlertColumns.silence))
                 VALUES (\(silence.id), \(LabelsJSON.text(silence.matchers)), \(silence.startsAt), \(silence.endsAt),
                     \(silence.createdBy), \(silence.comment))
                 ON CONFLICT (id) DO UPDATE SET matchers = excluded.matchers, starts_at = excluded.starts_at,
@@ -158,7 +151,7 @@ extension PostgresStore {
         try await read { session in
             try await session.query(
                 """
-                SELECT receiver, key, labels, created_at, notified_at, notified_firing FROM notification_group
+                SELECT \(unescaped: AlertColumns.group) FROM notification_group
                 ORDER BY receiver COLLATE "C", key COLLATE "C"
                 """
             ).map { row in
@@ -178,7 +171,7 @@ extension PostgresStore {
             if let notification {
                 try await session.query(
                     """
-                    INSERT INTO notification (receiver, group_key, created_at, body, attempts, next_attempt, last_error)
+                    INSERT INTO notification (\(unescaped: AlertColumns.notificationInsert))
                     VALUES (\(notification.receiver), \(notification.groupKey), \(notification.createdAt),
                         \(ByteBuffer(bytes: notification.body)), \(Int64(notification.attempts)),
                         \(notification.nextAttempt), \(notification.lastError))
@@ -187,7 +180,7 @@ extension PostgresStore {
             if let group {
                 try await session.query(
                     """
-                    INSERT INTO notification_group (receiver, key, labels, created_at, notified_at, notified_firing)
+                    INSERT INTO notification_group (\(unescaped: AlertColumns.group))
                     VALUES (\(group.receiver), \(group.key), \(LabelsJSON.text(group.labels)), \(group.createdAt),
                         \(group.notifiedAt), \(LabelsJSON.text(group.notifiedFiring.sorted())))
                     ON CONFLICT (receiver, key) DO UPDATE SET labels = excluded.labels,
@@ -206,7 +199,7 @@ extension PostgresStore {
         try await read { session in
             try await session.query(
                 """
-                SELECT id, receiver, group_key, created_at, body, attempts, next_attempt, last_error
+                SELECT \(unescaped: AlertColumns.notification)
                 FROM notification WHERE receiver = \(receiver) ORDER BY id LIMIT \(Int64(limit))
                 """
             ).map { row in

@@ -9,9 +9,7 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT rule, fingerprint, series_id, labels, annotations, status, active_since, fired_at,
-                        clear_since, value, evaluated_at, rule_digest
-                    FROM alert_instance ORDER BY rule, fingerprint
+                    SELECT \(AlertColumns.instance) FROM alert_instance ORDER BY rule, fingerprint
                     """
             ).map { row in
                 AlertInstance(
@@ -37,8 +35,7 @@ extension SQLiteStore {
             for instance in update.instances {
                 try db.execute(
                     sql: """
-                        INSERT OR REPLACE INTO alert_instance (rule, fingerprint, series_id, labels, annotations,
-                            status, active_since, fired_at, clear_since, value, evaluated_at, rule_digest)
+                        INSERT OR REPLACE INTO alert_instance (\(AlertColumns.instance))
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
@@ -53,8 +50,7 @@ extension SQLiteStore {
             for var event in update.events {
                 try db.execute(
                     sql: """
-                        INSERT INTO alert_event (at, rule, fingerprint, series_id, status, value, labels, annotations,
-                            starts_at, ends_at, chart)
+                        INSERT INTO alert_event (\(AlertColumns.eventInsert))
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
@@ -74,9 +70,7 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, rule, fingerprint, series_id, status, at, value, labels, annotations, starts_at,
-                        ends_at, chart
-                    FROM alert_event WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?
+                    SELECT \(AlertColumns.event) FROM alert_event WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?
                     """, arguments: [since, limit]
             ).map(Self.event)
         }
@@ -87,9 +81,7 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, rule, fingerprint, series_id, status, at, value, labels, annotations, starts_at,
-                        ends_at, chart
-                    FROM alert_event WHERE at >= ? AND at < ? ORDER BY at, id
+                    SELECT \(AlertColumns.event) FROM alert_event WHERE at >= ? AND at < ? ORDER BY at, id
                     """, arguments: [from, to]
             ).map(Self.event)
         }
@@ -117,8 +109,7 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, matchers, starts_at, ends_at, created_by, comment FROM alert_silence
-                    ORDER BY starts_at, id
+                    SELECT \(AlertColumns.silence) FROM alert_silence ORDER BY starts_at, id
                     """
             ).map { row in
                 Silence(
@@ -133,7 +124,7 @@ extension SQLiteStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    INSERT OR REPLACE INTO alert_silence (id, matchers, starts_at, ends_at, created_by, comment)
+                    INSERT OR REPLACE INTO alert_silence (\(AlertColumns.silence))
                     VALUES (?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
@@ -158,8 +149,7 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT receiver, key, labels, created_at, notified_at, notified_firing FROM notification_group
-                    ORDER BY receiver, key
+                    SELECT \(AlertColumns.group) FROM notification_group ORDER BY receiver, key
                     """
             ).map { row in
                 NotificationGroup(
@@ -176,8 +166,7 @@ extension SQLiteStore {
             if let notification {
                 try db.execute(
                     sql: """
-                        INSERT INTO notification (receiver, group_key, created_at, body, attempts, next_attempt,
-                            last_error)
+                        INSERT INTO notification (\(AlertColumns.notificationInsert))
                         VALUES (?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
@@ -189,8 +178,7 @@ extension SQLiteStore {
             if let group {
                 try db.execute(
                     sql: """
-                        INSERT OR REPLACE INTO notification_group (receiver, key, labels, created_at, notified_at,
-                            notified_firing)
+                        INSERT OR REPLACE INTO notification_group (\(AlertColumns.group))
                         VALUES (?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
@@ -211,8 +199,7 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, receiver, group_key, created_at, body, attempts, next_attempt, last_error
-                    FROM notification WHERE receiver = ? ORDER BY id LIMIT ?
+                    SELECT \(AlertColumns.notification) FROM notification WHERE receiver = ? ORDER BY id LIMIT ?
                     """, arguments: [receiver, limit]
             ).map { row in
                 PendingNotification(
