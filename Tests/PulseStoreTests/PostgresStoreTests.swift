@@ -298,14 +298,16 @@ import Testing
             }
             @Sendable func cached(_ side: PostgresStore.WriterSide) -> Cached {
                 var cached = Cached()
-                for (series, state) in side.writer.states {
+                for (series, state) in side.writer.counter.states {
                     cached.states[series] = SampleCoding.encode(state.first) + SampleCoding.encode(state.last)
                 }
-                for (series, facts) in side.writer.facts { cached.speeds[series] = facts.speedMbps }
-                cached.ranges = side.writer.ranges.values.map { $0.flatMap { [$0.lowerBound, $0.upperBound] } }.sorted {
+                for (series, facts) in side.writer.catalogue.facts { cached.speeds[series] = facts.speedMbps }
+                cached.ranges = side.writer.deduplicator.ranges.values.map {
+                    $0.flatMap { [$0.lowerBound, $0.upperBound] }
+                }.sorted {
                     $0.lexicographicallyPrecedes($1)
                 }
-                cached.agents = side.writer.agents.keys.sorted()
+                cached.agents = side.writer.agents.rows.keys.sorted()
                 return cached
             }
             /// The first daemon's next turn, up to where it would begin storing: what it then holds.
@@ -357,14 +359,14 @@ import Testing
         defer { store.shutdown() }
         let batch = BatchMaker().batch(1, start: day, rx: [100, 200, 300])
         #expect(try await store.ingest([batch], receivedAt: day + 60_000) == [.stored])
-        #expect(try await store.onWriter { !$0.writer.states.isEmpty })
+        #expect(try await store.onWriter { !$0.writer.counter.states.isEmpty })
         _ = try server.psql(
             "postgres",
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'reconnect'")
         // The session sees its connection closed, and opens another at the next transaction.
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await store.ingest([batch], receivedAt: day + 61_000) == [.duplicate])
-        #expect(try await store.onWriter { $0.writer.states.isEmpty && $0.connections == 2 })
+        #expect(try await store.onWriter { $0.writer.counter.states.isEmpty && $0.connections == 2 })
         #expect(try await store.totals().batches == 1)
     }
 

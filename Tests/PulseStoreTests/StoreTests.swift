@@ -78,16 +78,17 @@ struct BatchMaker {
             }
             let first = Int64.random(in: -10...160, using: &random)
             let second = Int64.random(in: -10...160, using: &random)
-            if StoreWriter.sameGroups(memberships, at: first, second) {
+            if AgentDirectory.sameGroups(memberships, at: first, second) {
                 #expect(
-                    StoreWriter.groups(of: memberships, at: first) == StoreWriter.groups(of: memberships, at: second),
+                    AgentDirectory.groups(of: memberships, at: first)
+                        == AgentDirectory.groups(of: memberships, at: second),
                     "\(memberships) at \(first) and \(second)")
             }
         }
         // Within one membership's span the groups are the same; across its end they are not.
         let one = [Membership(agent: "a", group: groups[0], from: 10, to: 20)]
-        #expect(StoreWriter.sameGroups(one, at: 11, 19))
-        #expect(!StoreWriter.sameGroups(one, at: 19, 20))
+        #expect(AgentDirectory.sameGroups(one, at: 11, 19))
+        #expect(!AgentDirectory.sameGroups(one, at: 19, 20))
     }
 
     /// A move read from the configuration (a reload or a start, `relabel`): the known agent moves at that time,

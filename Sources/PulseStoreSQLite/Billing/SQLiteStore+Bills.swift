@@ -13,7 +13,7 @@ extension SQLiteStore {
         try await pool.write { db in try Self.raiseBillMark(to: time, in: db) }
     }
 
-    /// Moves the bill mark (``StoreWriter/billMark``) up to `time`, never down.
+    /// Moves the bill mark (``ChangeTracker/billMark``) up to `time`, never down.
     static func raiseBillMark(to time: Int64, in db: Database) throws {
         try db.execute(
             sql: """

@@ -10,7 +10,7 @@ extension SQLiteStore {
         try await pool.write { db in try Self.raiseForwardMark(to: time, in: db) }
     }
 
-    /// Moves the forward mark (``StoreWriter/forwardMark``) up to `time`, never down.
+    /// Moves the forward mark (``ChangeTracker/forwardMark``) up to `time`, never down.
     static func raiseForwardMark(to time: Int64, in db: Database) throws {
         try db.execute(sql: "UPDATE meta SET value = max(value, ?) WHERE key = 'forward_mark'", arguments: [time])
     }
