@@ -18,7 +18,7 @@ import PulseStore
 /// of the commit that changes them, so a writer whose turn comes after others' reads back only what they changed
 /// (``changes(after:)``): one query per table, however large the fleet.
 final class PostgresIngestTransaction: IngestTransaction {
-    let session: BlockingSession
+    let session: PostgresSession
     /// What the store's writer knows across its transactions (dropped when one fails).
     let memory: WriterMemory
     private var metaValues: [String: Int64] = [:]
@@ -26,7 +26,7 @@ final class PostgresIngestTransaction: IngestTransaction {
     /// stamps rows always moves the revision there (see ``StoreWriter/ingest(_:receivedAt:in:)``).
     private var stamp: Int64 = 0
 
-    init(session: BlockingSession, memory: WriterMemory) {
+    init(session: PostgresSession, memory: WriterMemory) {
         self.session = session
         self.memory = memory
     }
@@ -46,9 +46,9 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
     }
 
-    func lockRevision() throws -> Int64 {
-        let revision = try session.query("SELECT value FROM meta WHERE key = 'revision' FOR UPDATE")
-        for row in try session.query("SELECT key, value FROM meta") {
+    func lockRevision() async throws -> Int64 {
+        let revision = try await session.query("SELECT value FROM meta WHERE key = 'revision' FOR UPDATE")
+        for row in try await session.query("SELECT key, value FROM meta") {
             let (key, value) = try row.decode((String, Int64).self)
             metaValues[key] = value
         }
@@ -58,7 +58,7 @@ final class PostgresIngestTransaction: IngestTransaction {
         return current
     }
 
-    func changes(after revision: Int64) throws -> StoreWriter.SharedChanges? {
+    func changes(after revision: Int64) async throws -> StoreWriter.SharedChanges? {
         // A writer that stamps nothing committed since this one last looked: its changes cannot be told apart.
         let unstamped = (metaValues["revision"] ?? 0) - (metaValues["stamped"] ?? 0)
         guard unstamped == memory.unstamped else {
@@ -66,13 +66,13 @@ final class PostgresIngestTransaction: IngestTransaction {
             return nil
         }
         var changes = StoreWriter.SharedChanges()
-        for row in try session.query("SELECT series_id, first, last FROM series_state WHERE revision > \(revision)") {
+        for row in try await session.query("SELECT series_id, first, last FROM series_state WHERE revision > \(revision)") {
             let (series, first, last) = try row.decode((Int64, ByteBuffer, ByteBuffer).self)
             changes.states[series] = StoreWriter.SeriesState(
                 first: try SampleCoding.decode(Array(first.readableBytesView)),
                 last: try SampleCoding.decode(Array(last.readableBytesView)))
         }
-        for row in try session.query(
+        for row in try await session.query(
             """
             SELECT id, speed_mbps, operstate, carrier, mtu, link_kind, relation FROM series
             WHERE revision > \(revision)
@@ -83,7 +83,7 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
         // A change to a stream's ranges stamps at least one of its ranges (a merge deletes one and stamps the other),
         // so every range of those streams is read.
-        for row in try session.query(
+        for row in try await session.query(
             """
             SELECT stream_id, first, last FROM stream_range WHERE stream_id IN
                 (SELECT stream_id FROM stream_range WHERE revision > \(revision))
@@ -93,27 +93,27 @@ final class PostgresIngestTransaction: IngestTransaction {
             let (stream, first, last) = try row.decode((Int64, Int64, Int64).self)
             changes.ranges[stream, default: []].append(UInt64(bitPattern: first)...UInt64(bitPattern: last))
         }
-        for row in try session.query("SELECT id FROM agent WHERE revision > \(revision)") {
+        for row in try await session.query("SELECT id FROM agent WHERE revision > \(revision)") {
             changes.agents.insert(try row.decode(Int64.self))
         }
         return changes
     }
 
-    func meta(_ key: String) throws -> Int64 {
+    func meta(_ key: String) async throws -> Int64 {
         if let value = metaValues[key] { return value }
-        return try session.query("SELECT value FROM meta WHERE key = \(key)").first.map { try $0.decode(Int64.self) }
+        return try await session.query("SELECT value FROM meta WHERE key = \(key)").first.map { try $0.decode(Int64.self) }
             ?? 0
     }
 
-    func advanceTotals(revision: Int64, batches: Int64, values: Int64, unplacedSteps: Int64) throws {
-        try session.query(
+    func advanceTotals(revision: Int64, batches: Int64, values: Int64, unplacedSteps: Int64) async throws {
+        try await session.query(
             """
             UPDATE meta SET value = CASE key WHEN 'revision' THEN \(revision) WHEN 'stamped' THEN value + 1
                 WHEN 'batches' THEN value + \(batches) ELSE value + \(values) END
             WHERE key IN ('revision', 'stamped', 'batches', 'values')
             """)
         if unplacedSteps != 0 {
-            try session.query(
+            try await session.query(
                 """
                 INSERT INTO meta (key, value) VALUES ('unplaced_steps', \(unplacedSteps))
                 ON CONFLICT (key) DO UPDATE SET value = meta.value + excluded.value
@@ -123,8 +123,8 @@ final class PostgresIngestTransaction: IngestTransaction {
 
     // MARK: Agents and memberships
 
-    func upsertAgent(_ identity: AgentIdentity, at now: Int64) throws -> (id: Int64, labels: Labels) {
-        let row = try session.query(
+    func upsertAgent(_ identity: AgentIdentity, at now: Int64) async throws -> (id: Int64, labels: Labels) {
+        let row = try await session.query(
             """
             INSERT INTO agent (name, hostname, version, first_seen, last_seen)
             VALUES (\(identity.name), \(identity.hostname), \(identity.version), \(now), \(now))
@@ -137,13 +137,13 @@ final class PostgresIngestTransaction: IngestTransaction {
         return (id, LabelText.decode(labels))
     }
 
-    func touchAgent(id: Int64, hostname: String, version: String, at now: Int64) throws {
-        try session.query(
+    func touchAgent(id: Int64, hostname: String, version: String, at now: Int64) async throws {
+        try await session.query(
             "UPDATE agent SET hostname = \(hostname), version = \(version), last_seen = \(now) WHERE id = \(id)")
     }
 
-    func agent(named name: String) throws -> (id: Int64, identity: AgentIdentity, lastSeen: Int64)? {
-        try session.query("SELECT id, hostname, version, labels, last_seen FROM agent WHERE name = \(name)").first.map {
+    func agent(named name: String) async throws -> (id: Int64, identity: AgentIdentity, lastSeen: Int64)? {
+        try await session.query("SELECT id, hostname, version, labels, last_seen FROM agent WHERE name = \(name)").first.map {
             row in
             let (id, hostname, version, labels, lastSeen) = try row.decode((Int64, String, String, String, Int64).self)
             return (
@@ -153,8 +153,8 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
     }
 
-    func memberships(agent id: Int64, name: String) throws -> [Membership] {
-        try session.query(
+    func memberships(agent id: Int64, name: String) async throws -> [Membership] {
+        try await session.query(
             "SELECT key, value, from_ts, to_ts FROM membership WHERE agent_id = \(id) ORDER BY from_ts"
         ).map { row in
             let (key, value, from, to) = try row.decode((String, String, Int64, Int64?).self)
@@ -162,16 +162,16 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
     }
 
-    func endMembership(agent: Int64, _ membership: Membership, at time: Int64) throws {
-        try session.query(
+    func endMembership(agent: Int64, _ membership: Membership, at time: Int64) async throws {
+        try await session.query(
             """
             UPDATE membership SET to_ts = \(time) WHERE agent_id = \(agent) AND key = \(membership.group.key)
                 AND value = \(membership.group.value) AND from_ts = \(membership.from)
             """)
     }
 
-    func beginMembership(agent: Int64, group: GroupKey, at time: Int64) throws {
-        try session.query(
+    func beginMembership(agent: Int64, group: GroupKey, at time: Int64) async throws {
+        try await session.query(
             """
             INSERT INTO membership (agent_id, key, value, from_ts, to_ts)
             VALUES (\(agent), \(group.key), \(group.value), \(time), NULL)
@@ -179,17 +179,17 @@ final class PostgresIngestTransaction: IngestTransaction {
             """)
     }
 
-    func setLabels(agent: Int64, _ labels: Labels) throws {
+    func setLabels(agent: Int64, _ labels: Labels) async throws {
         // Memberships change only with labels: the stamp covers both.
-        try session.query(
+        try await session.query(
             "UPDATE agent SET labels = \(LabelText.encode(labels)), revision = \(stamp) WHERE id = \(agent)")
     }
 
     // MARK: Deduplication
 
-    func streamID(agent: Int64, stream: UInt64) throws -> Int64 {
+    func streamID(agent: Int64, stream: UInt64) async throws -> Int64 {
         // DO UPDATE (a no-op) rather than DO NOTHING so RETURNING gives the id of a stream that exists.
-        try session.query(
+        try await session.query(
             """
             INSERT INTO stream (agent_id, stream) VALUES (\(agent), \(Int64(bitPattern: stream)))
             ON CONFLICT (agent_id, stream) DO UPDATE SET stream = excluded.stream RETURNING id
@@ -197,15 +197,15 @@ final class PostgresIngestTransaction: IngestTransaction {
         ).single("a stream of the agent \(agent)").decode(Int64.self)
     }
 
-    func ranges(stream: Int64) throws -> [ClosedRange<UInt64>] {
-        try session.query("SELECT first, last FROM stream_range WHERE stream_id = \(stream) ORDER BY first").map {
+    func ranges(stream: Int64) async throws -> [ClosedRange<UInt64>] {
+        try await session.query("SELECT first, last FROM stream_range WHERE stream_id = \(stream) ORDER BY first").map {
             let (first, last) = try $0.decode((Int64, Int64).self)
             return UInt64(bitPattern: first)...UInt64(bitPattern: last)
         }
     }
 
-    func insertRange(stream: Int64, _ range: ClosedRange<UInt64>) throws {
-        try session.query(
+    func insertRange(stream: Int64, _ range: ClosedRange<UInt64>) async throws {
+        try await session.query(
             """
             INSERT INTO stream_range (stream_id, first, last, revision)
             VALUES (\(stream), \(Int64(bitPattern: range.lowerBound)), \(Int64(bitPattern: range.upperBound)),
@@ -213,8 +213,8 @@ final class PostgresIngestTransaction: IngestTransaction {
             """)
     }
 
-    func updateRange(stream: Int64, first: UInt64, to range: ClosedRange<UInt64>) throws {
-        try session.query(
+    func updateRange(stream: Int64, first: UInt64, to range: ClosedRange<UInt64>) async throws {
+        try await session.query(
             """
             UPDATE stream_range SET first = \(Int64(bitPattern: range.lowerBound)),
                 last = \(Int64(bitPattern: range.upperBound)), revision = \(stamp)
@@ -222,19 +222,19 @@ final class PostgresIngestTransaction: IngestTransaction {
             """)
     }
 
-    func deleteRange(stream: Int64, first: UInt64) throws {
-        try session.query(
+    func deleteRange(stream: Int64, first: UInt64) async throws {
+        try await session.query(
             "DELETE FROM stream_range WHERE stream_id = \(stream) AND first = \(Int64(bitPattern: first))")
     }
 
-    func addDropped(stream: Int64, _ count: Int64) throws {
-        try session.query("UPDATE stream SET dropped = dropped + \(count) WHERE id = \(stream)")
+    func addDropped(stream: Int64, _ count: Int64) async throws {
+        try await session.query("UPDATE stream SET dropped = dropped + \(count) WHERE id = \(stream)")
     }
 
     // MARK: Series
 
-    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) throws -> Int64 {
-        try session.query(
+    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) async throws -> Int64 {
+        try await session.query(
             """
             INSERT INTO series (kind, agent_id, name, first_seen, last_seen)
             VALUES (\(kind.rawValue), \(agent), \(ByteBuffer(bytes: name)), \(now), \(now))
@@ -243,8 +243,8 @@ final class PostgresIngestTransaction: IngestTransaction {
         ).single("a series of the agent \(agent)").decode(Int64.self)
     }
 
-    func epochID(_ epoch: CounterEpoch) throws -> Int64 {
-        try session.query(
+    func epochID(_ epoch: CounterEpoch) async throws -> Int64 {
+        try await session.query(
             """
             INSERT INTO epoch (boot_id, ifindex, width)
             VALUES (\(ByteBuffer(bytes: BootIDBytes.bytes(epoch.bootID))), \(Int64(epoch.ifindex)),
@@ -254,8 +254,8 @@ final class PostgresIngestTransaction: IngestTransaction {
         ).single("a counter epoch").decode(Int64.self)
     }
 
-    func facts(series: Int64) throws -> LinkState? {
-        try session.query(
+    func facts(series: Int64) async throws -> LinkState? {
+        try await session.query(
             "SELECT speed_mbps, operstate, carrier, mtu, link_kind, relation FROM series WHERE id = \(series)"
         ).first.map { row in
             let columns = try row.decode((Int64, Int64, Int64, Int64, Int64, Int64).self)
@@ -263,14 +263,14 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
     }
 
-    func setFacts(series: Int64, _ state: LinkState, at time: Int64) throws {
+    func setFacts(series: Int64, _ state: LinkState, at time: Int64) async throws {
         let v = LinkColumns.values(state)
-        try session.query(
+        try await session.query(
             """
             UPDATE series SET speed_mbps = \(v[0]), operstate = \(v[1]), carrier = \(v[2]), mtu = \(v[3]),
                 link_kind = \(v[4]), relation = \(v[5]), revision = \(stamp) WHERE id = \(series)
             """)
-        try session.query(
+        try await session.query(
             """
             INSERT INTO link_state (series_id, ts, speed_mbps, operstate, carrier, mtu, link_kind, relation)
             VALUES (\(series), \(time), \(v[0]), \(v[1]), \(v[2]), \(v[3]), \(v[4]), \(v[5]))
@@ -283,18 +283,18 @@ final class PostgresIngestTransaction: IngestTransaction {
     func insertRaw(
         _ raw: RawBatch, agent: Int64, order: Int64, shift: Int64, interval: Int64, heartbeat: Int64, from: Int64,
         to: Int64
-    ) throws {
+    ) async throws {
         let partition = PostgresSchema.rawPartition(holding: to)
         if !memory.partitions.contains(partition.name) {
             // Ingest transactions take turns (lockRevision), so two daemons never race to make one partition.
-            try session.execute(
+            try await session.execute(
                 """
                 CREATE TABLE IF NOT EXISTS \(partition.name) PARTITION OF raw
                 FOR VALUES FROM (\(partition.from)) TO (\(partition.to))
                 """)
             memory.partitions.insert(partition.name)
         }
-        try session.query(
+        try await session.query(
             """
             INSERT INTO raw (agent_id, ord, shift, interval, heartbeat, first_ts, last_ts, data)
             VALUES (\(agent), \(order), \(shift), \(interval), \(heartbeat), \(from), \(to), \(ByteBuffer(bytes: raw.bytes)))
@@ -303,8 +303,8 @@ final class PostgresIngestTransaction: IngestTransaction {
 
     // MARK: Counter order
 
-    func seriesState(_ series: Int64) throws -> StoreWriter.SeriesState? {
-        try session.query("SELECT first, last FROM series_state WHERE series_id = \(series) FOR UPDATE").first.map {
+    func seriesState(_ series: Int64) async throws -> StoreWriter.SeriesState? {
+        try await session.query("SELECT first, last FROM series_state WHERE series_id = \(series) FOR UPDATE").first.map {
             let (first, last) = try $0.decode((ByteBuffer, ByteBuffer).self)
             return StoreWriter.SeriesState(
                 first: try SampleCoding.decode(Array(first.readableBytesView)),
@@ -312,14 +312,14 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
     }
 
-    func writeStates(_ states: [(series: Int64, state: StoreWriter.SeriesState)]) throws {
+    func writeStates(_ states: [(series: Int64, state: StoreWriter.SeriesState)]) async throws {
         guard !states.isEmpty else { return }
         var binds = PostgresBindings()
         binds.append(states.map(\.series))
         binds.append(states.map { ByteBuffer(bytes: SampleCoding.encode($0.state.first)) })
         binds.append(states.map { ByteBuffer(bytes: SampleCoding.encode($0.state.last)) })
         binds.append(stamp)
-        try session.query(
+        try await session.query(
             PostgresQuery(
                 unsafeSQL: """
                     INSERT INTO series_state (series_id, first, last, revision)
@@ -329,8 +329,8 @@ final class PostgresIngestTransaction: IngestTransaction {
                     """, binds: binds))
     }
 
-    func gap(series: Int64, before position: SamplePosition) throws -> StoreWriter.Gap? {
-        try session.query(
+    func gap(series: Int64, before position: SamplePosition) async throws -> StoreWriter.Gap? {
+        try await session.query(
             """
             SELECT prev, next, scopes, virtual, step, from_ts FROM gap
             WHERE series_id = \(series) AND (prev_order < \(position.order)
@@ -347,17 +347,17 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
     }
 
-    func deleteGap(series: Int64, previous: SamplePosition) throws {
-        try session.query(
+    func deleteGap(series: Int64, previous: SamplePosition) async throws {
+        try await session.query(
             """
             DELETE FROM gap WHERE series_id = \(series) AND prev_order = \(previous.order)
                 AND prev_tick = \(Int64(previous.tick))
             """)
     }
 
-    func saveGap(_ gap: StoreWriter.Gap, series: Int64, revision: Int64) throws {
+    func saveGap(_ gap: StoreWriter.Gap, series: Int64, revision: Int64) async throws {
         let (previous, next) = (gap.previous, gap.next)
-        try session.query(
+        try await session.query(
             """
             INSERT INTO gap (series_id, prev_order, prev_tick, next_order, next_tick, prev, next, scopes, step,
                 virtual, from_ts, to_ts, revision)
@@ -373,8 +373,8 @@ final class PostgresIngestTransaction: IngestTransaction {
             """)
     }
 
-    func virtualGaps(endedBefore cutoff: Int64, limit: Int) throws -> [(series: Int64, gap: StoreWriter.Gap)] {
-        try session.query(
+    func virtualGaps(endedBefore cutoff: Int64, limit: Int) async throws -> [(series: Int64, gap: StoreWriter.Gap)] {
+        try await session.query(
             """
             SELECT series_id, prev, next, scopes, step, from_ts FROM gap WHERE virtual AND to_ts < \(cutoff)
             LIMIT \(Int64(limit))
@@ -394,7 +394,7 @@ final class PostgresIngestTransaction: IngestTransaction {
 
     // MARK: The commit's changes
 
-    func writeBuckets(_ deltas: [StoreWriter.BucketKey: BucketValues], levels: [RollupLevel], revision: Int64) throws {
+    func writeBuckets(_ deltas: [StoreWriter.BucketKey: BucketValues], levels: [RollupLevel], revision: Int64) async throws {
         let columns = BucketColumns.all
         var rows = [[Int64]](repeating: [], count: levels.count)
         var arguments = [Int64](repeating: 0, count: 2 + columns.count)
@@ -418,7 +418,7 @@ final class PostgresIngestTransaction: IngestTransaction {
                 default: "\(column) = \(table).\(column) + excluded.\(column)"
                 }
             }
-            try session.query(
+            try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         INSERT INTO \(table) (series_id, start, \(columns.joined(separator: ", ")))
@@ -431,7 +431,7 @@ final class PostgresIngestTransaction: IngestTransaction {
     func writeChanges(
         bill: [StoreWriter.ChangeKey: StoreWriter.Change], forward: [StoreWriter.ChangeKey: StoreWriter.Change],
         revision: Int64
-    ) throws {
+    ) async throws {
         for (table, changes) in [("bill_change", bill), ("forward_change", forward)] where !changes.isEmpty {
             let entries = Array(changes)
             var binds = PostgresBindings()
@@ -448,7 +448,7 @@ final class PostgresIngestTransaction: IngestTransaction {
                 binds.append(entries.map(\.value.flagged))
             }
             let times = timed ? ["covered", "measured", "flagged"] : []
-            try session.query(
+            try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         INSERT INTO \(table) (series_id, start, rx, tx, unknown\(times.map { ", " + $0 }.joined()), revision)
@@ -462,7 +462,7 @@ final class PostgresIngestTransaction: IngestTransaction {
         }
     }
 
-    func writeUnplaced(_ changes: [StoreWriter.UnplacedKey: UnplacedTotals], revision: Int64) throws {
+    func writeUnplaced(_ changes: [StoreWriter.UnplacedKey: UnplacedTotals], revision: Int64) async throws {
         let entries = changes.filter { !$0.value.isEmpty }
         guard !entries.isEmpty else { return }
         let columns = TrafficCounter.allCases.map(\.name)
@@ -471,7 +471,7 @@ final class PostgresIngestTransaction: IngestTransaction {
         binds.append(entries.map(\.key.day))
         for lane in 0..<8 { binds.append(entries.map { $0.value.traffic[lane] }) }
         binds.append(entries.map(\.value.steps))
-        try session.query(
+        try await session.query(
             PostgresQuery(
                 unsafeSQL: """
                     INSERT INTO unplaced (series_id, day, \(columns.joined(separator: ", ")), steps, revision)
@@ -482,8 +482,8 @@ final class PostgresIngestTransaction: IngestTransaction {
                     """, binds: binds))
     }
 
-    func insertAnomaly(_ anomaly: Anomaly, revision: Int64) throws {
-        try session.query(
+    func insertAnomaly(_ anomaly: Anomaly, revision: Int64) async throws {
+        try await session.query(
             """
             INSERT INTO anomaly (series_id, ts, kind, detail, revision)
             VALUES (\(anomaly.series), \(anomaly.timestamp), \(anomaly.kind), \(anomaly.detail), \(revision))

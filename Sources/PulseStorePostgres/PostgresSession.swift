@@ -73,50 +73,6 @@ struct PostgresSession: Sendable {
     }
 }
 
-/// A ``PostgresSession`` for code that needs each answer before it goes on, behind the synchronous protocols the
-/// store implements: ``IngestTransaction`` (``StoreWriter``'s rows, shared with SQLite) and ``SnapshotReader``
-/// (billing's and remote write's passes read their snapshot synchronously). Used only on a thread of
-/// ``PostgresBlocking``, which exist for this, never on an event loop or a task's executor; each statement's answer
-/// is waited for there (``PostgresBlocking/answer(_:)``).
-struct BlockingSession: Sendable {
-    let session: PostgresSession
-    var location: PostgresLocation { session.location }
-
-    init(_ session: PostgresSession) { self.session = session }
-
-    @discardableResult
-    func query(_ query: PostgresQuery) throws -> [PostgresRow] {
-        try session.checkOpen()
-        do {
-            return try PostgresBlocking.answer(session.connection.query(query, logger: session.logger)).rows
-        } catch {
-            throw PostgresErrors.describe(error, location: location)
-        }
-    }
-
-    func execute(_ sql: String) throws {
-        try query(PostgresQuery(unsafeSQL: sql))
-    }
-}
-
-/// The threads synchronous code runs on while it waits for PostgreSQL (``BlockingSession``): their own, so a wait
-/// never holds a thread of Swift's cooperative pool, an event loop, or Dispatch's pool.
-enum PostgresBlocking {
-    /// The stores' writers (ingest and what else changes rollups: ``PostgresStore/writerTransaction(limitIdle:_:)``);
-    /// each store's are one at a time (its writer has one connection), so these serve several stores in a process.
-    static let writers: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 4)
-        pool.start()
-        return pool
-    }()
-
-    /// Waits on this thread for `future`, a statement's answer: the one place the store blocks a thread on
-    /// PostgreSQL, for the synchronous protocols above. Never on an event loop (NIO traps that).
-    static func answer<Value: Sendable>(_ future: EventLoopFuture<Value>) throws -> Value {
-        try future.wait()
-    }
-}
-
 /// A store's connections: a `PostgresClient` (postgres-nio's pool), run for as long as the store is open.
 ///
 /// Calls lease a connection for their length (``withConnection(_:)``, ``transaction(_:_:)``). Where the client's

@@ -16,9 +16,9 @@ extension PostgresStore {
         try await writerTransaction(limitIdle: false) { _, transaction in
             switch commit {
             case .unstamped:
-                try transaction.session.execute("UPDATE meta SET value = value + 1 WHERE key = 'revision'")
+                try await transaction.session.execute("UPDATE meta SET value = value + 1 WHERE key = 'revision'")
             case .rewound:
-                try transaction.session.execute(
+                try await transaction.session.execute(
                     "UPDATE meta SET value = value - 1 WHERE key IN ('revision', 'stamped')")
             }
         }

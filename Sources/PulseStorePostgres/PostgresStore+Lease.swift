@@ -67,11 +67,6 @@ extension PostgresStore {
         try fenced(token, held: await session.query(fenceQuery(token)))
     }
 
-    /// As ``checkFence(_:_:)``, in a transaction of the writer (``writerTransaction(limitIdle:_:)``).
-    static func checkFence(_ token: Int64, _ session: BlockingSession) throws {
-        try fenced(token, held: session.query(fenceQuery(token)))
-    }
-
     private static func fenceQuery(_ token: Int64) -> PostgresQuery {
         PostgresQuery(
             unsafeSQL: """

@@ -17,8 +17,8 @@ extension PostgresStore {
         let token = fence.load(ordering: .relaxed)
         while true {
             let settled = try await writerTransaction { side, transaction in
-                try Self.checkFence(token, transaction.session)
-                return try side.writer.settleGaps(
+                try await Self.checkFence(token, transaction.session)
+                return try await side.writer.settleGaps(
                     endedBefore: now - policy.lateData, policy: policy, now: now, limit: max(1, slice / 100),
                     in: transaction)
             }

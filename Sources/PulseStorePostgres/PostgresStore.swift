@@ -31,8 +31,7 @@ public final class PostgresStore: SharedStore {
     /// The most connections ``pool`` opens at once.
     static let maximumConnections = 20
 
-    /// The writer's state, touched only while its connection is leased (so by one call at a time), on a thread of
-    /// ``PostgresBlocking/writers``.
+    /// The writer's state, touched only while its connection is leased (so by one call at a time).
     final class WriterSide: @unchecked Sendable {
         var writer: StoreWriter
         let memory = PostgresIngestTransaction.WriterMemory()
@@ -49,9 +48,9 @@ public final class PostgresStore: SharedStore {
         /// The writer's rows in the transaction just begun on `session`. On a new connection everything cached is
         /// read again: it may reach a server that lacks this writer's last commits (a restart, a failover to an
         /// asynchronous replica, a restore), where revisions already seen come again.
-        func ingestTransaction(_ session: BlockingSession) -> PostgresIngestTransaction {
-            if session.session.key != connection {
-                connection = session.session.key
+        func ingestTransaction(_ session: PostgresSession) -> PostgresIngestTransaction {
+            if session.key != connection {
+                connection = session.key
                 connections += 1
                 writer.reset()
                 memory.forget()
@@ -140,36 +139,29 @@ public final class PostgresStore: SharedStore {
     }
 
     /// Runs `body` with the writer's state while holding its connection (so after any transaction of its that
-    /// began before), on a writer's thread.
+    /// began before).
     func onWriter<Value: Sendable>(_ body: @escaping @Sendable (WriterSide) throws -> Value) async throws -> Value {
         let side = side
-        return try await writers.withConnection { _ in
-            try await PostgresBlocking.writers.runIfActive { try body(side) }
-        }
+        return try await writers.withConnection { _ in try body(side) }
     }
 
-    /// Runs `body` in a transaction of the writer's connection, on a writer's thread where it may wait for each
-    /// statement (``StoreWriter`` is synchronous): the transaction limited to ``idleWriteTimeout`` when
-    /// `limitIdle`. When anything fails the writer's caches are dropped (what they learnt in it may not exist),
+    /// Runs `body` in a transaction of the writer's connection, limited to ``idleWriteTimeout`` when `limitIdle`. When anything fails the writer's caches are dropped (what they learnt in it may not exist),
     /// before the connection goes to the next transaction.
     func writerTransaction<Value: Sendable>(
-        limitIdle: Bool = true, _ body: @escaping @Sendable (WriterSide, PostgresIngestTransaction) throws -> Value
+        limitIdle: Bool = true,
+        _ body: @escaping @Sendable (WriterSide, PostgresIngestTransaction) async throws -> Value
     ) async throws -> Value {
         let (side, idleTimeout) = (side, idleWriteTimeout)
         return try await writers.withConnection { session in
             do {
                 return try await session.transaction { session in
                     if limitIdle { try await session.limitIdle(idleTimeout) }
-                    return try await PostgresBlocking.writers.runIfActive {
-                        try body(side, side.ingestTransaction(BlockingSession(session)))
-                    }
+                    return try await body(side, side.ingestTransaction(session))
                 }
             } catch {
                 // Rolled back: what the caches learnt in it may not exist.
-                _ = try? await PostgresBlocking.writers.runIfActive {
-                    side.writer.reset()
-                    side.memory.forget()
-                }
+                side.writer.reset()
+                side.memory.forget()
                 throw error
             }
         }
@@ -187,14 +179,14 @@ public final class PostgresStore: SharedStore {
             try? await refreshSize()
         }
         return try await writerTransaction { side, transaction in
-            try side.writer.ingest(batches, receivedAt: receivedAt, willStore: willStore, in: transaction)
+            try await side.writer.ingest(batches, receivedAt: receivedAt, willStore: willStore, in: transaction)
         }
     }
 
     public func relabel(_ labels: [String: Labels], at now: Int64) async throws -> [String] {
         guard !labels.isEmpty else { return [] }
         return try await writerTransaction { side, transaction in
-            try side.writer.relabel(labels, at: now, in: transaction)
+            try await side.writer.relabel(labels, at: now, in: transaction)
         }
     }
 }

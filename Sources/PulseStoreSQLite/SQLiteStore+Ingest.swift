@@ -25,9 +25,11 @@ extension SQLiteStore {
                         var outcomes = [IngestOutcome]()
                         try db.inTransaction(.immediate) {
                             if !batches.isEmpty {
-                                outcomes = try writer.ingest(
-                                    batches, receivedAt: receivedAt, willStore: willStore,
-                                    in: SQLiteIngestTransaction(db: db))
+                                outcomes = try InlineAsync.run {
+                                    try await writer.ingest(
+                                        batches, receivedAt: receivedAt, willStore: willStore,
+                                        in: SQLiteIngestTransaction(db: db))
+                                }
                             }
                             if let journalThrough {
                                 try db.execute(
@@ -58,7 +60,9 @@ extension SQLiteStore {
                 do {
                     var moved = [String]()
                     try db.inTransaction(.immediate) {
-                        moved = try writer.relabel(labels, at: now, in: SQLiteIngestTransaction(db: db))
+                        moved = try InlineAsync.run {
+                            try await writer.relabel(labels, at: now, in: SQLiteIngestTransaction(db: db))
+                        }
                         return .commit
                     }
                     if !moved.isEmpty { self.committed(writer) }

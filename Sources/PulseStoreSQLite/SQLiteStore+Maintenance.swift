@@ -17,9 +17,11 @@ extension SQLiteStore {
                     do {
                         var count = 0
                         try db.inTransaction(.immediate) {
-                            count = try writer.settleGaps(
-                                endedBefore: now - policy.lateData, policy: policy, now: now,
-                                limit: max(1, slice / 100), in: SQLiteIngestTransaction(db: db))
+                            count = try InlineAsync.run {
+                                try await writer.settleGaps(
+                                    endedBefore: now - policy.lateData, policy: policy, now: now,
+                                    limit: max(1, slice / 100), in: SQLiteIngestTransaction(db: db))
+                            }
                             return .commit
                         }
                         self.committed(writer)
@@ -116,7 +118,7 @@ extension SQLiteStore {
                 try writer.withLock { writer in
                     do {
                         try db.inTransaction(.immediate) {
-                            try writer.backfill(agent: agent, interface: name, in: db)
+                            try InlineAsync.run { try await writer.backfill(agent: agent, interface: name, in: db) }
                             return .commit
                         }
                     } catch {
@@ -135,9 +137,9 @@ extension SQLiteStore {
 
 extension StoreWriter {
     /// Counts one 0.1 logical interface's chunks (see ``SQLiteStore/backfillVersion1()``).
-    mutating func backfill(agent agentID: Int64, interface name: InterfaceName, in db: Database) throws {
+    mutating func backfill(agent agentID: Int64, interface name: InterfaceName, in db: Database) async throws {
         let transaction = SQLiteIngestTransaction(db: db)
-        let revision = try begin(in: transaction)
+        let revision = try await begin(in: transaction)
         guard
             let agentRow = try Row.fetchOne(
                 db, sql: "SELECT name, hostname, version, labels, last_seen FROM agent WHERE id = ?",
@@ -165,7 +167,7 @@ extension StoreWriter {
                 JOIN series_v1 s ON s.id = c.series_id
                 WHERE s.agent_id = ? AND s.interface = ? ORDER BY c.first_ts, c.id
                 """, arguments: [agentID, Data(name.bytes)])
-        let series = try seriesID(
+        let series = try await seriesID(
             .interface, agent: agentID, name: name.bytes, at: chunks.first.map { $0[5] } ?? 0, in: transaction)
         var order: Int64 = 0
         var speedIndex = 0
@@ -173,7 +175,7 @@ extension StoreWriter {
         for row in chunks {
             let chunk = try SeriesChunk.decode(Array(row[1] as Data))
             let width = CounterWidth(rawValue: UInt8(truncatingIfNeeded: row[4] as Int64)) ?? .bits64
-            let epoch = try epochID(
+            let epoch = try await epochID(
                 CounterEpoch(
                     bootID: BootIDBytes.bootID(Array(row[2] as Data)),
                     ifindex: UInt32(truncatingIfNeeded: row[3] as Int64),
@@ -198,10 +200,10 @@ extension StoreWriter {
             try transaction.insertRaw(
                 raw, agent: agentID, order: order, shift: 0, interval: interval, heartbeat: 60_000,
                 from: chunk.timestamps[0], to: chunk.timestamps[chunk.timestamps.count - 1])
-            try place(samples, series: series, name: name, agent: agent, in: transaction)
+            try await place(samples, series: series, name: name, agent: agent, in: transaction)
         }
-        try writeStates(in: transaction)
-        try writeDeltas(revision: revision, billed: false, in: transaction)
+        try await writeStates(in: transaction)
+        try await writeDeltas(revision: revision, billed: false, in: transaction)
         if !unplaced.isEmpty { try transaction.writeUnplaced(unplaced, revision: revision) }
         try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'revision'", arguments: [revision])
         self.revision = revision

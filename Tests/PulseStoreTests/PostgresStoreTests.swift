@@ -313,7 +313,7 @@ import Testing
             /// The first daemon's next turn, up to where it would begin storing: what it then holds.
             func nextTurn() async throws -> Cached {
                 try await first.writerTransaction(limitIdle: false) { side, transaction in
-                    _ = try side.writer.begin(in: transaction)
+                    _ = try await side.writer.begin(in: transaction)
                     return cached(side)
                 }
             }

@@ -23,13 +23,13 @@ struct AgentDirectory {
     /// receive time only); and whether it moved.
     mutating func admit(
         _ identity: AgentIdentity, at now: Int64, commit: inout PendingCommit, in db: some IngestTransaction
-    ) throws -> (row: StoreWriter.AgentRow, relabelled: Bool) {
-        var agent = try row(identity, at: now, commit: &commit, in: db)
+    ) async throws -> (row: StoreWriter.AgentRow, relabelled: Bool) {
+        var agent = try await row(identity, at: now, commit: &commit, in: db)
         var relabelled = false
         // A batch received before the agent was last moved (a reload's move, applied while the batch waited in the
         // journal) keeps the groups it finds.
         if agent.identity.labels != identity.labels && now >= Self.lastMove(agent.memberships) {
-            try relabel(&agent, to: identity.labels, at: now, commit: &commit, in: db)
+            try await relabel(&agent, to: identity.labels, at: now, commit: &commit, in: db)
             relabelled = true
         }
         rows[identity.name] = agent
@@ -41,26 +41,26 @@ struct AgentDirectory {
     /// `now` stay as they are.
     mutating func move(
         _ name: String, to labels: Labels, at now: Int64, commit: inout PendingCommit, in db: some IngestTransaction
-    ) throws -> Bool {
+    ) async throws -> Bool {
         var agent: StoreWriter.AgentRow
         if let cached = rows[name] {
             agent = cached
-        } else if let row = try db.agent(named: name) {
+        } else if let row = try await db.agent(named: name) {
             agent = StoreWriter.AgentRow(
                 id: row.id, identity: row.identity, lastSeen: row.lastSeen,
-                memberships: try db.memberships(agent: row.id, name: name))
+                memberships: try await db.memberships(agent: row.id, name: name))
         } else {
             return false
         }
         guard agent.identity.labels != labels, now >= Self.lastMove(agent.memberships) else { return false }
-        try relabel(&agent, to: labels, at: now, commit: &commit, in: db)
+        try await relabel(&agent, to: labels, at: now, commit: &commit, in: db)
         rows[name] = agent
         return true
     }
 
     private mutating func row(
         _ identity: AgentIdentity, at now: Int64, commit: inout PendingCommit, in db: some IngestTransaction
-    ) throws -> StoreWriter.AgentRow {
+    ) async throws -> StoreWriter.AgentRow {
         if var known = rows[identity.name] {
             if known.identity.hostname == identity.hostname, known.identity.version == identity.version,
                 now - known.lastSeen < 60_000
@@ -70,39 +70,39 @@ struct AgentDirectory {
             if known.identity.hostname != identity.hostname || known.identity.version != identity.version {
                 commit.catalogueChanged = true
             }
-            try db.touchAgent(id: known.id, hostname: identity.hostname, version: identity.version, at: now)
+            try await db.touchAgent(id: known.id, hostname: identity.hostname, version: identity.version, at: now)
             known.identity.hostname = identity.hostname
             known.identity.version = identity.version
             known.lastSeen = now
             return known
         }
-        let (id, labels) = try db.upsertAgent(identity, at: now)
+        let (id, labels) = try await db.upsertAgent(identity, at: now)
         commit.catalogueChanged = true
         var stored = identity
         stored.labels = labels
         return StoreWriter.AgentRow(
-            id: id, identity: stored, lastSeen: now, memberships: try db.memberships(agent: id, name: identity.name))
+            id: id, identity: stored, lastSeen: now, memberships: try await db.memberships(agent: id, name: identity.name))
     }
 
     /// Records that the agent's labels changed at `now`: memberships of groups it left end, new ones begin.
     func relabel(
         _ agent: inout StoreWriter.AgentRow, to labels: Labels, at now: Int64, commit: inout PendingCommit,
         in db: some IngestTransaction
-    ) throws {
+    ) async throws {
         let groups = Set(labels.pairs.map { GroupKey(key: $0.key, value: $0.value) })
         for index in agent.memberships.indices where agent.memberships[index].to == nil {
             let membership = agent.memberships[index]
             guard !groups.contains(membership.group) else { continue }
             agent.memberships[index].to = now
-            try db.endMembership(agent: agent.id, membership, at: now)
+            try await db.endMembership(agent: agent.id, membership, at: now)
         }
         let current = Set(agent.memberships.filter { $0.to == nil }.map(\.group))
         for group in groups.subtracting(current).sorted() {
             agent.memberships.append(Membership(agent: agent.identity.name, group: group, from: now, to: nil))
-            try db.beginMembership(agent: agent.id, group: group, at: now)
+            try await db.beginMembership(agent: agent.id, group: group, at: now)
         }
         agent.identity.labels = labels
-        try db.setLabels(agent: agent.id, labels)
+        try await db.setLabels(agent: agent.id, labels)
         commit.catalogueChanged = true
     }
 

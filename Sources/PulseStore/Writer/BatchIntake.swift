@@ -27,7 +27,7 @@ struct BatchIntake {
     func read(
         _ batch: IngestBatch, agent: StoreWriter.AgentRow, receivedAt now: Int64, catalogue: inout SeriesCatalogue,
         commit: inout PendingCommit, in db: some IngestTransaction
-    ) throws -> Samples {
+    ) async throws -> Samples {
         if let why = BatchRules.violation(
             sequence: batch.sequence, order: batch.order, droppedBefore: batch.droppedBefore,
             lastTimestamp: batch.lastTimestamp)
@@ -64,9 +64,9 @@ struct BatchIntake {
         var unplacedTimes: (from: Int64, to: Int64)?
         for section in batch.sections {
             let name = section.descriptor.name
-            let seriesID = try catalogue.seriesID(
+            let seriesID = try await catalogue.seriesID(
                 .interface, agent: agent.id, name: name.bytes, at: now, commit: &commit, in: db)
-            let epoch = try catalogue.epochID(section.descriptor.epoch, in: db)
+            let epoch = try await catalogue.epochID(section.descriptor.epoch, in: db)
             raw.append(series: seriesID, epoch: epoch, firstTick: section.ticks[0], chunk: section.chunk)
             if byName[name] == nil { names.append((name, seriesID)) }
             var link = 0
@@ -94,7 +94,7 @@ struct BatchIntake {
             byName[name] = samples
             if let latest = section.links.last {
                 let index = section.ticks.firstIndex(of: latest.tick) ?? 0
-                try catalogue.updateFacts(
+                try await catalogue.updateFacts(
                     seriesID, latest.state, at: section.timestamps[index] + shift, commit: &commit, in: db)
             }
         }
@@ -104,7 +104,7 @@ struct BatchIntake {
         // (1970, the far future) keeps none, or it would be filed under days retention never reaches (and on
         // PostgreSQL make a partition for each); its counts are in the unplaced totals.
         if clock.placeable(rawTo) {
-            try db.insertRaw(
+            try await db.insertRaw(
                 raw, agent: agent.id, order: order, shift: shift, interval: batch.interval, heartbeat: batch.heartbeat,
                 from: (times.min() ?? 0) + shift, to: rawTo)
         }

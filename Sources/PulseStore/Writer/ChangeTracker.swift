@@ -16,9 +16,9 @@ struct ChangeTracker {
     }
 
     /// Reads the marks as the store holds them now (billing and remote write move them between commits).
-    mutating func readMarks(in db: some IngestTransaction) throws {
-        billMark = max(try db.meta("bill_cursor"), try db.meta("bill_mark"))
-        forwardMark = try db.meta("forward_mark")
+    mutating func readMarks(in db: some IngestTransaction) async throws {
+        billMark = max(try await db.meta("bill_cursor"), try await db.meta("bill_mark"))
+        forwardMark = try await db.meta("forward_mark")
     }
 
     /// The commit's changes to buckets already billed (5-minute buckets before the bill mark) and already forwarded

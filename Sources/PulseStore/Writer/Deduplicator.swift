@@ -40,7 +40,7 @@ struct Deduplicator {
     mutating func recordFirstDelivery(
         agent: Int64, stream streamNumber: UInt64, sequence: UInt64, droppedBefore: UInt64,
         in db: some IngestTransaction
-    ) throws -> Bool {
+    ) async throws -> Bool {
         let key = StreamKey(agent: agent, stream: streamNumber)
         let stream: Int64
         if let known = streams[key] {
@@ -52,9 +52,9 @@ struct Deduplicator {
                 ranges.removeAll(keepingCapacity: true)
                 cachedRanges = 0
             }
-            stream = try db.streamID(agent: agent, stream: streamNumber)
+            stream = try await db.streamID(agent: agent, stream: streamNumber)
             streams[key] = stream
-            ranges[stream] = try db.ranges(stream: stream)
+            ranges[stream] = try await db.ranges(stream: stream)
             cachedRanges += ranges[stream]?.count ?? 0
         }
         var known = ranges[stream] ?? []
@@ -66,15 +66,15 @@ struct Deduplicator {
         switch (joinsBefore, joinsAfter) {
         case (true, true):
             let merged = known[after - 1].lowerBound...known[after].upperBound
-            try db.deleteRange(stream: stream, first: known[after].lowerBound)
-            try db.updateRange(stream: stream, first: merged.lowerBound, to: merged)
+            try await db.deleteRange(stream: stream, first: known[after].lowerBound)
+            try await db.updateRange(stream: stream, first: merged.lowerBound, to: merged)
             known[after - 1] = merged
             known.remove(at: after)
         case (true, false):
             known[after - 1] = known[after - 1].lowerBound...sequence
-            try db.updateRange(stream: stream, first: known[after - 1].lowerBound, to: known[after - 1])
+            try await db.updateRange(stream: stream, first: known[after - 1].lowerBound, to: known[after - 1])
         case (false, true):
-            try db.updateRange(stream: stream, first: known[after].lowerBound, to: sequence...known[after].upperBound)
+            try await db.updateRange(stream: stream, first: known[after].lowerBound, to: sequence...known[after].upperBound)
             known[after] = sequence...known[after].upperBound
         case (false, false):
             guard known.count < maximumRanges else {
@@ -82,13 +82,13 @@ struct Deduplicator {
                     "batch \(sequence) would be stream \(Hex.string(streamNumber, width: 16))'s \(known.count + 1)th separate range of sequence numbers, more than [limits] sequence_ranges_per_stream (\(maximumRanges))"
                 )
             }
-            try db.insertRange(stream: stream, sequence...sequence)
+            try await db.insertRange(stream: stream, sequence...sequence)
             known.insert(sequence...sequence, at: after)
             cachedRanges += 1
         }
         ranges[stream] = known
         if droppedBefore > 0 {
-            try db.addDropped(stream: stream, Int64(clamping: droppedBefore))
+            try await db.addDropped(stream: stream, Int64(clamping: droppedBefore))
         }
         return true
     }

@@ -24,21 +24,21 @@ struct SeriesCatalogue {
     mutating func seriesID(
         _ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64, commit: inout PendingCommit,
         in db: some IngestTransaction
-    ) throws -> Int64 {
+    ) async throws -> Int64 {
         let key = SeriesKey(kind: kind, agent: agent, name: name)
         if let known = series[key] { return known }
         // Interfaces come and go (containers, VPNs): keep the cache bounded; a miss only costs a lookup.
         if series.count >= 200_000 { series.removeAll(keepingCapacity: true) }
-        let id = try db.seriesID(kind, agent: agent, name: name, at: now)
+        let id = try await db.seriesID(kind, agent: agent, name: name, at: now)
         series[key] = id
         commit.catalogueChanged = true  // perhaps a new series
         return id
     }
 
-    mutating func epochID(_ epoch: CounterEpoch, in db: some IngestTransaction) throws -> Int64 {
+    mutating func epochID(_ epoch: CounterEpoch, in db: some IngestTransaction) async throws -> Int64 {
         if let known = epochs[epoch] { return known }
         if epochs.count >= 200_000 { epochs.removeAll(keepingCapacity: true) }
-        let id = try db.epochID(epoch)
+        let id = try await db.epochID(epoch)
         epochs[epoch] = id
         return id
     }
@@ -46,11 +46,11 @@ struct SeriesCatalogue {
     /// Keeps the interface's latest link facts, and a history row when they change.
     mutating func updateFacts(
         _ series: Int64, _ state: LinkState, at time: Int64, commit: inout PendingCommit, in db: some IngestTransaction
-    ) throws {
-        if facts[series] == nil { facts[series] = try db.facts(series: series) }
+    ) async throws {
+        if facts[series] == nil { facts[series] = try await db.facts(series: series) }
         guard facts[series] != state else { return }
         facts[series] = state
-        try db.setFacts(series: series, state, at: time)
+        try await db.setFacts(series: series, state, at: time)
         commit.catalogueChanged = true
     }
 }

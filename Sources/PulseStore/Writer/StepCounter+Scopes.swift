@@ -7,17 +7,17 @@ extension StepCounter {
     func scopes(
         of name: InterfaceName, agent: StoreWriter.AgentRow, at next: StepSample, catalogue: inout SeriesCatalogue,
         commit: inout PendingCommit, in db: some IngestTransaction
-    ) throws -> [Int64] {
+    ) async throws -> [Int64] {
         var ids = [Int64]()
         let rules = settings.rules
         if rules.standard.counts(name: name, kind: next.kind, relation: next.relation) {
-            ids.append(try catalogue.seriesID(.host, agent: agent.id, name: [], at: next.time, commit: &commit, in: db))
-            ids.append(try catalogue.seriesID(.fleet, agent: 0, name: [], at: next.time, commit: &commit, in: db))
+            ids.append(try await catalogue.seriesID(.host, agent: agent.id, name: [], at: next.time, commit: &commit, in: db))
+            ids.append(try await catalogue.seriesID(.fleet, agent: 0, name: [], at: next.time, commit: &commit, in: db))
         }
         for group in AgentDirectory.groups(of: agent.memberships, at: next.time)
         where rules.rule(for: group).counts(name: name, kind: next.kind, relation: next.relation) {
             ids.append(
-                try catalogue.seriesID(
+                try await catalogue.seriesID(
                     .group, agent: 0, name: Array(group.description.utf8), at: next.time, commit: &commit, in: db))
         }
         return ids
@@ -29,13 +29,13 @@ extension StepCounter {
     func scopes(
         of name: InterfaceName, agent: StoreWriter.AgentRow, at next: StepSample, from start: Int64,
         catalogue: inout SeriesCatalogue, commit: inout PendingCommit, in db: some IngestTransaction
-    ) throws -> (ids: [Int64], parts: [Range<Int64>?]) {
+    ) async throws -> (ids: [Int64], parts: [Range<Int64>?]) {
         var ids = [Int64]()
         var parts = [Range<Int64>?]()
         let rules = settings.rules
         if rules.standard.counts(name: name, kind: next.kind, relation: next.relation) {
-            ids.append(try catalogue.seriesID(.host, agent: agent.id, name: [], at: next.time, commit: &commit, in: db))
-            ids.append(try catalogue.seriesID(.fleet, agent: 0, name: [], at: next.time, commit: &commit, in: db))
+            ids.append(try await catalogue.seriesID(.host, agent: agent.id, name: [], at: next.time, commit: &commit, in: db))
+            ids.append(try await catalogue.seriesID(.fleet, agent: 0, name: [], at: next.time, commit: &commit, in: db))
             parts += [nil, nil]
         }
         // The times inside the span where the groups change, then each stretch between them by its groups.
@@ -50,7 +50,7 @@ extension StepCounter {
             let part = cuts[index]..<cuts[index + 1]
             for group in AgentDirectory.groups(of: agent.memberships, at: part.lowerBound)
             where rules.rule(for: group).counts(name: name, kind: next.kind, relation: next.relation) {
-                let id = try catalogue.seriesID(
+                let id = try await catalogue.seriesID(
                     .group, agent: 0, name: Array(group.description.utf8), at: next.time, commit: &commit, in: db)
                 // A group the agent stayed in across a cut keeps one part.
                 if let previous = ids.indices.last(where: {

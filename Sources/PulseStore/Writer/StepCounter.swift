@@ -22,18 +22,18 @@ struct StepCounter {
         _ samples: [StepSample], series: Int64, name: InterfaceName, agent: StoreWriter.AgentRow,
         catalogue: inout SeriesCatalogue, placement: inout BucketPlacement, commit: inout PendingCommit,
         in db: some IngestTransaction
-    ) throws {
+    ) async throws {
         guard let first = samples.first, let last = samples.last else { return }
         var steps = [(StepSample, StepSample)]()
         for index in samples.indices.dropFirst() { steps.append((samples[index - 1], samples[index])) }
-        if let state = try self.state(of: series, in: db) {
+        if let state = try await self.state(of: series, in: db) {
             if state.last.position < first.position {
                 steps.insert((state.last, first), at: 0)
                 states[series]!.last = last
             } else if last.position < state.first.position {
                 steps.append((last, state.first))
                 states[series]!.first = first
-            } else if let gap = try gap(of: series, around: first.position, last.position, in: db) {
+            } else if let gap = try await gap(of: series, around: first.position, last.position, in: db) {
                 if gap.step.timing == .unplaced {
                     commit.addUnplaced(gap.step.counted, series: series, scopes: gap.scopes, at: gap.recorded, sign: -1)
                 } else {
@@ -45,7 +45,7 @@ struct StepCounter {
                     let span = Self.span(of: gap.step, from: gap.previous, to: gap.next)
                     commit.markChanged(from: span.lowerBound, to: span.upperBound, series: [series] + gap.scopes)
                 }
-                try db.deleteGap(series: series, previous: gap.previous.position)
+                try await db.deleteGap(series: series, previous: gap.previous.position)
                 steps.insert((gap.previous, first), at: 0)
                 steps.append((last, gap.next))
             } else {
@@ -76,10 +76,10 @@ struct StepCounter {
                 let recorded = max(previous.received, next.received, 0)
                 var received = next
                 received.time = recorded
-                let scopes = try self.scopes(
+                let scopes = try await self.scopes(
                     of: name, agent: agent, at: received, catalogue: &catalogue, commit: &commit, in: db)
                 commit.addUnplaced(step.counted, series: series, scopes: scopes, at: recorded, sign: 1)
-                try db.saveGap(
+                try await db.saveGap(
                     StoreWriter.Gap(
                         previous: previous, next: next, scopes: scopes, isVirtual: false, step: step,
                         recorded: recorded),
@@ -101,11 +101,11 @@ struct StepCounter {
             } else if AgentDirectory.sameGroups(agent.memberships, at: start, end) {
                 var at = next
                 at.time = end
-                scopes = try self.scopes(of: name, agent: agent, at: at, catalogue: &catalogue, commit: &commit, in: db)
+                scopes = try await self.scopes(of: name, agent: agent, at: at, catalogue: &catalogue, commit: &commit, in: db)
                 parts = []
                 known = (next.kind, next.relation, end, scopes)
             } else {
-                (scopes, parts) = try self.scopes(
+                (scopes, parts) = try await self.scopes(
                     of: name, agent: agent, at: next, from: start, catalogue: &catalogue, commit: &commit, in: db)
                 known = nil
             }
@@ -121,7 +121,7 @@ struct StepCounter {
                     into: &commit)
             }
             if step.timing.mayBeSplit {
-                try db.saveGap(
+                try await db.saveGap(
                     StoreWriter.Gap(
                         previous: previous, next: next, scopes: scopes, isVirtual: isVirtual, step: step, parts: parts),
                     series: series, revision: commit.revision)
@@ -138,14 +138,14 @@ struct StepCounter {
 
     /// Writes the first and last samples of the `changed` series (once each, however many batches moved them), and
     /// empties `changed`.
-    func writeStates(_ changed: inout Set<Int64>, in db: some IngestTransaction) throws {
-        try db.writeStates(changed.compactMap { series in states[series].map { (series, $0) } })
+    func writeStates(_ changed: inout Set<Int64>, in db: some IngestTransaction) async throws {
+        try await db.writeStates(changed.compactMap { series in states[series].map { (series, $0) } })
         changed.removeAll(keepingCapacity: true)
     }
 
-    private mutating func state(of series: Int64, in db: some IngestTransaction) throws -> StoreWriter.SeriesState? {
+    private mutating func state(of series: Int64, in db: some IngestTransaction) async throws -> StoreWriter.SeriesState? {
         if let known = states[series] { return known }
-        guard let state = try db.seriesState(series) else { return nil }
+        guard let state = try await db.seriesState(series) else { return nil }
         states[series] = state
         return state
     }
@@ -153,8 +153,8 @@ struct StepCounter {
     /// The gap of `series` that holds the samples from `first` to `last`, if one does.
     private func gap(
         of series: Int64, around first: SamplePosition, _ last: SamplePosition, in db: some IngestTransaction
-    ) throws -> StoreWriter.Gap? {
-        guard let gap = try db.gap(series: series, before: first), last < gap.next.position else { return nil }
+    ) async throws -> StoreWriter.Gap? {
+        guard let gap = try await db.gap(series: series, before: first), last < gap.next.position else { return nil }
         return gap
     }
 

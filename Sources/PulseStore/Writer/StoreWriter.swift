@@ -95,8 +95,8 @@ package struct StoreWriter {
     package mutating func ingest(
         _ batches: [IngestBatch], receivedAt now: Int64, willStore: ((Int) -> Void)? = nil,
         in db: some IngestTransaction
-    ) throws -> [IngestOutcome] {
-        let revision = try begin(in: db)
+    ) async throws -> [IngestOutcome] {
+        let revision = try await begin(in: db)
         var outcomes = [IngestOutcome]()
         outcomes.reserveCapacity(batches.count)
         var stored: Int64 = 0
@@ -107,17 +107,17 @@ package struct StoreWriter {
         for (index, batch) in batches.enumerated() {
             willStore?(index)
             let now = batch.receivedAt ?? now
-            let agent = try agents.admit(batch.agent, at: now, commit: &commit, in: db)
+            let agent = try await agents.admit(batch.agent, at: now, commit: &commit, in: db)
             relabelled = relabelled || agent.relabelled
             guard
-                try deduplicator.recordFirstDelivery(
+                try await deduplicator.recordFirstDelivery(
                     agent: agent.row.id, stream: batch.stream, sequence: batch.sequence,
                     droppedBefore: batch.droppedBefore, in: db)
             else {
                 outcomes.append(.duplicate)
                 continue
             }
-            try store(batch, agent: agent.row, receivedAt: now, in: db)
+            try await store(batch, agent: agent.row, receivedAt: now, in: db)
             outcomes.append(.stored)
             stored += 1
             values += Int64(batch.valueCount)
@@ -126,11 +126,11 @@ package struct StoreWriter {
         if stored > 0 || relabelled || !commit.deltas.isEmpty || !commit.changedSpans.isEmpty
             || !commit.unplaced.isEmpty
         {
-            try writeStates(in: db)
-            try writeDeltas(revision: revision, in: db)
-            if !commit.unplaced.isEmpty { try db.writeUnplaced(commit.unplaced, revision: revision) }
-            for anomaly in commit.anomalies { try db.insertAnomaly(anomaly, revision: revision) }
-            try db.advanceTotals(
+            try await writeStates(in: db)
+            try await writeDeltas(revision: revision, in: db)
+            if !commit.unplaced.isEmpty { try await db.writeUnplaced(commit.unplaced, revision: revision) }
+            for anomaly in commit.anomalies { try await db.insertAnomaly(anomaly, revision: revision) }
+            try await db.advanceTotals(
                 revision: revision, batches: stored, values: values, unplacedSteps: commit.unplacedSteps)
             self.revision = revision
         }
@@ -138,7 +138,7 @@ package struct StoreWriter {
     }
 
     /// Clears the commit being built, takes the store's revision, and returns the commit's.
-    package mutating func begin(in db: some IngestTransaction) throws -> Int64 {
+    package mutating func begin(in db: some IngestTransaction) async throws -> Int64 {
         commit.clear()
         placement.run = nil
         // Between commits nothing is pending in them: the caches of series' samples and facts stay bounded however
@@ -148,17 +148,17 @@ package struct StoreWriter {
             catalogue.facts.removeAll(keepingCapacity: true)
         }
         if agents.rows.count >= 100_000 { agents.rows.removeAll(keepingCapacity: true) }
-        let current = try db.lockRevision()
+        let current = try await db.lockRevision()
         if current != revision {
             // A revision lower than the last one seen means the database went back (see PostgresStore.WriterSide).
-            if let last = revision, current > last, let changes = try db.changes(after: last) {
+            if let last = revision, current > last, let changes = try await db.changes(after: last) {
                 apply(changes)
             } else {
                 forgetSharedRows()
             }
             revision = current
         }
-        try tracker.readMarks(in: db)
+        try await tracker.readMarks(in: db)
         commit.revision = current + 1
         return commit.revision
     }
@@ -169,16 +169,16 @@ package struct StoreWriter {
     /// are. Returns the names of the agents moved.
     package mutating func relabel(
         _ labels: [String: Labels], at now: Int64, in db: some IngestTransaction
-    ) throws -> [String] {
-        let revision = try begin(in: db)
+    ) async throws -> [String] {
+        let revision = try await begin(in: db)
         var moved = [String]()
         for (name, new) in labels.sorted(by: { $0.key < $1.key }) {
-            if try agents.move(name, to: new, at: now, commit: &commit, in: db) { moved.append(name) }
+            if try await agents.move(name, to: new, at: now, commit: &commit, in: db) { moved.append(name) }
         }
         if !moved.isEmpty {
-            try writeStates(in: db)
-            try writeDeltas(revision: revision, in: db)
-            try db.advanceTotals(revision: revision, batches: 0, values: 0, unplacedSteps: 0)
+            try await writeStates(in: db)
+            try await writeDeltas(revision: revision, in: db)
+            try await db.advanceTotals(revision: revision, batches: 0, values: 0, unplacedSteps: 0)
             self.revision = revision
         }
         return moved
@@ -187,14 +187,14 @@ package struct StoreWriter {
     /// A stored batch through intake, counting and placement.
     private mutating func store(
         _ batch: IngestBatch, agent: AgentRow, receivedAt now: Int64, in db: some IngestTransaction
-    ) throws {
-        let samples = try intake.read(
+    ) async throws {
+        let samples = try await intake.read(
             batch, agent: agent, receivedAt: now, catalogue: &catalogue, commit: &commit, in: db)
         let unplacedBefore = commit.unplacedSteps
         var unplacedInterfaces = 0
         for interface in samples.interfaces {
             let before = commit.unplacedSteps
-            try place(interface.samples, series: interface.series, name: interface.name, agent: agent, in: db)
+            try await place(interface.samples, series: interface.series, name: interface.name, agent: agent, in: db)
             if commit.unplacedSteps > before { unplacedInterfaces += 1 }
         }
         if commit.unplacedSteps > unplacedBefore {
@@ -209,36 +209,36 @@ package struct StoreWriter {
     /// than batches, too (the 0.1 backfill).
     package mutating func place(
         _ samples: [StepSample], series: Int64, name: InterfaceName, agent: AgentRow, in db: some IngestTransaction
-    ) throws {
-        try counter.place(
+    ) async throws {
+        try await counter.place(
             samples, series: series, name: name, agent: agent, catalogue: &catalogue, placement: &placement,
             commit: &commit, in: db)
     }
 
     package mutating func seriesID(
         _ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64, in db: some IngestTransaction
-    ) throws -> Int64 {
-        try catalogue.seriesID(kind, agent: agent, name: name, at: now, commit: &commit, in: db)
+    ) async throws -> Int64 {
+        try await catalogue.seriesID(kind, agent: agent, name: name, at: now, commit: &commit, in: db)
     }
 
-    package mutating func epochID(_ epoch: CounterEpoch, in db: some IngestTransaction) throws -> Int64 {
-        try catalogue.epochID(epoch, in: db)
+    package mutating func epochID(_ epoch: CounterEpoch, in db: some IngestTransaction) async throws -> Int64 {
+        try await catalogue.epochID(epoch, in: db)
     }
 
     /// Writes the first and last samples of the series this commit moved (once each, however many batches did).
-    package mutating func writeStates(in db: some IngestTransaction) throws {
-        try counter.writeStates(&commit.changedStates, in: db)
+    package mutating func writeStates(in db: some IngestTransaction) async throws {
+        try await counter.writeStates(&commit.changedStates, in: db)
     }
 
     /// Writes the commit's bucket changes, and their changes to buckets billed or forwarded (``ChangeTracker``),
     /// unless `billed` is false: a settled gap moves bytes from its spread into the rows, which changes no
     /// interval's figures.
-    package mutating func writeDeltas(revision: Int64, billed: Bool = true, in db: some IngestTransaction) throws {
+    package mutating func writeDeltas(revision: Int64, billed: Bool = true, in db: some IngestTransaction) async throws {
         placement.flush(into: &commit)
         let changes = tracker.changes(in: commit, billed: billed)
-        try db.writeBuckets(commit.deltas, levels: settings.levels, revision: revision)
+        try await db.writeBuckets(commit.deltas, levels: settings.levels, revision: revision)
         if !changes.bill.isEmpty || !changes.forward.isEmpty {
-            try db.writeChanges(bill: changes.bill, forward: changes.forward, revision: revision)
+            try await db.writeChanges(bill: changes.bill, forward: changes.forward, revision: revision)
         }
     }
 
@@ -248,17 +248,17 @@ package struct StoreWriter {
     /// how many. Late data for them is then unplaced (`docs/windows.md`).
     package mutating func settleGaps(
         endedBefore cutoff: Int64, policy: RetentionPolicy, now: Int64, limit: Int, in db: some IngestTransaction
-    ) throws -> Int {
+    ) async throws -> Int {
         // The revision first: another daemon's ingest may split or fill these gaps until this one holds it.
-        let revision = try begin(in: db)
-        let gaps = try db.virtualGaps(endedBefore: cutoff, limit: limit)
+        let revision = try await begin(in: db)
+        let gaps = try await db.virtualGaps(endedBefore: cutoff, limit: limit)
         guard !gaps.isEmpty else { return 0 }
         for (owner, gap) in gaps {
             placement.settle(gap, of: owner, policy: policy, now: now, into: &commit)
-            try db.deleteGap(series: owner, previous: gap.previous.position)
+            try await db.deleteGap(series: owner, previous: gap.previous.position)
         }
-        try writeDeltas(revision: revision, billed: false, in: db)
-        try db.advanceTotals(revision: revision, batches: 0, values: 0, unplacedSteps: 0)
+        try await writeDeltas(revision: revision, billed: false, in: db)
+        try await db.advanceTotals(revision: revision, batches: 0, values: 0, unplacedSteps: 0)
         self.revision = revision
         return gaps.count
     }
