@@ -1,7 +1,7 @@
 import PulseAnalytics
 import PulseCore
 
-/// The second stage of a batch through ``StoreWriter``: the agent it came from, its labels, and the history of its
+/// The first stage of a batch through ``StoreWriter``: the agent it came from, its labels, and the history of its
 /// group memberships (`docs/windows.md`, "Scopes"). The rows of the agents this writer has seen are cached here.
 struct AgentDirectory {
     /// Agents by name; bounded by ``StoreWriter/begin(in:)`` (a miss reads the row again).
@@ -85,7 +85,7 @@ struct AgentDirectory {
     }
 
     /// Records that the agent's labels changed at `now`: memberships of groups it left end, new ones begin.
-    func relabel(
+    private func relabel(
         _ agent: inout StoreWriter.AgentRow, to labels: Labels, at now: Int64, commit: inout PendingCommit,
         in db: some IngestTransaction
     ) async throws {

@@ -1,8 +1,9 @@
 import PulseCore
 
-/// The first stage of a batch through ``StoreWriter``: whether it was stored before. An agent numbers the batches of
-/// each stream (one per run of the agent); the sequence numbers a stream has stored are kept as ranges, merged as the
-/// holes between them fill. The ranges of the streams this writer has seen are cached here.
+/// The second stage of a batch through ``StoreWriter``, once its agent is known: whether it was stored before. An
+/// agent numbers the batches of each stream (one per run of the agent); the sequence numbers a stream has stored are
+/// kept as ranges, merged as the holes between them fill. The ranges of the streams this writer has seen are cached
+/// here.
 struct Deduplicator {
     struct StreamKey: Hashable {
         var agent: Int64

@@ -4,12 +4,14 @@ import PulseCore
 /// The ingest side of every store: one write transaction at a time, through the store's ``IngestTransaction``. It
 /// owns the commit (its revision and ``PendingCommit``) and runs each batch through the stages in order:
 ///
-/// 1. ``Deduplicator``: whether the batch was stored before (its stream's sequence ranges);
-/// 2. ``AgentDirectory`` and ``SeriesCatalogue``: the agent's row, labels and memberships; series and epoch ids and
-///    link facts (``BatchIntake`` files the raw samples and facts and gives each interface's samples);
-/// 3. ``StepCounter``: the counted steps in counter order, with gaps, late data and unplaced steps;
-/// 4. ``BucketPlacement``: each step spread into every rollup level, for the interface and its scopes;
-/// 5. ``ChangeTracker``: the changes to buckets billing or remote write already took in.
+/// 1. ``AgentDirectory``: the agent's row, its labels and the history of its memberships (first: its id keys the
+///    streams, and new labels are recorded even from a batch that turns out a duplicate);
+/// 2. ``Deduplicator``: whether the batch was stored before (its stream's sequence ranges);
+/// 3. ``BatchIntake``, with ``SeriesCatalogue``'s ids and link facts: the batch checked and moved by the clock check,
+///    its raw samples and link facts filed, each interface's samples in tick order;
+/// 4. ``StepCounter``: the counted steps in counter order, with gaps, late data and unplaced steps, and their scopes;
+/// 5. ``BucketPlacement``: each step spread into every rollup level, for the interface and its scopes;
+/// 6. ``ChangeTracker``, as the commit is written: its changes to buckets billing or remote write already took in.
 ///
 /// The stages' caches mirror rows the transaction may roll back, so they are dropped after a failure (``reset()``),
 /// and the caches of rows another writer may change (states, ranges, agents, facts) are brought up to date when
@@ -46,6 +48,7 @@ package struct StoreWriter {
     package var pendingRevision: Int64 { commit.revision }
     /// Whether the commit may have changed what a catalogue holds (``PendingCommit/catalogueChanged``).
     package var catalogueChanged: Bool { commit.catalogueChanged }
+    /// The commit's changes to the unplaced totals (``PendingCommit/unplaced``).
     package var unplaced: [UnplacedKey: UnplacedTotals] { commit.unplaced }
 
     /// Forgets everything cached (after a failed commit, whose rows were rolled back).
