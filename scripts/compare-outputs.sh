@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Proves a change kept what users read: the same commands of two `netpulse` builds, over the same store at the same
+# frozen time, must print and write the same bytes (tables, JSON, CSV, snapshots, reports with their SVGs).
+#   scripts/compare-outputs.sh BASE_REV          builds BASE_REV in a worktree beside this one (debug) and compares
+#                                                it with this checkout's debug build
+# The store is made by the base build's own `netpulse-bench query-store` (rollups bulk-loaded, not ingested): what
+# is compared is the reading and the drawing; the writer is held to the oracle by the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/common.sh
+ensure_packages faketime
+base_rev=${1:?usage: scripts/compare-outputs.sh BASE_REV}
+work=${COMPARE_DIR:-/tmp/netpulse-compare}
+base_tree=$work/base
+mkdir -p "$work"
+if [ ! -d "$base_tree" ]; then git worktree add --detach "$base_tree" "$base_rev"; fi
+git -C "$base_tree" checkout -q --detach "$base_rev"
+echo "==> building $base_rev and this checkout (debug)"
+(cd "$base_tree" && swift build --product netpulse >/dev/null && swift build --product netpulse-bench >/dev/null)
+swift build --product netpulse >/dev/null
+old=$base_tree/.build/debug/netpulse
+new=$PWD/.build/debug/netpulse
+store=$work/store
+rm -rf "$store"
+echo "==> a store of 320 interfaces × 40 days ($base_rev's netpulse-bench query-store)"
+"$base_tree/.build/debug/netpulse-bench" query-store "$store" 320 40 >/dev/null
+config=$store/netpulsed.toml
+# One instant for both builds, frozen (libfaketime), and a window of whole days before it.
+today=$(date -u -d "$(date -u +%Y-%m-%d)" +%s)
+now="$(date -u -d "@$today" +%Y-%m-%d) 07:00:00"
+from=$(date -u -d "@$((today - 2 * 86400))" +%Y-%m-%d)
+to=$(date -u -d "@$((today - 86400))" +%Y-%m-%d)
+out=$work/out
+rm -rf "$out"
+for side in old new; do
+    bin=$old
+    [ "$side" = new ] && bin=$new
+    dir=$out/$side
+    mkdir -p "$dir/report"
+    # What a command prints on both streams, and how it exits (a refusal is output too).
+    at() { FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f "$now" "$bin" "$@" --config "$config" 2>&1 || echo "exit $?"; }
+    for format in table json csv; do
+        at traffic --from "$from" --to "$to" --format $format >"$dir/traffic.$format"
+        at traffic --from "$from" --to "$to" --format $format --scope host --by hour >"$dir/traffic-hosts.$format"
+        at top --from "$from" --to "$to" --format $format >"$dir/top.$format"
+        at top --from "$from" --to "$to" --format $format --by p95 >"$dir/top-p95.$format"
+        at rates --from "$from" --to "$to" --format $format >"$dir/rates.$format"
+        at bill --from "$from" --to "$to" --format $format >"$dir/bill.$format"
+        at bill --period previous --format $format --scope fleet >"$dir/bill-fleet.$format"
+        at export --from "$from" --to "$to" --format $format --level 1h >"$dir/export.$format"
+        at export --from "$from" --to "$to" --format $format --level 5m --scope host >"$dir/export-hosts.$format"
+        at snapshot --format $format >"$dir/snapshot.$format"
+    done
+    at report --from "$from" --to "$to" --output "$dir/report" >/dev/null
+done
+if diff -r "$out/old" "$out/new" >"$work/diff.txt"; then
+    echo "identical: $(find "$out/new" -type f | wc -l) files, $(du -sb "$out/new" | cut -f1) bytes ($base_rev and this checkout)"
+else
+    echo "DIFFERENT ($work/diff.txt):" >&2
+    head -40 "$work/diff.txt" >&2
+    exit 1
+fi
