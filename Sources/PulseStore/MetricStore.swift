@@ -85,6 +85,10 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// Writes one pass of remote write in one transaction.
     func saveForward(_ update: ForwardUpdate) async throws
 
+    /// Clears remote write's state when `[remote_write]` is off (a later one starts afresh); whether there was any
+    /// to clear. On a shared store only the leader may (it is fenced).
+    func stopForwarding() async throws -> Bool
+
     /// Deletes data past `policy`, in transactions of at most `slice` rows so ingest is never held off for long.
     func prune(_ policy: RetentionPolicy, now: Int64, slice: Int) async throws -> PruneReport
 

@@ -31,7 +31,9 @@ public final class PostgresStore: SharedStore {
     /// The most connections ``pool`` opens at once.
     static let maximumConnections = 20
 
-    /// The writer's state, touched only while its connection is leased (so by one call at a time).
+    /// The writer's state. Unchecked because it is mutable, and safe because it is touched only inside
+    /// ``writers``' `withConnection` (``onWriter(_:)``, ``writerTransaction(limitIdle:_:)``): that pool has one
+    /// connection, so one call at a time, each ordered after the last by the pool's lease.
     final class WriterSide: @unchecked Sendable {
         var writer: StoreWriter
         let memory = PostgresIngestTransaction.WriterMemory()

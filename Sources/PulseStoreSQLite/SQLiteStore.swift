@@ -23,9 +23,6 @@ public final class SQLiteStore: JournaledStore {
     /// Whether this process is the store's one writer of rollups and catalogue (the daemon).
     let isOwner: Bool
 
-    /// Who opens the store, and so what the open may do to the file (``StoreAccess``), by the name callers use.
-    public typealias Access = StoreAccess
-
     /// Opens the store at `path`, creating it or bringing an older one up to date (a Netpulse 0.1 store is
     /// migrated and its rollups backfilled from its raw chunks).
     ///
@@ -36,9 +33,9 @@ public final class SQLiteStore: JournaledStore {
         try self.init(path: path, settings: settings, access: readOnly ? .reader : .owner)
     }
 
-    /// Opens the store at `path` for `access` (see ``Access``).
+    /// Opens the store at `path` for `access` (see ``StoreAccess``).
     /// - Throws: ``StoreError`` or the database's error, naming the file.
-    public init(path: String, settings: StoreSettings = .standard, access: Access) throws {
+    public init(path: String, settings: StoreSettings = .standard, access: StoreAccess) throws {
         self.path = path
         self.settings = settings
         isOwner = access == .owner

@@ -89,7 +89,7 @@ public struct DaemonRuntime: Sendable {
         } else {
             remoteWriteService = nil
             // On PostgreSQL the leader does it when it takes the lease (daemons of one database may differ here).
-            if let store = store as? any JournaledStore, try store.stopForwarding() {
+            if store is any JournaledStore, try await store.stopForwarding() {
                 logger.notice("remote write is off: its state is cleared (a later [remote_write] starts afresh)")
             }
         }

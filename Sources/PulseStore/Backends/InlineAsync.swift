@@ -28,7 +28,9 @@ package enum InlineAsync {
         }
     }
 
-    /// Where the task leaves its result; read only after the task has ended, on the same thread.
+    /// Where the task leaves its result. Unchecked because it is mutable, and safe because the task writes it on the
+    /// calling thread before `Task.immediate` returns, and ``run(_:)`` reads it only after (never while the task runs
+    /// elsewhere: a task that suspended stops the process first).
     private final class Outcome<Value>: @unchecked Sendable {
         var result: Result<Value, any Error>?
     }

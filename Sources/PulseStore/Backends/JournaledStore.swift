@@ -16,9 +16,6 @@ public protocol JournaledStore: MetricStore {
     func ingest(
         _ batches: [IngestBatch], receivedAt: Int64, journalThrough: Int64?, willStore: (@Sendable (Int) -> Void)?
     ) async throws -> [IngestOutcome]
-
-    /// Clears remote write's state when `[remote_write]` is off; whether there was any to clear.
-    func stopForwarding() throws -> Bool
 }
 
 extension JournaledStore {

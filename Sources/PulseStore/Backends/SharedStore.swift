@@ -15,7 +15,4 @@ public protocol SharedStore: MetricStore {
 
     /// How the server replicates, as far as a failover may lose acknowledged batches (``PostgresReplication``).
     func replication() async throws -> PostgresReplication
-
-    /// Clears remote write's state when the leader's `[remote_write]` is off; whether there was any to clear.
-    func stopForwarding() async throws -> Bool
 }
