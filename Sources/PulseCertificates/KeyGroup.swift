@@ -19,11 +19,6 @@ public struct KeyGroup: Sendable, Hashable {
     /// Its numeric id.
     public let id: UInt32
 
-    public init(name: String, id: UInt32) {
-        self.name = name
-        self.id = id
-    }
-
     /// The group named `name` on this host.
     /// - Throws: ``CertificateAuthorityError`` when there is no such group.
     public static func named(_ name: String) throws(CertificateAuthorityError) -> KeyGroup {

@@ -69,11 +69,6 @@ public struct SamplePosition: Sendable, Hashable, Comparable {
     public var order: Int64
     public var tick: Int32
 
-    public init(order: Int64, tick: Int32) {
-        self.order = order
-        self.tick = tick
-    }
-
     public static func < (lhs: SamplePosition, rhs: SamplePosition) -> Bool {
         lhs.order < rhs.order || lhs.order == rhs.order && lhs.tick < rhs.tick
     }

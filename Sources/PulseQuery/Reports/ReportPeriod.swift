@@ -15,13 +15,6 @@ public struct ReportPeriod: Sendable, Hashable {
     /// The period's name in files: `2026-11-22`, `2026-W47`, `2026-11`, or `20261101T0000-20261108T0000` (local).
     public var label: String
 
-    public init(kind: Kind, from: Int64, to: Int64, label: String) {
-        self.kind = kind
-        self.from = from
-        self.to = to
-        self.label = label
-    }
-
     /// The latest complete `kind` (day, week or month) that ended at least `settle` ms before `now`: what a
     /// timer firing after midnight reports, once late data has had `settle` to arrive.
     public static func previous(_ kind: Kind, now: Int64, settle: Int64, calendar: CivilCalendar) -> ReportPeriod {

@@ -105,23 +105,6 @@ public struct RenderedDashboard: Sendable, Hashable {
     /// The standalone SVG document.
     public var svg: String
 
-    /// A rendered dashboard (``DashboardRenderer/render(_:range:now:)`` makes them; tests and other renderers
-    /// may too).
-    public init(
-        name: String, fileStem: String, title: String, range: DashboardRange, window: Window, resolution: RollupLevel,
-        coverage: Int64?, renderedAt: Int64, svg: String
-    ) {
-        self.name = name
-        self.fileStem = fileStem
-        self.title = title
-        self.range = range
-        self.window = window
-        self.resolution = resolution
-        self.coverage = coverage
-        self.renderedAt = renderedAt
-        self.svg = svg
-    }
-
     /// `fleet-hour-20251123T140530Z.svg`: stem, range and the UTC stamp of `renderedAt`.
     public var fileName: String {
         "\(DashboardFiles.prefix(stem: fileStem, range: range))\(FileName.stamp(renderedAt)).svg"

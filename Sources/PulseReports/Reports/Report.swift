@@ -57,18 +57,6 @@ public struct ReportAdjustment: Sendable, Hashable {
     public var now: Int64?
     /// The store revision the new value was read at.
     public var revision: Int64
-
-    public init(
-        foundBy: String, report: String, series: String, field: String, was: Int64?, now: Int64?, revision: Int64
-    ) {
-        self.foundBy = foundBy
-        self.report = report
-        self.series = series
-        self.field = field
-        self.was = was
-        self.now = now
-        self.revision = revision
-    }
 }
 
 /// Draws a report as ``ReportQuery`` read it: its charts, each a standalone SVG, and the weekday × hour means.

@@ -49,17 +49,6 @@ public struct ChangedInterval: Sendable, Hashable {
     /// The revision of the last change.
     public var revision: Int64
 
-    public init(
-        series: Int64, start: Int64, now: IntervalFigures, since: IntervalFigures, unknown: Int, revision: Int64
-    ) {
-        self.series = series
-        self.start = start
-        self.now = now
-        self.since = since
-        self.unknown = unknown
-        self.revision = revision
-    }
-
     /// What the interval held when billing took it in, when that can be told.
     public var before: IntervalFigures? { unknown > 0 ? nil : now - since }
 }
