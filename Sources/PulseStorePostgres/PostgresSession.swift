@@ -34,6 +34,16 @@ struct PostgresSession: Sendable {
         }
     }
 
+    /// Runs `sql`, whose `$1` is a list of series ids and `$2` and `$3` the start and end of a window: the shape of
+    /// every read of some series over a time range.
+    func query(_ sql: String, series: [Int64], from: Int64, to: Int64) async throws -> [PostgresRow] {
+        var binds = PostgresBindings()
+        binds.append(series)
+        binds.append(from)
+        binds.append(to)
+        return try await query(PostgresQuery(unsafeSQL: sql, binds: binds))
+    }
+
     func execute(_ sql: String) async throws {
         try await query(PostgresQuery(unsafeSQL: sql))
     }

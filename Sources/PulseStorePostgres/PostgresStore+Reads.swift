@@ -35,18 +35,13 @@ extension PostgresStore {
             if series == nil {
                 ids = try await session.query("SELECT id FROM series").map { try $0.decode(Int64.self) }
             }
-            var binds = PostgresBindings()
-            binds.append(ids)
-            binds.append(from)
-            binds.append(to)
             let aggregates = BucketColumns.aggregateList(fields) { "(\($0))::bigint" }
             var result = [Int64: BucketValues]()
             for row in try await session.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT series_id, \(aggregates) FROM \(table)
-                        WHERE series_id = ANY($1) AND start >= $2 AND start < $3 GROUP BY series_id
-                        """, binds: binds))
+                """
+                SELECT series_id, \(aggregates) FROM \(table)
+                WHERE series_id = ANY($1) AND start >= $2 AND start < $3 GROUP BY series_id
+                """, series: ids, from: from, to: to)
             {
                 var cells = row.makeIterator()
                 func column() throws -> Int64 {
@@ -188,16 +183,11 @@ extension PostgresStore {
         guard !series.isEmpty else { return [:] }
         return try await read { session in
             var result = [Int64: [UnplacedDay]]()
-            var binds = PostgresBindings()
-            binds.append(series)
-            binds.append(from)
-            binds.append(to)
             let rows = try await session.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT series_id, day, \(TrafficCounter.allCases.map(\.name).joined(separator: ", ")), steps
-                        FROM unplaced WHERE series_id = ANY($1) AND day >= $2 AND day < $3 ORDER BY series_id, day
-                        """, binds: binds))
+                """
+                SELECT series_id, day, \(TrafficCounter.allCases.map(\.name).joined(separator: ", ")), steps
+                FROM unplaced WHERE series_id = ANY($1) AND day >= $2 AND day < $3 ORDER BY series_id, day
+                """, series: series, from: from, to: to)
             for row in rows {
                 var cells = row.makeIterator()
                 guard let id = try cells.next()?.decode(Int64.self), let day = try cells.next()?.decode(Int64.self)
@@ -243,16 +233,11 @@ struct PostgresSnapshotReader: SnapshotReader {
         try await spreadVirtualGaps(level: level, series: Set(series), from: from, to: to) {
             spread.add($0, $1, $2, $3)
         }
-        var binds = PostgresBindings()
-        binds.append(series)
-        binds.append(from)
-        binds.append(to)
         let rows = try await session.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT ARRAY[series_id, start, \(BucketColumns.selectList(fields))] FROM \(table)
-                    WHERE series_id = ANY($1) AND start >= $2 AND start < $3 ORDER BY series_id, start
-                    """, binds: binds))
+            """
+            SELECT ARRAY[series_id, start, \(BucketColumns.selectList(fields))] FROM \(table)
+            WHERE series_id = ANY($1) AND start >= $2 AND start < $3 ORDER BY series_id, start
+            """, series: series, from: from, to: to)
         func finish(_ id: Int64, _ list: [Bucket]) throws { try body(id, spread.merge(id, into: list, level: level)) }
         var current: Int64?
         var list = [Bucket]()

@@ -70,12 +70,7 @@ if checkOnly {
 }
 JournalLogHandler.bootstrapLogging(identifier: "netpulse-agent", level: logLevel)
 let logger = Logger(label: "netpulse-agent")
-#if DEBUG
-    // Debug builds (what the tests run) step their clock and stop at fault points when the environment says so.
-    let (clock, faults) = (TestEnvironment.clock(), TestEnvironment.faults())
-#else
-    let (clock, faults) = (WallClock.system, FaultPoints.none)
-#endif
+let (clock, faults) = ProcessSeams.read()
 do {
     try await AgentService(config: config, configPath: configPath, logger: logger, clock: clock, faults: faults).run()
 } catch {

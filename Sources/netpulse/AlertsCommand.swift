@@ -32,7 +32,7 @@ struct AlertsCommand: AsyncParsableCommand {
         var limit = 50
 
         func run() async throws {
-            try await runAlerts {
+            try await reportingErrors {
                 guard format != .csv else { throw QueryError("--format: alerts are listed as table or json") }
                 guard let back = Units.parseDuration(since), back > 0 else {
                     throw QueryError("--since \(since): not a duration; use 1h, 24h or 7d")
@@ -70,7 +70,7 @@ struct AlertsCommand: AsyncParsableCommand {
         var author: String?
 
         func run() async throws {
-            try await runAlerts {
+            try await reportingErrors {
                 guard !match.isEmpty else {
                     throw QueryError("--match: name at least one label, such as --match alertname=UplinkBusy")
                 }
@@ -111,7 +111,7 @@ struct AlertsCommand: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            try await runAlerts {
+            try await reportingErrors {
                 let daemon = try location.daemonConfig()
                 let store = try await location.open(daemon, access: .editor)
                 guard try await store.expireSilence(id: id, at: Netpulse.clock.now()) else {
@@ -120,16 +120,5 @@ struct AlertsCommand: AsyncParsableCommand {
                 printError("silence \(id) ended")
             }
         }
-    }
-}
-
-/// Errors as one line and a non-zero exit, as the query commands do.
-private func runAlerts(_ body: () async throws -> Void) async throws {
-    do {
-        try await body()
-    } catch let error as ExitCode {
-        throw error
-    } catch {
-        throw fail(error)
     }
 }

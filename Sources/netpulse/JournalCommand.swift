@@ -31,7 +31,7 @@ struct JournalCommand: AsyncParsableCommand {
         var format = QueryOptions.Format.table
 
         func run() async throws {
-            do {
+            try await reportingErrors {
                 let daemon = try location.daemonConfig()
                 guard try location.store != nil || daemon.postgresLocation() == nil else {
                     throw QueryError("the daemon stores in PostgreSQL, which needs no journal: nothing to show")
@@ -63,10 +63,6 @@ struct JournalCommand: AsyncParsableCommand {
                     }
                     print(TerminalText.table(lines, numeric: [0, 3]), terminator: "")
                 }
-            } catch let error as ExitCode {
-                throw error
-            } catch {
-                throw fail(error)
             }
         }
 

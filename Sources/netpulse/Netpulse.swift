@@ -17,6 +17,20 @@ struct Netpulse: AsyncParsableCommand {
     static let clock = WallClock.system
 }
 
+/// Runs a command's body, turning any error it throws into one line on stderr and a non-zero exit; an exit it
+/// asks for, or a usage error (which ArgumentParser prints with the usage), passes through.
+func reportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as ValidationError {
+        throw error
+    } catch {
+        throw fail(error)
+    }
+}
+
 /// Turns a library error into one line on stderr and a non-zero exit.
 func fail(_ error: any Error, code: Int32 = 1) -> ExitCode {
     printError("netpulse: \(error)")

@@ -163,15 +163,9 @@ struct QueryOptions: ParsableArguments {
 /// Runs an async query command's body after checking its options, turning errors into one line on stderr and a
 /// non-zero exit.
 func runQuery(_ options: QueryOptions, _ body: () async throws -> Void) async throws {
-    do {
+    try await reportingErrors {
         try options.check()
         try await body()
-    } catch let error as ExitCode {
-        throw error
-    } catch let error as ValidationError {
-        throw error
-    } catch {
-        throw fail(error)
     }
 }
 

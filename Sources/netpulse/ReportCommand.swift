@@ -45,13 +45,7 @@ struct ReportCommand: AsyncParsableCommand {
     var due = false
 
     func run() async throws {
-        do {
-            try await make()
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            throw fail(error)
-        }
+        try await reportingErrors { try await make() }
     }
 
     func make() async throws {

@@ -45,12 +45,7 @@ struct DaemonCommand: AsyncParsableCommand {
                 "ingest's threads keep the kernel's default scheduling slice (a slice per thread needs Linux 6.12 or later, and sched_setattr allowed): an acknowledgement may wait for drawing's slice of the CPU"
             )
         }
-        #if DEBUG
-            // Debug builds (what the tests run) step their clock and stop at fault points when the environment says so.
-            let (clock, faults) = (TestEnvironment.clock(), TestEnvironment.faults())
-        #else
-            let (clock, faults) = (WallClock.system, FaultPoints.none)
-        #endif
+        let (clock, faults) = ProcessSeams.read()
         do {
             // Opening the store may migrate and backfill one written by an older version (logged when it does).
             let runtime = try await DaemonRuntime(

@@ -19,6 +19,35 @@ public struct ConfigReader: Sendable {
 
     private func qualified(_ table: String, _ key: String) -> String { table.isEmpty ? key : "\(table).\(key)" }
 
+    /// The value of `key` in `table` as `convert` reads it, with its entry; nil when the key is absent. A value
+    /// `convert` cannot read (it returns nil) fails with "must be `expected`, not" its kind. Every scalar is read
+    /// here, so each notes its key and words a wrong kind alike.
+    private mutating func typed<Value>(
+        _ table: String, _ key: String, expected: String, _ convert: (ConfigValue) -> Value?
+    ) throws(ConfigError) -> (value: Value, entry: ConfigEntry)? {
+        note(table, key)
+        guard let entry = entry(table, key) else { return nil }
+        guard let value = convert(entry.value) else {
+            throw fail(table, key, entry, "must be \(expected), not \(entry.value.typeName)")
+        }
+        return (value, entry)
+    }
+
+    /// `found`'s value when it lies in `range` (nil when the key was absent); otherwise fails with the value as
+    /// `shown` (by default as `bound` writes it) and the range's ends as `bound` writes them.
+    private func within<Value: Comparable>(
+        _ range: ClosedRange<Value>, _ found: (value: Value, entry: ConfigEntry)?, _ table: String, _ key: String,
+        shown: String? = nil, bound: (Value) -> String
+    ) throws(ConfigError) -> Value? {
+        guard let (value, entry) = found else { return nil }
+        guard range.contains(value) else {
+            throw fail(
+                table, key, entry,
+                "is \(shown ?? bound(value)); it must be between \(bound(range.lowerBound)) and \(bound(range.upperBound))")
+        }
+        return value
+    }
+
     // MARK: Scalars
 
     public mutating func string(_ table: String, _ key: String, default fallback: String) throws(ConfigError) -> String
@@ -27,26 +56,17 @@ public struct ConfigReader: Sendable {
     }
 
     public mutating func optionalString(_ table: String, _ key: String) throws(ConfigError) -> String? {
-        note(table, key)
-        guard let entry = entry(table, key) else { return nil }
-        guard case .string(let value) = entry.value else {
-            throw fail(table, key, entry, "must be a string in quotes, not \(entry.value.typeName)")
-        }
-        return value
+        try typed(table, key, expected: "a string in quotes") { if case .string(let value) = $0 { value } else { nil } }?
+            .value
     }
 
     public mutating func integer(
         _ table: String, _ key: String, default fallback: Int64, range: ClosedRange<Int64>
     ) throws(ConfigError) -> Int64 {
-        note(table, key)
-        guard let entry = entry(table, key) else { return fallback }
-        guard case .integer(let value) = entry.value else {
-            throw fail(table, key, entry, "must be a whole number, not \(entry.value.typeName)")
+        let found = try typed(table, key, expected: "a whole number") {
+            if case .integer(let value) = $0 { value } else { nil }
         }
-        guard range.contains(value) else {
-            throw fail(table, key, entry, "is \(value); it must be between \(range.lowerBound) and \(range.upperBound)")
-        }
-        return value
+        return try within(range, found, table, key) { "\($0)" } ?? fallback
     }
 
     /// A whole number within `range`, or nil when the key is absent.
@@ -61,27 +81,19 @@ public struct ConfigReader: Sendable {
     public mutating func number(
         _ table: String, _ key: String, default fallback: Double, range: ClosedRange<Double>
     ) throws(ConfigError) -> Double {
-        note(table, key)
-        guard let entry = entry(table, key) else { return fallback }
-        let value: Double
-        switch entry.value {
-        case .integer(let integer): value = Double(integer)
-        case .float(let float): value = float
-        default: throw fail(table, key, entry, "must be a number, not \(entry.value.typeName)")
+        let found = try typed(table, key, expected: "a number") { value -> Double? in
+            switch value {
+            case .integer(let integer): Double(integer)
+            case .float(let float): float
+            default: nil
+            }
         }
-        guard range.contains(value) else {
-            throw fail(table, key, entry, "is \(value); it must be between \(range.lowerBound) and \(range.upperBound)")
-        }
-        return value
+        return try within(range, found, table, key) { "\($0)" } ?? fallback
     }
 
     public mutating func boolean(_ table: String, _ key: String, default fallback: Bool) throws(ConfigError) -> Bool {
-        note(table, key)
-        guard let entry = entry(table, key) else { return fallback }
-        guard case .boolean(let value) = entry.value else {
-            throw fail(table, key, entry, "must be true or false, not \(entry.value.typeName)")
-        }
-        return value
+        try typed(table, key, expected: "true or false") { if case .boolean(let value) = $0 { value } else { nil } }?
+            .value ?? fallback
     }
 
     /// A duration written as a string with a unit: `"250ms"`, `"1s"`, `"5m"`, `"2h"`, `"7d"`; returns milliseconds.
@@ -95,13 +107,7 @@ public struct ConfigReader: Sendable {
                 table, key, entry, "must be a duration in quotes such as \"500ms\", \"10s\", \"5m\", \"48h\" or \"30d\""
             )
         }
-        guard range.contains(value) else {
-            throw fail(
-                table, key, entry,
-                "is \(text); it must be between \(Units.formatDuration(range.lowerBound)) and \(Units.formatDuration(range.upperBound))"
-            )
-        }
-        return value
+        return try within(range, (value, entry), table, key, shown: text, bound: Units.formatDuration) ?? fallback
     }
 
     /// A size in bytes written as a number or as a string with a unit: `"256KiB"`, `"64MiB"`, `"1GB"`.
@@ -120,11 +126,7 @@ public struct ConfigReader: Sendable {
             value = parsed
         default: throw fail(table, key, entry, "must be a size such as 65536 or \"64MiB\", not \(entry.value.typeName)")
         }
-        guard range.contains(value) else {
-            throw fail(
-                table, key, entry, "is \(value) bytes; it must be between \(range.lowerBound) and \(range.upperBound)")
-        }
-        return value
+        return try within(range, (value, entry), table, key, shown: "\(value) bytes") { "\($0)" } ?? fallback
     }
 
     public mutating func stringArray(

@@ -55,6 +55,15 @@ public struct ConnectionStateMachine: Sendable {
     /// The interface names and streams this connection's batches may use: the first `agentLimits` of each.
     private var names = Set<InterfaceName>()
     private var streams = Set<UInt64>()
+
+    /// Whether `member` may be used: it already is one of `set`, or `set` has room for it (then it is added). The
+    /// first `limit` names and streams are the ones a connection keeps; any later one is refused, not swapped in.
+    private static func admit<Member: Hashable>(_ member: Member, to set: inout Set<Member>, limit: Int) -> Bool {
+        if set.contains(member) { return true }
+        guard set.count < limit else { return false }
+        set.insert(member)
+        return true
+    }
     /// Batches handed to the writer and not yet stored; the agent may have `limits.maximumInFlight` at a time.
     public private(set) var inFlight = 0
     /// What both sides support, once `WELCOME` is sent.
@@ -186,23 +195,19 @@ public struct ConnectionStateMachine: Sendable {
             if let why = BatchRules.violation(batch) {
                 return refuse(batch, .invalidBatch, why)
             }
-            if !streams.contains(batch.stream) {
-                guard streams.count < agentLimits.streams else {
-                    return refuse(
-                        batch, .invalidBatch,
-                        "batch \(batch.sequence) is of a stream beyond the \(agentLimits.streams) one connection may carry ([limits] streams_per_agent)",
-                        limit: .streams)
-                }
-                streams.insert(batch.stream)
+            guard Self.admit(batch.stream, to: &streams, limit: agentLimits.streams) else {
+                return refuse(
+                    batch, .invalidBatch,
+                    "batch \(batch.sequence) is of a stream beyond the \(agentLimits.streams) one connection may carry ([limits] streams_per_agent)",
+                    limit: .streams)
             }
-            for descriptor in descriptors where !names.contains(descriptor.name) {
-                guard names.count < agentLimits.interfaces else {
+            for descriptor in descriptors {
+                guard Self.admit(descriptor.name, to: &names, limit: agentLimits.interfaces) else {
                     return refuse(
                         batch, .invalidBatch,
                         "batch \(batch.sequence) names interface \(descriptor.name), beyond the \(agentLimits.interfaces) one agent may have ([limits] interfaces_per_agent)",
                         limit: .interfaces)
                 }
-                names.insert(descriptor.name)
             }
             // An agent that does not wait for acknowledgements would grow the ingest queue without bound.
             guard inFlight < limits.maximumInFlight else {

@@ -37,13 +37,6 @@ public struct Listener: Sendable {
     /// - Parameter boundSocket: an already bound and listening socket (from systemd socket activation) to use
     ///   instead of binding ``DaemonConfig/listen``.
     public func bind(group: any EventLoopGroup, boundSocket: NIOBSDSocket.Handle? = nil) async throws -> any Channel {
-        let config = self.config
-        let tls = self.tls
-        let queue = self.queue
-        let registry = self.registry
-        let logger = self.logger
-        let labelPolicy = self.labelPolicy
-        let labelGeneration = self.labelGeneration
         let limits = ConnectionRegistry.Limits(
             connections: config.maximumConnections, handshakes: config.maximumHandshakes,
             handshakesPerAddress: config.maximumHandshakesPerAddress,
@@ -52,33 +45,37 @@ public struct Listener: Sendable {
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                let source = ConnectionSource(channel.remoteAddress, prefixes: limits.prefixes)
-                if let reason = registry.admit(channel, source: source, limits: limits) {
-                    if let line = registry.refused(because: reason) { logger.warning("\(line)") }
-                    return channel.close()
-                }
-                channel.closeFuture.whenComplete { _ in registry.release(channel) }
-                return channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(NIOSSLServerHandler(context: tls.current))
-                    try pipeline.addHandler(IdleStateHandler(readTimeout: .milliseconds(config.idleTimeout)))
-                    try pipeline.addHandler(
-                        ByteToMessageHandler(FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
-                    try pipeline.addHandler(
-                        ConnectionHandler(
-                            machine: ConnectionStateMachine(
-                                daemonName: config.name, agentLimits: config.agentLimits, labelPolicy: labelPolicy,
-                                labelGeneration: labelGeneration),
-                            queue: queue,
-                            registry: registry, logger: logger,
-                            handshakeTimeout: .milliseconds(config.handshakeTimeout)))
-                }
-            }
+            .childChannelInitializer { channel in self.accept(channel, limits: limits) }
         if let boundSocket {
             return try await bootstrap.withBoundSocket(boundSocket).get()
         }
         return try await bootstrap.bind(host: config.listen.host, port: config.listen.port).get()
+    }
+
+    /// Admits a new connection within `limits` (or closes it, logging why), then gives it TLS, the idle timeout,
+    /// the frame decoder and its ``ConnectionHandler``.
+    private func accept(_ channel: any Channel, limits: ConnectionRegistry.Limits) -> EventLoopFuture<Void> {
+        let source = ConnectionSource(channel.remoteAddress, prefixes: limits.prefixes)
+        if let reason = registry.admit(channel, source: source, limits: limits) {
+            if let line = registry.refused(because: reason) { logger.warning("\(line)") }
+            return channel.close()
+        }
+        channel.closeFuture.whenComplete { [registry] _ in registry.release(channel) }
+        return channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(NIOSSLServerHandler(context: tls.current))
+            try pipeline.addHandler(IdleStateHandler(readTimeout: .milliseconds(config.idleTimeout)))
+            try pipeline.addHandler(
+                ByteToMessageHandler(FrameDecoder(maximumFrameBytes: WireLimits.standard.maximumFrameBytes)))
+            try pipeline.addHandler(
+                ConnectionHandler(
+                    machine: ConnectionStateMachine(
+                        daemonName: config.name, agentLimits: config.agentLimits, labelPolicy: labelPolicy,
+                        labelGeneration: labelGeneration),
+                    queue: queue,
+                    registry: registry, logger: logger,
+                    handshakeTimeout: .milliseconds(config.handshakeTimeout)))
+        }
     }
 }
 

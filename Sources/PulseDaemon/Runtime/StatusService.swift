@@ -67,18 +67,11 @@ final class StatusService: Service, Sendable {
 }
 
 /// Deletes data past the retention, hourly, starting a minute after start, in small transactions.
-final class RetentionService: Service, Sendable {
+struct RetentionService: Service, Sendable {
     let store: any MetricStore
     let policy: RetentionPolicy
     let clock: WallClock
     let logger: Logger
-
-    init(store: any MetricStore, policy: RetentionPolicy, clock: WallClock, logger: Logger) {
-        self.store = store
-        self.policy = policy
-        self.clock = clock
-        self.logger = logger
-    }
 
     func run() async throws {
         var delay = Duration.seconds(60)

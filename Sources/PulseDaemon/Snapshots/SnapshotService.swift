@@ -12,18 +12,11 @@ import ServiceLifecycle
 /// boundary so the last batches of the period are in): JSON and CSV, each written atomically, `latest.json` and
 /// `latest.csv` always naming the newest complete file, older ones deleted past `keep` (only files it wrote and
 /// recorded in the directory's ledger, ``PublishedFiles/Ledger``).
-final class SnapshotService: Service, Sendable {
+struct SnapshotService: Service, Sendable {
     let store: any MetricStore
     let config: DaemonConfig
     let clock: WallClock
     let logger: Logger
-
-    init(store: any MetricStore, config: DaemonConfig, clock: WallClock, logger: Logger) {
-        self.store = store
-        self.config = config
-        self.clock = clock
-        self.logger = logger
-    }
 
     func run() async throws {
         let settings = config.snapshots

@@ -25,40 +25,36 @@ public struct DashboardRenderer: Sendable {
     /// Draws a dashboard as read.
     public func render(_ data: DashboardData) -> RenderedDashboard {
         let spec = data.spec
-        let range = data.range
-        let now = data.now
         let read = data.panels
-        let members = read.members
-        let timeline = read.timeline
-        let window = read.window
-        let charts = self.charts(read)
-        let civil = read.calendar
-        let rangeText =
-            "\(range.title): \(civil.localMinute(window.from)) – \(civil.localMinute(window.to)) (\(civil.name)), "
-            + "\(Units.formatDuration(read.level.width)) buckets"
-        let coverageText: String
-        if let figures = read.figures {
-            coverageText =
-                "Data coverage \(Self.percent(ppm: figures.coverage)) of \(members.label) (\(figures.members) counted interface\(figures.members == 1 ? "" : "s"), \(figures.bucketsWithData) of \(timeline.count) buckets with data); gaps are missing data, not zero."
-        } else {
-            coverageText = "No data for \(members.label) in the store yet."
-        }
-        let description =
-            spec.description
-            ?? "Traffic of \(members.label): \(spec.panels.count) panels."
         let page = DashboardPage(
-            title: "\(spec.title) — \(range.title.lowercasedFirst)",
+            title: "\(spec.title) — \(data.range.title.lowercasedFirst)",
             lines: [
-                description, rangeText, coverageText,
-                "Rendered \(civil.localText(now)) by Netpulse \(NetpulseVersion.string).",
+                spec.description ?? "Traffic of \(read.members.label): \(spec.panels.count) panels.",
+                Self.rangeLine(data), Self.coverageLine(read),
+                "Rendered \(read.calendar.localText(data.now)) by Netpulse \(NetpulseVersion.string).",
             ],
             theme: theme,
             dashboard: Dashboard(
                 title: nil, columns: spec.columns, cellWidth: cellWidth, cellHeight: cellHeight, theme: theme,
-                charts: charts))
+                charts: charts(read)))
         return RenderedDashboard(
-            name: spec.name, fileStem: spec.fileStem, title: spec.title, range: range, window: window,
-            resolution: read.level, coverage: read.figures?.coverage, renderedAt: now, svg: page.svg())
+            name: spec.name, fileStem: spec.fileStem, title: spec.title, range: data.range, window: read.window,
+            resolution: read.level, coverage: read.figures?.coverage, renderedAt: data.now, svg: page.svg())
+    }
+
+    /// The page's line naming the range: its title, its ends in the store's time zone, and the bucket width.
+    static func rangeLine(_ data: DashboardData) -> String {
+        let window = data.panels.window
+        let civil = data.panels.calendar
+        return "\(data.range.title): \(civil.localMinute(window.from)) – \(civil.localMinute(window.to)) (\(civil.name)), "
+            + "\(Units.formatDuration(data.panels.level.width)) buckets"
+    }
+
+    /// The page's line saying how much of the range has data (or that there is none yet).
+    static func coverageLine(_ read: PanelsData) -> String {
+        guard let figures = read.figures else { return "No data for \(read.members.label) in the store yet." }
+        return
+            "Data coverage \(percent(ppm: figures.coverage)) of \(read.members.label) (\(figures.members) counted interface\(figures.members == 1 ? "" : "s"), \(figures.bucketsWithData) of \(read.timeline.count) buckets with data); gaps are missing data, not zero."
     }
 
     /// Each panel's chart, in order.
