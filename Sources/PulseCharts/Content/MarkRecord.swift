@@ -33,11 +33,15 @@ struct MarkRecord: Sendable {
 struct SeriesKey: Sendable, Hashable {
     @usableFromInline var label: String
     @usableFromInline var value: PlottablePrimitive
+}
 
-    @usableFromInline
-    init(label: String, value: PlottablePrimitive) {
-        self.label = label
-        self.value = value
+extension SeriesKey {
+    /// The key a `foregroundStyle(by:)`, `symbol(by:)` or `position(by:)` value stands for. Written in an
+    /// extension so the memberwise initializer stays for the table's own keys.
+    @inlinable
+    init<V: Plottable>(_ value: PlottableValue<V>) {
+        self.label = value.label
+        self.value = value.value.primitivePlottable
     }
 }
 

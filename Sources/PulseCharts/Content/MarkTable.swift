@@ -109,6 +109,12 @@ struct MarkTable: Sendable {
         records.append(record)
     }
 
+    /// Adds a bar, rectangle or rule.
+    @inlinable
+    mutating func append(keys: MarkKeys, kind: MarkKind, extent: MarkExtent, style: MarkStyle? = nil) {
+        append(keys: keys, kind: kind, x: extent.x, xEnd: extent.xEnd, y: extent.y, yEnd: extent.yEnd, style: style)
+    }
+
     // MARK: Vectorized plots
 
     /// The template for a plot's rows, interned once per plot rather than once per row.
@@ -127,6 +133,17 @@ struct MarkTable: Sendable {
         template.yIsRange = yIsRange
         template.style = style
         return intern(template)
+    }
+
+    /// The template for a plot of two columns, from their labels and units.
+    @inlinable
+    mutating func plotTemplate<X: Plottable, Y: Plottable>(
+        kind: MarkKind, x: PlottableColumn<X>, y: PlottableColumn<Y>, yIsRange: Bool = false,
+        style: MarkStyle = MarkStyle()
+    ) -> Int32 {
+        plotTemplate(
+            kind: kind, xLabel: x.label, xUnit: x.unit, yLabel: y.label, yUnit: y.unit, yIsRange: yIsRange,
+            style: style)
     }
 
     @usableFromInline
@@ -179,6 +196,33 @@ struct MarkTable: Sendable {
                         return record
                     })
             }
+        }
+    }
+
+    /// Adds the rows of a vectorized plot whose every row is a mark of its own (areas, points): from the columns
+    /// at once where both are numbers or dates, else one row at a time.
+    @inlinable
+    mutating func appendRows<X: Plottable, Y: Plottable>(
+        template: Int32, x: PlottableColumn<X>, y: PlottableColumn<Y>, color: Int32, symbol: Int32, series: Int32
+    ) {
+        if let xs = x.plotColumn, let ys = y.plotColumn {
+            appendRows(template: template, xs: xs, ys: ys, color: color, symbol: symbol, series: series)
+        } else {
+            appendEachRow(template: template, x: x, y: y, color: color, symbol: symbol, series: series)
+        }
+    }
+
+    /// Adds the rows of a vectorized plot one at a time: the path for columns that hold categories, which are
+    /// interned in order of appearance. A longer column's extra values are ignored.
+    @inlinable
+    mutating func appendEachRow<X: Plottable, Y: Plottable>(
+        template: Int32, x: PlottableColumn<X>, y: PlottableColumn<Y>, color: Int32, symbol: Int32, series: Int32
+    ) {
+        let count = min(x.values.count, y.values.count)
+        for i in 0..<count {
+            appendRow(
+                template: template, x: x.values[i].primitivePlottable, y: y.values[i].primitivePlottable,
+                color: color, symbol: symbol, series: series)
         }
     }
 

@@ -29,9 +29,7 @@ public struct AreaPlot<X: Plottable, Y: Plottable>: ChartMark {
     public func _collect(into collector: inout ChartContentCollector) {
         var style = MarkStyle()
         style.stacking = stacking
-        let template = collector.table.plotTemplate(
-            kind: .area, xLabel: x.label, xUnit: x.unit, yLabel: y.label, yUnit: y.unit, yIsRange: yEnd != nil,
-            style: style)
+        let template = collector.table.plotTemplate(kind: .area, x: x, y: y, yIsRange: yEnd != nil, style: style)
         let color = collector.table.intern(key: _keys.color)
         if let yEnd {
             let count = min(x.values.count, y.values.count, yEnd.values.count)
@@ -40,16 +38,8 @@ public struct AreaPlot<X: Plottable, Y: Plottable>: ChartMark {
                     template: template, x: x.values[i].primitivePlottable, y: y.values[i].primitivePlottable,
                     yEnd: yEnd.values[i].primitivePlottable, color: color, series: -1)
             }
-        } else if let xs = x.plotColumn, let ys = y.plotColumn {
-            collector.table.appendRows(
-                template: template, xs: xs, ys: ys, color: color, symbol: -1, series: -1)
         } else {
-            let count = min(x.values.count, y.values.count)
-            for i in 0..<count {
-                collector.table.appendRow(
-                    template: template, x: x.values[i].primitivePlottable, y: y.values[i].primitivePlottable,
-                    color: color, symbol: -1, series: -1)
-            }
+            collector.table.appendRows(template: template, x: x, y: y, color: color, symbol: -1, series: -1)
         }
     }
 }

@@ -33,7 +33,7 @@ extension ChartContent {
     /// Colours all marks of this content by a data value, as `ChartMark.foregroundStyle(by:)` does for one mark.
     @inlinable
     public func foregroundStyle<V: Plottable>(by value: PlottableValue<V>) -> ModifiedChartContent<Self> {
-        modified(.foregroundBy(SeriesKey(label: value.label, value: value.value.primitivePlottable)))
+        modified(.foregroundBy(SeriesKey(value)))
     }
 
     /// Draws marks in a fixed colour.
@@ -45,7 +45,7 @@ extension ChartContent {
     /// Gives all marks of this content a symbol shape by a data value.
     @inlinable
     public func symbol<V: Plottable>(by value: PlottableValue<V>) -> ModifiedChartContent<Self> {
-        modified(.symbolBy(SeriesKey(label: value.label, value: value.value.primitivePlottable)))
+        modified(.symbolBy(SeriesKey(value)))
     }
 
     /// Draws points (and a line's points) with a fixed symbol.
@@ -63,7 +63,7 @@ extension ChartContent {
     /// Places all bars of this content side by side by a data value instead of stacking them.
     @inlinable
     public func position<V: Plottable>(by value: PlottableValue<V>) -> ModifiedChartContent<Self> {
-        modified(.positionBy(SeriesKey(label: value.label, value: value.value.primitivePlottable)))
+        modified(.positionBy(SeriesKey(value)))
     }
 
     /// Multiplies the marks' opacity.

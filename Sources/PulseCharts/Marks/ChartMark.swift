@@ -23,29 +23,30 @@ extension ChartMark {
     /// `chartForegroundStyleScale`) and an entry in the legend. Numbers get a colour ramp instead.
     @inlinable
     public consuming func foregroundStyle<V: Plottable>(by value: PlottableValue<V>) -> Self {
-        var copy = self
-        if copy._keys.color == nil {
-            copy._keys.color = SeriesKey(label: value.label, value: value.value.primitivePlottable)
-        }
-        return copy
+        keyed(\.color, by: value)
     }
 
     /// Gives each distinct data value its own symbol shape, for readers who cannot tell the colours apart.
     @inlinable
     public consuming func symbol<V: Plottable>(by value: PlottableValue<V>) -> Self {
-        var copy = self
-        if copy._keys.symbol == nil {
-            copy._keys.symbol = SeriesKey(label: value.label, value: value.value.primitivePlottable)
-        }
-        return copy
+        keyed(\.symbol, by: value)
     }
 
     /// Places bars with different values side by side within their band instead of stacking them.
     @inlinable
     public consuming func position<V: Plottable>(by value: PlottableValue<V>) -> Self {
+        keyed(\.position, by: value)
+    }
+
+    /// The mark with one of its keys set, unless it is set already: the modifier written closest to the mark
+    /// wins, as it does for content modifiers (`MarkTable.apply`).
+    @inlinable
+    consuming func keyed<V: Plottable>(
+        _ key: WritableKeyPath<MarkKeys, SeriesKey?>, by value: PlottableValue<V>
+    ) -> Self {
         var copy = self
-        if copy._keys.position == nil {
-            copy._keys.position = SeriesKey(label: value.label, value: value.value.primitivePlottable)
+        if copy._keys[keyPath: key] == nil {
+            copy._keys[keyPath: key] = SeriesKey(value)
         }
         return copy
     }

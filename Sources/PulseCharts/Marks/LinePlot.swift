@@ -25,27 +25,20 @@ public struct LinePlot<X: Plottable, Y: Plottable>: ChartMark {
     public init<S: Plottable>(x: PlottableColumn<X>, y: PlottableColumn<Y>, series: PlottableValue<S>) {
         self.x = x
         self.y = y
-        self.series = SeriesKey(label: series.label, value: series.value.primitivePlottable)
+        self.series = SeriesKey(series)
     }
 
     @inlinable
     public func _collect(into collector: inout ChartContentCollector) {
-        let template = collector.table.plotTemplate(
-            kind: .line, xLabel: x.label, xUnit: x.unit, yLabel: y.label, yUnit: y.unit, yIsRange: false,
-            style: MarkStyle())
+        let template = collector.table.plotTemplate(kind: .line, x: x, y: y)
         let color = collector.table.intern(key: _keys.color)
         let symbol = collector.table.intern(key: _keys.symbol)
         let series = collector.table.intern(key: self.series)
         if let xs = x.plotColumn, let ys = y.plotColumn {
             collector.table.appendSegment(
                 template: template, xs: xs, ys: ys, color: color, symbol: symbol, series: series)
-            return
-        }
-        let count = min(x.values.count, y.values.count)
-        for i in 0..<count {
-            collector.table.appendRow(
-                template: template, x: x.values[i].primitivePlottable, y: y.values[i].primitivePlottable,
-                color: color, symbol: symbol, series: series)
+        } else {
+            collector.table.appendEachRow(template: template, x: x, y: y, color: color, symbol: symbol, series: series)
         }
     }
 }

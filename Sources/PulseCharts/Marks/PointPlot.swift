@@ -13,22 +13,10 @@ public struct PointPlot<X: Plottable, Y: Plottable>: ChartMark {
 
     @inlinable
     public func _collect(into collector: inout ChartContentCollector) {
-        let template = collector.table.plotTemplate(
-            kind: .point, xLabel: x.label, xUnit: x.unit, yLabel: y.label, yUnit: y.unit, yIsRange: false,
-            style: MarkStyle())
+        let template = collector.table.plotTemplate(kind: .point, x: x, y: y)
         let color = collector.table.intern(key: _keys.color)
         let symbol = collector.table.intern(key: _keys.symbol)
-        if let xs = x.plotColumn, let ys = y.plotColumn {
-            collector.table.appendRows(
-                template: template, xs: xs, ys: ys, color: color, symbol: symbol, series: -1)
-            return
-        }
-        let count = min(x.values.count, y.values.count)
-        for i in 0..<count {
-            collector.table.appendRow(
-                template: template, x: x.values[i].primitivePlottable, y: y.values[i].primitivePlottable,
-                color: color, symbol: symbol, series: -1)
-        }
+        collector.table.appendRows(template: template, x: x, y: y, color: color, symbol: symbol, series: -1)
     }
 }
 

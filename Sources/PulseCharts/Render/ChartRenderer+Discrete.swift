@@ -273,23 +273,19 @@ extension ChartRenderer {
         func point(_ r: Double, _ a: Double) -> (Double, Double) {
             (cx + r * cos(a - Double.pi / 2), cy + r * sin(a - Double.pi / 2))
         }
+        // A whole circle cannot be one arc: it is drawn as two halves.
+        func circle(radius: Double, clockwise: Bool) {
+            let top = point(radius, 0)
+            let bottom = point(radius, Double.pi)
+            path.move(top.0, top.1)
+            path.arc(radius: radius, largeArc: false, sweep: clockwise, bottom.0, bottom.1)
+            path.arc(radius: radius, largeArc: false, sweep: clockwise, top.0, top.1)
+            path.close()
+        }
         let sweep = a1 - a0
         if sweep >= 2 * Double.pi - 1e-9 {
-            // A whole circle cannot be one arc: draw it as two halves.
-            let top = point(outer, 0)
-            let bottom = point(outer, Double.pi)
-            path.move(top.0, top.1)
-            path.arc(radius: outer, largeArc: false, sweep: true, bottom.0, bottom.1)
-            path.arc(radius: outer, largeArc: false, sweep: true, top.0, top.1)
-            path.close()
-            if inner > 0 {
-                let innerTop = point(inner, 0)
-                let innerBottom = point(inner, Double.pi)
-                path.move(innerTop.0, innerTop.1)
-                path.arc(radius: inner, largeArc: false, sweep: false, innerBottom.0, innerBottom.1)
-                path.arc(radius: inner, largeArc: false, sweep: false, innerTop.0, innerTop.1)
-                path.close()
-            }
+            circle(radius: outer, clockwise: true)
+            if inner > 0 { circle(radius: inner, clockwise: false) }
             return path.string
         }
         let large = sweep > Double.pi

@@ -301,18 +301,21 @@ struct ChartRenderer {
 
     /// `fill` (and `fill-opacity`) for a colour; with an adaptive theme, also the class its dark colour uses.
     func fill(_ color: Color, role: String?) -> [(String, String)] {
-        var attributes = [("fill", color.hexString)]
-        if color.alpha < 1 {
-            attributes.append(("fill-opacity", DecimalFormatter.shortest(color.alpha, maxDecimals: 3)))
-        }
-        if adaptive, let role { attributes.append(("class", role)) }
-        return attributes
+        paintAttributes(color, role: role, name: "fill", opacityName: "fill-opacity")
     }
 
+    /// `stroke` (and `stroke-opacity`) for a colour; with an adaptive theme, also the class its dark colour uses.
     func stroke(_ color: Color, role: String?) -> [(String, String)] {
-        var attributes = [("stroke", color.hexString)]
+        paintAttributes(color, role: role, name: "stroke", opacityName: "stroke-opacity")
+    }
+
+    /// SVG paints fills and strokes alike, but each has its own opacity attribute.
+    private func paintAttributes(
+        _ color: Color, role: String?, name: String, opacityName: String
+    ) -> [(String, String)] {
+        var attributes = [(name, color.hexString)]
         if color.alpha < 1 {
-            attributes.append(("stroke-opacity", DecimalFormatter.shortest(color.alpha, maxDecimals: 3)))
+            attributes.append((opacityName, DecimalFormatter.shortest(color.alpha, maxDecimals: 3)))
         }
         if adaptive, let role { attributes.append(("class", role)) }
         return attributes

@@ -57,40 +57,44 @@ struct ChartResolution: Sendable {
             let template = templates[Int(table.segments[i].template)]
             if let unit = template.xUnit, table.segments[i].xType == .date {
                 let middles = table.segments[i].xs.withUnsafeBufferPointer { xs in
-                    xs.map { x in
-                        let (start, end) = ChartResolution.period(x, unit: unit, calendar: calendar)
-                        return (start + end) / 2
-                    }
+                    xs.map { ChartResolution.middle(ofPeriod: $0, unit: unit, calendar: calendar) }
                 }
                 table.segments[i].xs = PlotColumn(.numbers(middles), type: table.segments[i].xs.type)
             }
         }
         for i in records.indices {
-            let template = templates[Int(records[i].template)]
+            var record = records[i]
+            let template = templates[Int(record.template)]
             let spans = template.kind == .bar || template.kind == .rectangle
-            if let unit = template.xUnit, records[i].xType == .date, !template.xIsRange {
-                let (start, end) = ChartResolution.period(records[i].x0, unit: unit, calendar: calendar)
-                if spans {
-                    records[i].x0 = start
-                    records[i].x1 = end
-                } else {
-                    records[i].x0 = (start + end) / 2
-                }
+            if let unit = template.xUnit, record.xType == .date, !template.xIsRange {
+                ChartResolution.place(&record.x0, end: &record.x1, inPeriod: unit, calendar: calendar, spans: spans)
             }
-            if let unit = template.yUnit, records[i].yType == .date, !template.yIsRange {
-                let (start, end) = ChartResolution.period(records[i].y0, unit: unit, calendar: calendar)
-                if spans {
-                    records[i].y0 = start
-                    records[i].y1 = end
-                } else {
-                    records[i].y0 = (start + end) / 2
-                }
+            if let unit = template.yUnit, record.yType == .date, !template.yIsRange {
+                ChartResolution.place(&record.y0, end: &record.y1, inPeriod: unit, calendar: calendar, spans: spans)
             }
+            records[i] = record
         }
         for (index, template) in templates.enumerated() where template.kind == .bar || template.kind == .rectangle {
             if template.xUnit != nil { table.templates[index].xIsRange = true }
             if template.yUnit != nil { table.templates[index].yIsRange = true }
         }
+    }
+
+    /// Moves a single date on one axis to its period: `start` and `end` become the period's bounds for a mark that
+    /// spans it, or `start` its middle for one that does not.
+    private static func place(
+        _ start: inout Double, end: inout Double, inPeriod unit: CalendarUnit, calendar: ChartCalendar, spans: Bool
+    ) {
+        if spans {
+            (start, end) = period(start, unit: unit, calendar: calendar)
+        } else {
+            start = middle(ofPeriod: start, unit: unit, calendar: calendar)
+        }
+    }
+
+    private static func middle(ofPeriod seconds: Double, unit: CalendarUnit, calendar: ChartCalendar) -> Double {
+        let (start, end) = period(seconds, unit: unit, calendar: calendar)
+        return (start + end) / 2
     }
 
     static func period(_ seconds: Double, unit: CalendarUnit, calendar: ChartCalendar) -> (Double, Double) {
@@ -370,17 +374,7 @@ struct ChartResolution: Sendable {
             usesThemePalette = false
         }
         if palette.isEmpty { palette = [.blue] }
-        var ordered: [Int32] = []
-        var mapped: [Int32: Color] = [:]
-        for (name, mappedColor) in explicitMapping {
-            if let key = keys.first(where: { ChartResolution.name(of: values[Int($0)].value) == name }) {
-                if mapped[key] == nil {
-                    ordered.append(key)
-                    mapped[key] = mappedColor
-                }
-            }
-        }
-        for key in keys where mapped[key] == nil { ordered.append(key) }
+        let (ordered, mapped) = ChartResolution.legendOrder(of: keys, values: values, mapping: explicitMapping)
         var nextSlot = 0
         for key in ordered {
             let name = ChartResolution.name(of: values[Int(key)].value)
@@ -401,17 +395,8 @@ struct ChartResolution: Sendable {
         let values = table.keys.values
         symbols.label = values[Int(keys[0])].label
         symbols.entryOfKey = [Int](repeating: -1, count: values.count)
-        var ordered: [Int32] = []
-        var mapped: [Int32: ChartSymbol] = [:]
-        for (name, symbol) in configuration.symbolMapping {
-            if let key = keys.first(where: { ChartResolution.name(of: values[Int($0)].value) == name }),
-                mapped[key] == nil
-            {
-                ordered.append(key)
-                mapped[key] = symbol
-            }
-        }
-        for key in keys where mapped[key] == nil { ordered.append(key) }
+        let (ordered, mapped) = ChartResolution.legendOrder(
+            of: keys, values: values, mapping: configuration.symbolMapping)
         var next = 0
         for key in ordered {
             let symbol: ChartSymbol
@@ -424,6 +409,26 @@ struct ChartResolution: Sendable {
             symbols.entries.append((key, ChartResolution.name(of: values[Int(key)].value), symbol))
             symbols.entryOfKey[Int(key)] = symbols.entries.count - 1
         }
+    }
+
+    /// The order of a legend's keys: those the chart maps to a fixed colour or symbol come first, in the order of
+    /// the mapping (a name that matches no key, or a key mapped already, is skipped), then the others in order of
+    /// first appearance.
+    private static func legendOrder<Value>(
+        of keys: [Int32], values: [SeriesKey], mapping: [(String, Value)]
+    ) -> (ordered: [Int32], mapped: [Int32: Value]) {
+        var ordered: [Int32] = []
+        var mapped: [Int32: Value] = [:]
+        for (name, value) in mapping {
+            if let key = keys.first(where: { ChartResolution.name(of: values[Int($0)].value) == name }),
+                mapped[key] == nil
+            {
+                ordered.append(key)
+                mapped[key] = value
+            }
+        }
+        for key in keys where mapped[key] == nil { ordered.append(key) }
+        return (ordered, mapped)
     }
 
     private mutating func resolvePositions() {

@@ -31,29 +31,17 @@ extension Float: Plottable {
     public var primitivePlottable: PlottablePrimitive { isFinite ? .number(Double(self)) : .missing }
 }
 
-extension Int: Plottable {
+/// Integers are quantitative: every integer type plots as the nearest `Double`.
+extension Plottable where Self: BinaryInteger {
     public var primitivePlottable: PlottablePrimitive { .number(Double(self)) }
 }
 
-extension Int32: Plottable {
-    public var primitivePlottable: PlottablePrimitive { .number(Double(self)) }
-}
-
-extension Int64: Plottable {
-    public var primitivePlottable: PlottablePrimitive { .number(Double(self)) }
-}
-
-extension UInt: Plottable {
-    public var primitivePlottable: PlottablePrimitive { .number(Double(self)) }
-}
-
-extension UInt32: Plottable {
-    public var primitivePlottable: PlottablePrimitive { .number(Double(self)) }
-}
-
-extension UInt64: Plottable {
-    public var primitivePlottable: PlottablePrimitive { .number(Double(self)) }
-}
+extension Int: Plottable {}
+extension Int32: Plottable {}
+extension Int64: Plottable {}
+extension UInt: Plottable {}
+extension UInt32: Plottable {}
+extension UInt64: Plottable {}
 
 extension String: Plottable {
     public var primitivePlottable: PlottablePrimitive { .category(self) }
