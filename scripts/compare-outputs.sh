@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves a change kept what users read: the same commands of two `netpulse` builds, over the same store at the same
-# frozen time, must print and write the same bytes (tables, JSON, CSV, snapshots, reports with their SVGs).
+# frozen time, must print and write the same bytes (tables, JSON, CSV, snapshots, reports with their SVGs), and the
+# two `netpulsed` builds, started over copies of that store at that time, must draw the same dashboards.
 #   scripts/compare-outputs.sh BASE_REV          builds BASE_REV in a worktree beside this one (debug) and compares
 #                                                it with this checkout's debug build
 # The store is made by the base build's own `netpulse-bench query-store` (rollups bulk-loaded, not ingested): what
@@ -16,8 +17,9 @@ mkdir -p "$work"
 if [ ! -d "$base_tree" ]; then git worktree add --detach "$base_tree" "$base_rev"; fi
 git -C "$base_tree" checkout -q --detach "$base_rev"
 echo "==> building $base_rev and this checkout (debug)"
-(cd "$base_tree" && swift build --product netpulse >/dev/null && swift build --product netpulse-bench >/dev/null)
+(cd "$base_tree" && for product in netpulse netpulsed netpulse-bench; do swift build --product $product >/dev/null; done)
 swift build --product netpulse >/dev/null
+swift build --product netpulsed >/dev/null
 old=$base_tree/.build/debug/netpulse
 new=$PWD/.build/debug/netpulse
 store=$work/store
@@ -52,6 +54,51 @@ for side in old new; do
         at snapshot --format $format >"$dir/snapshot.$format"
     done
     at report --from "$from" --to "$to" --output "$dir/report" >/dev/null
+done
+
+# The daemon draws every dashboard and range at start when none is on disk: run each build over its own copy of the
+# store (a daemon writes to it: bills, its own rows) until the drawing is done, then stop it.
+echo "==> dashboards drawn by both netpulsed builds"
+"$new" ca init --dir "$work/ca" >/dev/null 2>&1 || true
+[ -f "$work/ca/netpulsed.pem" ] || "$new" ca issue --dir "$work/ca" --daemon netpulsed >/dev/null
+for side in old new; do
+    daemon=$base_tree/.build/debug/netpulsed
+    [ "$side" = new ] && daemon=$PWD/.build/debug/netpulsed
+    copy=$work/store-$side
+    rm -rf "$copy"
+    cp -a "$store" "$copy"
+    port=$((20000 + RANDOM % 20000))
+    cat >"$copy/netpulsed.toml" <<TOML
+[daemon]
+state_directory = "$copy/netpulsed"
+[listen]
+address = "127.0.0.1:$port"
+[tls]
+ca = "$work/ca/ca.pem"
+certificate = "$work/ca/netpulsed.pem"
+key = "$work/ca/netpulsed-key.pem"
+[rollups]
+levels = ["5m", "1h", "1d"]
+[dashboards]
+directory = "$out/$side/dashboards"
+busy_share = 1
+[snapshots]
+enabled = false
+TOML
+    FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f "$now" "$daemon" --config "$copy/netpulsed.toml" 2>"$work/netpulsed-$side.log" &
+    pid=$!
+    # Done when index.html is there and no file has come for 5 s (each page is written whole, then renamed).
+    last=-1
+    for _ in $(seq 1 600); do
+        sleep 5
+        count=$(find "$out/$side/dashboards" -type f 2>/dev/null | wc -l)
+        if [ -f "$out/$side/dashboards/index.html" ] && [ "$count" = "$last" ]; then break; fi
+        last=$count
+        kill -0 $pid 2>/dev/null || { echo "netpulsed ($side) stopped:" >&2; tail -5 "$work/netpulsed-$side.log" >&2; exit 1; }
+    done
+    kill -TERM $pid
+    wait $pid || true
+    rm -rf "$copy"
 done
 if diff -r "$out/old" "$out/new" >"$work/diff.txt"; then
     echo "identical: $(find "$out/new" -type f | wc -l) files, $(du -sb "$out/new" | cut -f1) bytes ($base_rev and this checkout)"

@@ -20,34 +20,24 @@ extension SQLiteStore {
         guard !batches.isEmpty || journalThrough != nil else { return [] }
         return try await pool.writeWithoutTransaction { db in
             try ThreadPriority.raised {
-                try self.writer.withLock { writer in
-                    do {
-                        var outcomes = [IngestOutcome]()
-                        try db.inTransaction(.immediate) {
-                            if !batches.isEmpty {
-                                outcomes = try InlineAsync.run {
-                                    try await writer.ingest(
-                                        batches, receivedAt: receivedAt, willStore: willStore,
-                                        in: SQLiteIngestTransaction(db: db))
-                                }
-                            }
-                            if let journalThrough {
-                                try db.execute(
-                                    sql: """
-                                        INSERT INTO meta (key, value) VALUES ('journal_applied', ?)
-                                        ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                                        """, arguments: [journalThrough])
-                            }
-                            return .commit
+                // (A commit of the journal's position alone changed no bucket and made no revision.)
+                try self.inWriterTransaction(db, changed: { _ in !batches.isEmpty }) { writer in
+                    var outcomes = [IngestOutcome]()
+                    if !batches.isEmpty {
+                        outcomes = try InlineAsync.run {
+                            try await writer.ingest(
+                                batches, receivedAt: receivedAt, willStore: willStore,
+                                in: SQLiteIngestTransaction(db: db))
                         }
-                        // (A commit of the journal's position alone changed no bucket and made no revision.)
-                        if !batches.isEmpty { self.committed(writer) }
-                        return outcomes
-                    } catch {
-                        // The transaction rolled back: what the caches learnt in it may not exist.
-                        writer.reset()
-                        throw Self.transient(error, path: self.path) ?? error
                     }
+                    if let journalThrough {
+                        try db.execute(
+                            sql: """
+                                INSERT INTO meta (key, value) VALUES ('journal_applied', ?)
+                                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                                """, arguments: [journalThrough])
+                    }
+                    return outcomes
                 }
             }
         }
@@ -56,21 +46,33 @@ extension SQLiteStore {
     public func relabel(_ labels: [String: Labels], at now: Int64) async throws -> [String] {
         guard !labels.isEmpty else { return [] }
         return try await pool.writeWithoutTransaction { db in
-            try self.writer.withLock { writer in
-                do {
-                    var moved = [String]()
-                    try db.inTransaction(.immediate) {
-                        moved = try InlineAsync.run {
-                            try await writer.relabel(labels, at: now, in: SQLiteIngestTransaction(db: db))
-                        }
-                        return .commit
-                    }
-                    if !moved.isEmpty { self.committed(writer) }
-                    return moved
-                } catch {
-                    writer.reset()
-                    throw Self.transient(error, path: self.path) ?? error
+            try self.inWriterTransaction(db, changed: { !$0.isEmpty }) { writer in
+                try InlineAsync.run {
+                    try await writer.relabel(labels, at: now, in: SQLiteIngestTransaction(db: db))
                 }
+            }
+        }
+    }
+
+    /// Runs `body` with the writer in one immediate transaction of `db`. When it commits, what the writer learnt is
+    /// published if `changed` says the transaction changed anything (``committed(_:)``); when it rolls back, the
+    /// writer's caches are reset, since what they learnt in it may not exist, and a disk error is said as one.
+    private func inWriterTransaction<Value>(
+        _ db: Database, changed: (Value) -> Bool, _ body: (inout StoreWriter) throws -> Value
+    ) throws -> Value {
+        try writer.withLock { writer in
+            do {
+                var value: Value?
+                try db.inTransaction(.immediate) {
+                    value = try body(&writer)
+                    return .commit
+                }
+                guard let value else { preconditionFailure("a committed transaction has run its body") }
+                if changed(value) { committed(writer) }
+                return value
+            } catch {
+                writer.reset()
+                throw Self.transient(error, path: path) ?? error
             }
         }
     }
