@@ -57,7 +57,7 @@ extension SQLiteStore {
     /// Runs `body` with the writer in one immediate transaction of `db`. When it commits, what the writer learnt is
     /// published if `changed` says the transaction changed anything (``committed(_:)``); when it rolls back, the
     /// writer's caches are reset, since what they learnt in it may not exist, and a disk error is said as one.
-    private func inWriterTransaction<Value>(
+    private func inWriterTransaction<Value: Sendable>(
         _ db: Database, changed: (Value) -> Bool, _ body: (inout StoreWriter) throws -> Value
     ) throws -> Value {
         try writer.withLock { writer in
