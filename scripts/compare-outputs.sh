@@ -87,11 +87,12 @@ enabled = false
 TOML
     FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f "$now" "$daemon" --config "$copy/netpulsed.toml" 2>"$work/netpulsed-$side.log" &
     pid=$!
+    trap 'kill $pid 2>/dev/null || true' EXIT
     # Done when index.html is there and no file has come for 5 s (each page is written whole, then renamed).
     last=-1
     for _ in $(seq 1 600); do
         sleep 5
-        count=$(find "$out/$side/dashboards" -type f 2>/dev/null | wc -l)
+        count=$( (find "$out/$side/dashboards" -type f 2>/dev/null || true) | wc -l)
         if [ -f "$out/$side/dashboards/index.html" ] && [ "$count" = "$last" ]; then break; fi
         last=$count
         kill -0 $pid 2>/dev/null || { echo "netpulsed ($side) stopped:" >&2; tail -5 "$work/netpulsed-$side.log" >&2; exit 1; }
