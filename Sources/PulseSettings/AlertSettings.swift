@@ -215,18 +215,11 @@ public struct NotifySettings: Sendable, Hashable {
             table, "group_interval", default: 300_000, range: 1_000...86_400_000)
         settings.repeatInterval = try reader.duration(
             table, "repeat_interval", default: 4 * 3_600_000, range: 60_000...30 * 86_400_000)
-        if let url = try reader.optionalString(table, "webhook") {
-            guard WebhookAddress(parsing: url) != nil else {
-                throw reader.invalid(table, "webhook", "is \"\(url)\"; give an http:// or https:// URL with a host")
-            }
-            settings.webhook = url
-        }
-        settings.bearerTokenFile = try reader.optionalString(table, "bearer_token_file")
-        settings.allowInsecureCredentials = try reader.boolean(table, "allow_insecure_credentials", default: false)
-        if let url = settings.webhook, settings.bearerTokenFile != nil {
-            try InsecureCredentials.check(url, table: table, allowed: settings.allowInsecureCredentials, &reader)
-        }
-        settings.webhookCA = try reader.optionalString(table, "ca")
+        let webhook = try HTTPDestinationKeys.read(&reader, table: table, urlKey: "webhook", example: "with a host")
+        settings.webhook = webhook.url
+        settings.bearerTokenFile = webhook.bearerTokenFile
+        settings.allowInsecureCredentials = webhook.allowInsecureCredentials
+        settings.webhookCA = webhook.ca
         settings.command = try reader.stringArray(table, "command", default: [])
         if let program = settings.command.first, !program.hasPrefix("/") {
             throw reader.invalid(

@@ -43,20 +43,12 @@ public struct RemoteWriteSettings: Sendable, Hashable {
     static func parse(_ reader: inout ConfigReader) throws(ConfigError) -> RemoteWriteSettings {
         let table = "remote_write"
         var settings = RemoteWriteSettings()
-        if let url = try reader.optionalString(table, "url") {
-            guard WebhookAddress(parsing: url) != nil else {
-                throw reader.invalid(
-                    table, "url",
-                    "is \"\(url)\"; give an http:// or https:// URL (Prometheus: http://HOST:9090/api/v1/write)")
-            }
-            settings.url = url
-        }
-        settings.bearerTokenFile = try reader.optionalString(table, "bearer_token_file")
-        settings.allowInsecureCredentials = try reader.boolean(table, "allow_insecure_credentials", default: false)
-        if let url = settings.url, settings.bearerTokenFile != nil {
-            try InsecureCredentials.check(url, table: table, allowed: settings.allowInsecureCredentials, &reader)
-        }
-        settings.ca = try reader.optionalString(table, "ca")
+        let receiver = try HTTPDestinationKeys.read(
+            &reader, table: table, urlKey: "url", example: "(Prometheus: http://HOST:9090/api/v1/write)")
+        settings.url = receiver.url
+        settings.bearerTokenFile = receiver.bearerTokenFile
+        settings.allowInsecureCredentials = receiver.allowInsecureCredentials
+        settings.ca = receiver.ca
         settings.timeout = try reader.duration(table, "timeout", default: 30_000, range: 100...600_000)
         settings.interval = try reader.duration(table, "interval", default: 15_000, range: 100...3_600_000)
         settings.delay = try reader.duration(table, "delay", default: 60_000, range: 0...86_400_000)
@@ -86,5 +78,32 @@ enum InsecureCredentials {
         guard let address = WebhookAddress(parsing: url), !address.secure else { return nil }
         return
             "[\(table)] sends the token of \(setting) in clear text to \(url) (allow_insecure_credentials = true): anyone on the path can read it; use https://"
+    }
+}
+
+/// The keys every HTTP destination of the daemon has (`[alerts.notify]`'s webhook, `[remote_write]`'s receiver),
+/// read by one rule: the URL must be http or https with a host, and a bearer token goes to a plain `http://` URL
+/// only when `allow_insecure_credentials` says so.
+struct HTTPDestinationKeys {
+    var url: String?
+    var bearerTokenFile: String?
+    var allowInsecureCredentials = false
+    var ca: String?
+
+    /// Reads the URL from `urlKey`; `example` ends the message for a URL that is not one ("with a host").
+    static func read(
+        _ reader: inout ConfigReader, table: String, urlKey: String, example: String
+    ) throws(ConfigError) -> HTTPDestinationKeys {
+        var keys = HTTPDestinationKeys(url: try reader.optionalString(table, urlKey))
+        if let url = keys.url, WebhookAddress(parsing: url) == nil {
+            throw reader.invalid(table, urlKey, "is \"\(url)\"; give an http:// or https:// URL \(example)")
+        }
+        keys.bearerTokenFile = try reader.optionalString(table, "bearer_token_file")
+        keys.allowInsecureCredentials = try reader.boolean(table, "allow_insecure_credentials", default: false)
+        if let url = keys.url, keys.bearerTokenFile != nil {
+            try InsecureCredentials.check(url, table: table, allowed: keys.allowInsecureCredentials, &reader)
+        }
+        keys.ca = try reader.optionalString(table, "ca")
+        return keys
     }
 }

@@ -105,6 +105,14 @@ public final class SQLiteStore: JournaledStore {
         }.sorted()
     }
 
+    /// The rows `sql` selects with `arguments`, each made a value by `make`, in one read transaction: how the store
+    /// lists alerts, silences and notifications.
+    func rows<Value: Sendable>(
+        _ sql: String, _ arguments: StatementArguments = [], _ make: @escaping @Sendable (Row) throws -> Value
+    ) async throws -> [Value] {
+        try await pool.read { db in try Row.fetchAll(db, sql: sql, arguments: arguments).map(make) }
+    }
+
     /// After a commit by `writer`: its bucket changes reach the recent buckets, and a change to the catalogue moves
     /// its generation. Called inside the writer's lock, right after the commit. A commit that wrote nothing (every
     /// batch a duplicate) has no revision of its own.

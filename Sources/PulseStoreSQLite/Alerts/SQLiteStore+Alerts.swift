@@ -5,21 +5,18 @@ import PulseStore
 
 extension SQLiteStore {
     public func alertInstances() async throws -> [AlertInstance] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(AlertColumns.instance) FROM alert_instance ORDER BY rule, fingerprint
-                    """
-            ).map { row in
-                AlertInstance(
-                    rule: row[0], fingerprint: row[1], series: row[2], labels: LabelsJSON.labels(row[3]),
-                    annotations: LabelsJSON.labels(row[4]),
-                    phase: AlertPhase(
-                        status: AlertStatus(rawValue: row[5]) ?? .pending, activeSince: row[6], firedAt: row[7],
-                        clearSince: row[8]),
-                    value: row[9], evaluatedAt: row[10], ruleDigest: row[11])
-            }
+        try await rows(
+            """
+            SELECT \(AlertColumns.instance) FROM alert_instance ORDER BY rule, fingerprint
+            """
+        ) { row in
+            AlertInstance(
+                rule: row[0], fingerprint: row[1], series: row[2], labels: LabelsJSON.labels(row[3]),
+                annotations: LabelsJSON.labels(row[4]),
+                phase: AlertPhase(
+                    status: AlertStatus(rawValue: row[5]) ?? .pending, activeSince: row[6], firedAt: row[7],
+                    clearSince: row[8]),
+                value: row[9], evaluatedAt: row[10], ruleDigest: row[11])
         }
     }
 
@@ -66,25 +63,17 @@ extension SQLiteStore {
     }
 
     public func alertEvents(since: Int64, limit: Int) async throws -> [AlertEvent] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(AlertColumns.event) FROM alert_event WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?
-                    """, arguments: [since, limit]
-            ).map(Self.event)
-        }
+        try await rows(
+            """
+            SELECT \(AlertColumns.event) FROM alert_event WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?
+            """, [since, limit], Self.event)
     }
 
     public func alertEvents(from: Int64, to: Int64) async throws -> [AlertEvent] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(AlertColumns.event) FROM alert_event WHERE at >= ? AND at < ? ORDER BY at, id
-                    """, arguments: [from, to]
-            ).map(Self.event)
-        }
+        try await rows(
+            """
+            SELECT \(AlertColumns.event) FROM alert_event WHERE at >= ? AND at < ? ORDER BY at, id
+            """, [from, to], Self.event)
     }
 
     static func event(_ row: Row) -> AlertEvent {
@@ -105,18 +94,15 @@ extension SQLiteStore {
     // MARK: Silences
 
     public func silences() async throws -> [Silence] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(AlertColumns.silence) FROM alert_silence ORDER BY starts_at, id
-                    """
-            ).map { row in
-                Silence(
-                    id: row[0], matchers: LabelsJSON.labels(row[1]), startsAt: row[2], endsAt: row[3],
-                    createdBy: row[4],
-                    comment: row[5])
-            }
+        try await rows(
+            """
+            SELECT \(AlertColumns.silence) FROM alert_silence ORDER BY starts_at, id
+            """
+        ) { row in
+            Silence(
+                id: row[0], matchers: LabelsJSON.labels(row[1]), startsAt: row[2], endsAt: row[3],
+                createdBy: row[4],
+                comment: row[5])
         }
     }
 
@@ -145,17 +131,14 @@ extension SQLiteStore {
     // MARK: Notifications
 
     public func notificationGroups() async throws -> [NotificationGroup] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(AlertColumns.group) FROM notification_group ORDER BY receiver, key
-                    """
-            ).map { row in
-                NotificationGroup(
-                    receiver: row[0], key: row[1], labels: LabelsJSON.labels(row[2]), createdAt: row[3],
-                    notifiedAt: row[4], notifiedFiring: Set(LabelsJSON.strings(row[5])))
-            }
+        try await rows(
+            """
+            SELECT \(AlertColumns.group) FROM notification_group ORDER BY receiver, key
+            """
+        ) { row in
+            NotificationGroup(
+                receiver: row[0], key: row[1], labels: LabelsJSON.labels(row[2]), createdAt: row[3],
+                notifiedAt: row[4], notifiedFiring: Set(LabelsJSON.strings(row[5])))
         }
     }
 
@@ -195,17 +178,14 @@ extension SQLiteStore {
     }
 
     public func queuedNotifications(receiver: String, limit: Int) async throws -> [PendingNotification] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(AlertColumns.notification) FROM notification WHERE receiver = ? ORDER BY id LIMIT ?
-                    """, arguments: [receiver, limit]
-            ).map { row in
-                PendingNotification(
-                    id: row[0], receiver: row[1], groupKey: row[2], createdAt: row[3], body: [UInt8](row[4] as Data),
-                    attempts: row[5], nextAttempt: row[6], lastError: row[7])
-            }
+        try await rows(
+            """
+            SELECT \(AlertColumns.notification) FROM notification WHERE receiver = ? ORDER BY id LIMIT ?
+            """, [receiver, limit]
+        ) { row in
+            PendingNotification(
+                id: row[0], receiver: row[1], groupKey: row[2], createdAt: row[3], body: [UInt8](row[4] as Data),
+                attempts: row[5], nextAttempt: row[6], lastError: row[7])
         }
     }
 
