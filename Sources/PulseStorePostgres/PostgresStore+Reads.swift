@@ -43,15 +43,9 @@ extension PostgresStore {
                 WHERE series_id = ANY($1) AND start >= $2 AND start < $3 GROUP BY series_id
                 """, series: ids, from: from, to: to)
             {
-                var cells = row.makeIterator()
-                func column() throws -> Int64 {
-                    guard let cell = cells.next() else {
-                        throw StoreError.damaged("a sum of \(table) has fewer columns than asked for")
-                    }
-                    return try cell.decode(Int64.self)
-                }
-                let id = try column()
-                result[id] = try BucketColumns.values(fields: fields, column).values
+                var columns = CellColumns(cells: row.makeIterator(), table: table)
+                let id = try columns.next()
+                result[id] = try BucketColumns.values(fields: fields, from: &columns).values
             }
             try await PostgresSnapshotReader(session: session, revision: 0).spreadVirtualGaps(
                 level: level, series: Set(ids), from: from, to: to
@@ -250,19 +244,15 @@ struct PostgresSnapshotReader: SnapshotReader {
             guard numbers.count == width else {
                 throw BigintArray.Malformed(description: "a bucket row of \(numbers.count) values, not \(width)")
             }
-            var next = 0
-            func column() -> Int64 {
-                defer { next += 1 }
-                return numbers[next]
-            }
-            let id = column()
+            var columns = DecodedColumns(numbers: numbers, index: 0)
+            let id = columns.next()
             if id != current {
                 if let current { try finish(current, list) }
                 current = id
                 list.removeAll(keepingCapacity: true)
             }
-            let start = column()
-            let (values, revision) = BucketColumns.values(fields: fields, column)
+            let start = columns.next()
+            let (values, revision) = BucketColumns.values(fields: fields, from: &columns)
             list.append(Bucket(level: level, start: start, values: values, revision: revision))
         }
         if let current { try finish(current, list) }
@@ -384,5 +374,30 @@ struct PostgresSnapshotReader: SnapshotReader {
             return ForwardChange(
                 series: series, start: start, rx: rx, tx: tx, unknown: Int(unknown), revision: revision)
         }
+    }
+}
+
+/// A row's cells decoded one after the other as integers; a row with fewer than asked for is damaged.
+struct CellColumns: BucketColumnSource {
+    var cells: PostgresRow.Iterator
+    /// For the error: the table the row is of.
+    let table: String
+
+    mutating func next() throws -> Int64 {
+        guard let cell = cells.next() else {
+            throw StoreError.damaged("a sum of \(table) has fewer columns than asked for")
+        }
+        return try cell.decode(Int64.self)
+    }
+}
+
+/// A row already decoded into integers (``BigintArray``), read from `index` on.
+struct DecodedColumns: BucketColumnSource {
+    let numbers: [Int64]
+    var index: Int
+
+    mutating func next() -> Int64 {
+        defer { index += 1 }
+        return numbers[index]
     }
 }

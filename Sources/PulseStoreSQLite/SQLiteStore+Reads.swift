@@ -274,10 +274,18 @@ extension SQLiteStore {
     static func bucketValues(
         _ row: SQLiteStatement, from first: Int32, fields: BucketFields = .all
     ) -> (values: BucketValues, revision: Int64) {
-        var next = first
-        return BucketColumns.values(fields: fields) {
-            defer { next += 1 }
-            return sqlite3_column_int64(row, next)
+        var columns = SQLiteColumns(row: row, index: first)
+        return BucketColumns.values(fields: fields, from: &columns)
+    }
+
+    /// The columns of the row a statement stands on, from `index` on.
+    struct SQLiteColumns: BucketColumnSource {
+        let row: SQLiteStatement
+        var index: Int32
+
+        mutating func next() -> Int64 {
+            defer { index += 1 }
+            return sqlite3_column_int64(row, index)
         }
     }
 
