@@ -43,7 +43,7 @@ extension PostgresStore {
                 WHERE series_id = ANY($1) AND start >= $2 AND start < $3 GROUP BY series_id
                 """, series: ids, from: from, to: to)
             {
-                var columns = CellColumns(cells: row.makeIterator(), table: table)
+                var columns = CellColumns(row, table: table)
                 let id = try columns.next()
                 result[id] = try BucketColumns.values(fields: fields, from: &columns).values
             }
@@ -155,11 +155,11 @@ extension PostgresStore {
     public func anomalies(since: Int64) async throws -> [Anomaly] {
         try await read { session in
             try await session.query(
-                "SELECT series_id, ts, kind, detail FROM anomaly WHERE ts >= \(since) ORDER BY ts, id"
+                "SELECT \(Anomaly.columns) FROM anomaly WHERE ts >= \(since) ORDER BY ts, id"
             )
             .map {
-                let (series, time, kind, detail) = try $0.decode((Int64, Int64, String, String).self)
-                return Anomaly(series: series, timestamp: time, kind: kind, detail: detail)
+                var columns = CellColumns($0, table: "anomaly")
+                return try Anomaly(row: &columns)
             }
         }
     }
@@ -167,9 +167,7 @@ extension PostgresStore {
     public func totals() async throws -> IngestTotals {
         try await read { session in
             let meta = try await PostgresSnapshotReader.meta(session)
-            return IngestTotals(
-                batches: meta["batches"] ?? 0, values: meta["values"] ?? 0, revision: meta["revision"] ?? 0,
-                unplacedSteps: meta["unplaced_steps"] ?? 0)
+            return IngestTotals { meta[$0] ?? 0 }
         }
     }
 
@@ -359,7 +357,7 @@ struct PostgresSnapshotReader: SnapshotReader {
     }
 
     func forwardChangeRows(cursor: Int64, limit: Int) async throws -> [ForwardChange] {
-        let columns = "series_id, start, rx, tx, unknown, revision"
+        let columns = ForwardChange.columns
         let rows =
             try await session.query(
                 PostgresQuery(unsafeSQL: "SELECT \(columns) FROM forward_change WHERE start >= \(cursor)"))
@@ -369,26 +367,36 @@ struct PostgresSnapshotReader: SnapshotReader {
                         "SELECT \(columns) FROM forward_change WHERE start < \(cursor) ORDER BY series_id, start LIMIT \(limit)"
                 )))
         return try rows.map { row in
-            let (series, start, rx, tx, unknown, revision) = try row.decode(
-                (Int64, Int64, Int64, Int64, Int64, Int64).self)
-            return ForwardChange(
-                series: series, start: start, rx: rx, tx: tx, unknown: Int(unknown), revision: revision)
+            var cells = CellColumns(row, table: "forward_change")
+            return try ForwardChange(row: &cells)
         }
     }
 }
 
-/// A row's cells decoded one after the other as integers; a row with fewer than asked for is damaged.
-struct CellColumns: BucketColumnSource {
+/// A row's cells decoded one after the other, for the shared decoders (``StoreRow``, ``BucketColumnSource``); a
+/// row with fewer than asked for is damaged.
+struct CellColumns: BucketColumnSource, StoreRow {
     var cells: PostgresRow.Iterator
     /// For the error: the table the row is of.
     let table: String
 
-    mutating func next() throws -> Int64 {
-        guard let cell = cells.next() else {
-            throw StoreError.damaged("a sum of \(table) has fewer columns than asked for")
-        }
-        return try cell.decode(Int64.self)
+    init(_ row: PostgresRow, table: String) {
+        cells = row.makeIterator()
+        self.table = table
     }
+
+    private mutating func decode<Value: PostgresDecodable>(_: Value.Type) throws -> Value {
+        guard let cell = cells.next() else {
+            throw StoreError.damaged("a row of \(table) has fewer columns than asked for")
+        }
+        return try cell.decode(Value.self)
+    }
+
+    mutating func next() throws -> Int64 { try decode(Int64.self) }
+    mutating func integer() throws -> Int64 { try decode(Int64.self) }
+    mutating func optionalInteger() throws -> Int64? { try decode(Int64?.self) }
+    mutating func text() throws -> String { try decode(String.self) }
+    mutating func optionalText() throws -> String? { try decode(String?.self) }
 }
 
 /// A row already decoded into integers (``BigintArray``), read from `index` on.

@@ -389,21 +389,14 @@ extension SQLiteStore {
     }
 
     public func anomalies(since: Int64) async throws -> [Anomaly] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT series_id, ts, kind, detail FROM anomaly WHERE ts >= ? ORDER BY ts, id",
-                arguments: [since]
-            ).map { Anomaly(series: $0[0], timestamp: $0[1], kind: $0[2], detail: $0[3]) }
+        try await rows("SELECT \(Anomaly.columns) FROM anomaly WHERE ts >= ? ORDER BY ts, id", [since]) { row in
+            var columns = Columns(row)
+            return try Anomaly(row: &columns)
         }
     }
 
     public func totals() async throws -> IngestTotals {
-        try await pool.read { db in
-            IngestTotals(
-                batches: try SQLiteStore.meta("batches", db), values: try SQLiteStore.meta("values", db),
-                revision: try SQLiteStore.meta("revision", db),
-                unplacedSteps: try SQLiteStore.meta("unplaced_steps", db))
-        }
+        try await pool.read { db in try IngestTotals { try SQLiteStore.meta($0, db) } }
     }
 
     public func unplacedDays(series: [Int64], from: Int64, to: Int64) async throws -> [Int64: [UnplacedDay]] {

@@ -113,6 +113,24 @@ public final class SQLiteStore: JournaledStore {
         try await pool.read { db in try Row.fetchAll(db, sql: sql, arguments: arguments).map(make) }
     }
 
+    /// A GRDB row as the shared decoders read it (``StoreRow``).
+    struct Columns: StoreRow {
+        let row: Row
+        var index = 0
+
+        init(_ row: Row) { self.row = row }
+
+        private mutating func next<Value: DatabaseValueConvertible>() -> Value {
+            defer { index += 1 }
+            return row[index]
+        }
+
+        mutating func integer() -> Int64 { next() }
+        mutating func optionalInteger() -> Int64? { next() }
+        mutating func text() -> String { next() }
+        mutating func optionalText() -> String? { next() }
+    }
+
     /// After a commit by `writer`: its bucket changes reach the recent buckets, and a change to the catalogue moves
     /// its generation. Called inside the writer's lock, right after the commit. A commit that wrote nothing (every
     /// batch a duplicate) has no revision of its own.

@@ -88,7 +88,7 @@ public struct BillKeeper: Sendable {
                     try await store.billAdjustments(series: [fresh.series], containing: fresh.bill.period.from).last?
                     .bill ?? issued.bill
                 if fresh.bill.value != previous.value || fresh.bill.intervals != previous.intervals {
-                    pass.adjustments.append(BillAdjustment(series: fresh.series, foundAt: now, bill: fresh.bill))
+                    pass.adjustments.append(fresh.adjustment(foundAt: now))
                     pass.report.adjustments += 1
                 }
             } else {

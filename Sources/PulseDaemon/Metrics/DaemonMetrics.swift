@@ -68,10 +68,6 @@ public final class DaemonMetrics: Sendable {
             .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
             .seconds(2.5), .seconds(5), .seconds(10), .seconds(30),
         ]
-        let longBuckets: [Duration] = [
-            .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5),
-            .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(900),
-        ]
         ackLatency = registry.makeDurationHistogram(
             descriptor: Self.named(
                 "netpulse_ack_latency_seconds",
@@ -84,18 +80,13 @@ public final class DaemonMetrics: Sendable {
         commitBatches = registry.makeValueHistogram(
             descriptor: Self.named("netpulse_commit_batches", "Batches in one group commit."),
             buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024, 2_048, 4_096, 8_192])
-        renderDuration = registry.makeDurationHistogram(
-            descriptor: Self.named(
-                "netpulse_render_duration_seconds", "Duration of one drawing of the dashboards that were due."),
-            buckets: longBuckets)
-        billingPassDuration = registry.makeDurationHistogram(
-            descriptor: Self.named(
-                "netpulse_billing_pass_duration_seconds",
-                "Duration of one pass keeping the 95th-percentile bills current."), buckets: longBuckets)
-        alertEvaluationDuration = registry.makeDurationHistogram(
-            descriptor: Self.named(
-                "netpulse_alert_evaluation_duration_seconds", "Duration of one evaluation of every alert rule."),
-            buckets: longBuckets)
+        renderDuration = Self.passDuration(
+            "netpulse_render_duration_seconds", "Duration of one drawing of the dashboards that were due.", registry)
+        billingPassDuration = Self.passDuration(
+            "netpulse_billing_pass_duration_seconds", "Duration of one pass keeping the 95th-percentile bills current.",
+            registry)
+        alertEvaluationDuration = Self.passDuration(
+            "netpulse_alert_evaluation_duration_seconds", "Duration of one evaluation of every alert rule.", registry)
 
         remoteWriteLag = registry.makeGauge(
             descriptor: Self.named(
@@ -198,6 +189,19 @@ public final class DaemonMetrics: Sendable {
     }
 
     /// A metric's whole name (a `netpulse_` one, or a `process_` one as client libraries name them) and its help.
+    /// A histogram of how long one of the daemon's background passes takes (drawing, billing, evaluating alerts):
+    /// from 10 ms to a quarter of an hour, where ingest's latencies are milliseconds to seconds.
+    private static func passDuration(
+        _ name: String, _ help: String, _ registry: PrometheusCollectorRegistry
+    ) -> DurationHistogram {
+        registry.makeDurationHistogram(
+            descriptor: named(name, help),
+            buckets: [
+                .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(500), .seconds(1),
+                .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(900),
+            ])
+    }
+
     private static func named(_ name: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }

@@ -26,11 +26,41 @@ public struct BillAdjustment: Sendable, Hashable {
     public var foundAt: Int64
     /// The bill recomputed with the late data (its period is the issued bill's).
     public var bill: Bill
+}
 
-    public init(series: Int64, foundAt: Int64, bill: Bill) {
-        self.series = series
-        self.foundAt = foundAt
-        self.bill = bill
+extension StoredBill {
+    /// This bill, recomputed with late data, as the adjustment of the issued bill of its period found at `time`.
+    public func adjustment(foundAt time: Int64) -> BillAdjustment {
+        BillAdjustment(series: series, foundAt: time, bill: bill)
+    }
+}
+
+extension BillAdjustment {
+    /// What ``init(row:)`` reads, in order: the adjustment (`a`, `bill_adjustment`) joined with its issued bill
+    /// (`b`, `bill`) for the period.
+    package static let columns = """
+        a.series_id, a.found_at, a.method, a.intervals, a.missing, a.p_in, a.p_out, a.p_sum, a.revision,
+        b.period_from, b.period_to, a.measured, a.interpolated, a.flagged, a.rank_rule
+        """
+    /// The tables ``columns`` are read from.
+    package static let tables = "bill_adjustment a JOIN bill b ON b.series_id = a.series_id AND b.period_from = a.period_from"
+
+    package init(row: inout some StoreRow) throws {
+        let series = try row.integer()
+        let foundAt = try row.integer()
+        let method = BillingMethod(rawValue: try row.text()) ?? .max
+        let intervals = Int(try row.integer())
+        let missing = Int(try row.integer())
+        let (inbound, outbound, sum) = (try row.optionalInteger(), try row.optionalInteger(), try row.optionalInteger())
+        let revision = try row.integer()
+        let period = Window(from: try row.integer(), to: try row.integer(), name: "billing-period")
+        let classes = BillClassColumns.classes(try row.optionalInteger(), try row.optionalInteger(), try row.optionalInteger())
+        let rank = BillClassColumns.rank(try row.optionalText())
+        self.init(
+            series: series, foundAt: foundAt,
+            bill: Bill(
+                period: period, method: method, intervals: intervals, missing: missing, classes: classes, rank: rank,
+                inbound: inbound, outbound: outbound, sum: sum, revision: revision))
     }
 }
 

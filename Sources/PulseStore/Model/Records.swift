@@ -7,12 +7,14 @@ public struct Anomaly: Sendable, Hashable {
     public var timestamp: Int64
     public var kind: String
     public var detail: String
+}
 
-    public init(series: Int64, timestamp: Int64, kind: String, detail: String) {
-        self.series = series
-        self.timestamp = timestamp
-        self.kind = kind
-        self.detail = detail
+extension Anomaly {
+    /// The columns of the `anomaly` table ``init(row:)`` reads, in order.
+    package static let columns = "series_id, ts, kind, detail"
+
+    package init(row: inout some StoreRow) throws {
+        self.init(series: try row.integer(), timestamp: try row.integer(), kind: try row.text(), detail: try row.text())
     }
 }
 
@@ -24,25 +26,25 @@ public struct IngestTotals: Sendable, Hashable {
     /// Steps whose time could not be placed (`docs/windows.md`, "Time that cannot be placed") since the store was
     /// made: a count of events, so one that late data splits again counts once more for each step it becomes.
     public var unplacedSteps: Int64
+}
 
-    public init(batches: Int64, values: Int64, revision: Int64, unplacedSteps: Int64 = 0) {
-        self.batches = batches
-        self.values = values
-        self.revision = revision
-        self.unplacedSteps = unplacedSteps
+extension IngestTotals {
+    /// The totals from the store's `meta` table, `value` giving a key's number (0 for a key not there yet): the
+    /// keys are named here once for both stores.
+    package init(meta value: (String) throws -> Int64) rethrows {
+        self.init(
+            batches: try value("batches"), values: try value("values"), revision: try value("revision"),
+            unplacedSteps: try value("unplaced_steps"))
     }
 }
 
 /// What one pruning pass removed.
 public struct PruneReport: Sendable, Hashable {
-    public var rawChunks: Int
-    public var buckets: Int
+    public var rawChunks = 0
+    public var buckets = 0
     /// Gaps spread into the rollups for good (past the late-data horizon).
-    public var settledGaps: Int
+    public var settledGaps = 0
 
-    public init(rawChunks: Int = 0, buckets: Int = 0, settledGaps: Int = 0) {
-        self.rawChunks = rawChunks
-        self.buckets = buckets
-        self.settledGaps = settledGaps
-    }
+    /// Nothing removed yet: a pass counts into it.
+    public init() {}
 }

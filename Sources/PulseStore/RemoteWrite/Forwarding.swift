@@ -31,14 +31,16 @@ public struct ForwardChange: Sendable, Hashable {
     public var tx: Int64
     public var unknown: Int
     public var revision: Int64
+}
 
-    public init(series: Int64, start: Int64, rx: Int64, tx: Int64, unknown: Int, revision: Int64) {
-        self.series = series
-        self.start = start
-        self.rx = rx
-        self.tx = tx
-        self.unknown = unknown
-        self.revision = revision
+extension ForwardChange {
+    /// The columns of the `forward_change` table ``init(row:)`` reads, in order.
+    package static let columns = "series_id, start, rx, tx, unknown, revision"
+
+    package init(row: inout some StoreRow) throws {
+        self.init(
+            series: try row.integer(), start: try row.integer(), rx: try row.integer(), tx: try row.integer(),
+            unknown: Int(try row.integer()), revision: try row.integer())
     }
 }
 

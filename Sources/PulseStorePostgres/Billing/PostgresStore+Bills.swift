@@ -95,30 +95,13 @@ extension PostgresStore {
         try await read { session in
             try await session.query(
                 """
-                SELECT a.series_id, a.found_at, a.method, a.intervals, a.missing, a.p_in, a.p_out, a.p_sum,
-                    a.revision, b.period_from, b.period_to, a.measured, a.interpolated, a.flagged, a.rank_rule
-                FROM bill_adjustment a JOIN bill b ON b.series_id = a.series_id AND b.period_from = a.period_from
+                SELECT \(BillAdjustment.columns) FROM \(BillAdjustment.tables)
                 WHERE b.period_from <= \(time) AND b.period_to > \(time) ORDER BY a.found_at
                 """
-            ).compactMap { row in
-                let (
-                    id, foundAt, method, intervals, missing, inbound, outbound, sum, revision, from, to, measured,
-                    interpolated, flagged, rank
-                ) = try row.decode(
-                    (
-                        Int64, Int64, String, Int64, Int64, Int64?, Int64?, Int64?, Int64, Int64, Int64, Int64?, Int64?,
-                        Int64?, String?
-                    ).self)
-                guard series.map({ $0.contains(id) }) ?? true else { return nil }
-                return BillAdjustment(
-                    series: id, foundAt: foundAt,
-                    bill: Bill(
-                        period: Window(from: from, to: to, name: "billing-period"),
-                        method: BillingMethod(rawValue: method) ?? .max, intervals: Int(intervals),
-                        missing: Int(missing), classes: BillClassColumns.classes(measured, interpolated, flagged),
-                        rank: BillClassColumns.rank(rank), inbound: inbound, outbound: outbound, sum: sum,
-                        revision: revision))
-            }
+            ).map { row in
+                var columns = CellColumns(row, table: "bill_adjustment")
+                return try BillAdjustment(row: &columns)
+            }.filter { adjustment in series.map { $0.contains(adjustment.series) } ?? true }
         }
     }
 

@@ -72,26 +72,15 @@ extension SQLiteStore {
     }
 
     public func billAdjustments(series: [Int64]?, containing time: Int64) async throws -> [BillAdjustment] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT a.series_id, a.found_at, a.method, a.intervals, a.missing, a.p_in, a.p_out, a.p_sum,
-                        a.revision, b.period_from, b.period_to, a.measured, a.interpolated, a.flagged, a.rank_rule
-                    FROM bill_adjustment a JOIN bill b ON b.series_id = a.series_id AND b.period_from = a.period_from
-                    WHERE b.period_from <= ? AND b.period_to > ? ORDER BY a.found_at
-                    """, arguments: [time, time]
-            ).filter { row in series.map { $0.contains(row[0] as Int64) } ?? true }.map { row in
-                BillAdjustment(
-                    series: row[0], foundAt: row[1],
-                    bill: Bill(
-                        period: Window(from: row[9], to: row[10], name: "billing-period"),
-                        method: BillingMethod(rawValue: row[2]) ?? .max, intervals: row[3], missing: row[4],
-                        classes: BillClassColumns.classes(row[11], row[12], row[13]),
-                        rank: BillClassColumns.rank(row[14]), inbound: row[5], outbound: row[6], sum: row[7],
-                        revision: row[8]))
-            }
-        }
+        try await rows(
+            """
+            SELECT \(BillAdjustment.columns) FROM \(BillAdjustment.tables)
+            WHERE b.period_from <= ? AND b.period_to > ? ORDER BY a.found_at
+            """, [time, time]
+        ) { row in
+            var columns = Columns(row)
+            return try BillAdjustment(row: &columns)
+        }.filter { adjustment in series.map { $0.contains(adjustment.series) } ?? true }
     }
 
     public func saveBills(_ update: BillUpdate) async throws {
@@ -266,15 +255,16 @@ struct SQLiteSnapshotReader: SnapshotReader {
     }
 
     func forwardChangeRows(cursor: Int64, limit: Int) throws -> [ForwardChange] {
-        let columns = "series_id, start, rx, tx, unknown, revision"
+        let columns = ForwardChange.columns
         let rows =
             try Row.fetchAll(
                 db, sql: "SELECT \(columns) FROM forward_change WHERE start >= ?", arguments: [cursor])
             + Row.fetchAll(
                 db, sql: "SELECT \(columns) FROM forward_change WHERE start < ? ORDER BY series_id, start LIMIT ?",
                 arguments: [cursor, limit])
-        return rows.map { row in
-            ForwardChange(series: row[0], start: row[1], rx: row[2], tx: row[3], unknown: row[4], revision: row[5])
+        return try rows.map { row in
+            var cells = SQLiteStore.Columns(row)
+            return try ForwardChange(row: &cells)
         }
     }
 }
