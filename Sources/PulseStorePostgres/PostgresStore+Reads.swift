@@ -155,7 +155,7 @@ extension PostgresStore {
     public func anomalies(since: Int64) async throws -> [Anomaly] {
         try await read { session in
             try await session.query(
-                "SELECT \(Anomaly.columns) FROM anomaly WHERE ts >= \(since) ORDER BY ts, id"
+                "SELECT \(unescaped: Anomaly.columns) FROM anomaly WHERE ts >= \(since) ORDER BY ts, id"
             )
             .map {
                 var columns = CellColumns($0, table: "anomaly")

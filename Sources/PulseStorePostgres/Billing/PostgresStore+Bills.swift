@@ -95,7 +95,7 @@ extension PostgresStore {
         try await read { session in
             try await session.query(
                 """
-                SELECT \(BillAdjustment.columns) FROM \(BillAdjustment.tables)
+                SELECT \(unescaped: BillAdjustment.columns) FROM \(unescaped: BillAdjustment.tables)
                 WHERE b.period_from <= \(time) AND b.period_to > \(time) ORDER BY a.found_at
                 """
             ).map { row in
