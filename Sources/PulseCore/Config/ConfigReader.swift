@@ -33,13 +33,13 @@ public struct ConfigReader: Sendable {
         return (value, entry)
     }
 
-    /// `found`'s value when it lies in `range` (nil when the key was absent); otherwise fails with the value as
-    /// `shown` (by default as `bound` writes it) and the range's ends as `bound` writes them.
+    /// `found`'s value when it lies in `range`; otherwise fails with the value as `shown` (by default as `bound`
+    /// writes it) and the range's ends as `bound` writes them.
     private func within<Value: Comparable>(
-        _ range: ClosedRange<Value>, _ found: (value: Value, entry: ConfigEntry)?, _ table: String, _ key: String,
+        _ range: ClosedRange<Value>, _ found: (value: Value, entry: ConfigEntry), _ table: String, _ key: String,
         shown: String? = nil, bound: (Value) -> String
-    ) throws(ConfigError) -> Value? {
-        guard let (value, entry) = found else { return nil }
+    ) throws(ConfigError) -> Value {
+        let (value, entry) = found
         guard range.contains(value) else {
             throw fail(
                 table, key, entry,
@@ -66,7 +66,8 @@ public struct ConfigReader: Sendable {
         let found = try typed(table, key, expected: "a whole number") {
             if case .integer(let value) = $0 { value } else { nil }
         }
-        return try within(range, found, table, key) { "\($0)" } ?? fallback
+        guard let found else { return fallback }
+        return try within(range, found, table, key) { "\($0)" }
     }
 
     /// A whole number within `range`, or nil when the key is absent.
@@ -88,7 +89,8 @@ public struct ConfigReader: Sendable {
             default: nil
             }
         }
-        return try within(range, found, table, key) { "\($0)" } ?? fallback
+        guard let found else { return fallback }
+        return try within(range, found, table, key) { "\($0)" }
     }
 
     public mutating func boolean(_ table: String, _ key: String, default fallback: Bool) throws(ConfigError) -> Bool {
@@ -107,7 +109,7 @@ public struct ConfigReader: Sendable {
                 table, key, entry, "must be a duration in quotes such as \"500ms\", \"10s\", \"5m\", \"48h\" or \"30d\""
             )
         }
-        return try within(range, (value, entry), table, key, shown: text, bound: Units.formatDuration) ?? fallback
+        return try within(range, (value, entry), table, key, shown: text, bound: Units.formatDuration)
     }
 
     /// A size in bytes written as a number or as a string with a unit: `"256KiB"`, `"64MiB"`, `"1GB"`.
@@ -126,7 +128,7 @@ public struct ConfigReader: Sendable {
             value = parsed
         default: throw fail(table, key, entry, "must be a size such as 65536 or \"64MiB\", not \(entry.value.typeName)")
         }
-        return try within(range, (value, entry), table, key, shown: "\(value) bytes") { "\($0)" } ?? fallback
+        return try within(range, (value, entry), table, key, shown: "\(value) bytes") { "\($0)" }
     }
 
     public mutating func stringArray(
