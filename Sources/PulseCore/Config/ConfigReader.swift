@@ -43,7 +43,8 @@ public struct ConfigReader: Sendable {
         guard range.contains(value) else {
             throw fail(
                 table, key, entry,
-                "is \(shown ?? bound(value)); it must be between \(bound(range.lowerBound)) and \(bound(range.upperBound))")
+                "is \(shown ?? bound(value)); it must be between \(bound(range.lowerBound)) and \(bound(range.upperBound))"
+            )
         }
         return value
     }
@@ -56,8 +57,9 @@ public struct ConfigReader: Sendable {
     }
 
     public mutating func optionalString(_ table: String, _ key: String) throws(ConfigError) -> String? {
-        try typed(table, key, expected: "a string in quotes") { if case .string(let value) = $0 { value } else { nil } }?
-            .value
+        try typed(table, key, expected: "a string in quotes") {
+            if case .string(let value) = $0 { value } else { nil }
+        }?.value
     }
 
     public mutating func integer(

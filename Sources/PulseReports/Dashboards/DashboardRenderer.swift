@@ -46,8 +46,8 @@ public struct DashboardRenderer: Sendable {
     static func rangeLine(_ data: DashboardData) -> String {
         let window = data.panels.window
         let civil = data.panels.calendar
-        return "\(data.range.title): \(civil.localMinute(window.from)) – \(civil.localMinute(window.to)) (\(civil.name)), "
-            + "\(Units.formatDuration(data.panels.level.width)) buckets"
+        return "\(data.range.title): \(civil.localMinute(window.from)) – \(civil.localMinute(window.to)) "
+            + "(\(civil.name)), \(Units.formatDuration(data.panels.level.width)) buckets"
     }
 
     /// The page's line saying how much of the range has data (or that there is none yet).

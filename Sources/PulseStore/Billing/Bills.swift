@@ -43,7 +43,8 @@ extension BillAdjustment {
         b.period_from, b.period_to, a.measured, a.interpolated, a.flagged, a.rank_rule
         """
     /// The tables ``columns`` are read from.
-    package static let tables = "bill_adjustment a JOIN bill b ON b.series_id = a.series_id AND b.period_from = a.period_from"
+    package static let tables =
+        "bill_adjustment a JOIN bill b ON b.series_id = a.series_id AND b.period_from = a.period_from"
 
     package init(row: inout some StoreRow) throws {
         let series = try row.integer()
@@ -54,7 +55,8 @@ extension BillAdjustment {
         let (inbound, outbound, sum) = (try row.optionalInteger(), try row.optionalInteger(), try row.optionalInteger())
         let revision = try row.integer()
         let period = Window(from: try row.integer(), to: try row.integer(), name: "billing-period")
-        let classes = BillClassColumns.classes(try row.optionalInteger(), try row.optionalInteger(), try row.optionalInteger())
+        let classes = BillClassColumns.classes(
+            try row.optionalInteger(), try row.optionalInteger(), try row.optionalInteger())
         let rank = BillClassColumns.rank(try row.optionalText())
         self.init(
             series: series, foundAt: foundAt,
