@@ -97,7 +97,8 @@ TOML
         last=$count
         kill -0 $pid 2>/dev/null || { echo "netpulsed ($side) stopped:" >&2; tail -5 "$work/netpulsed-$side.log" >&2; exit 1; }
     done
-    kill -TERM $pid
+    # faketime runs the daemon as its child: stop the daemon, not just the wrapper.
+    pkill -TERM -P $pid || true
     wait $pid || true
     rm -rf "$copy"
 done

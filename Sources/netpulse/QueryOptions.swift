@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PulseAnalytics
 import PulseCore
+import PulseFormats
 import PulseQuery
 import PulseSettings
 import PulseStore
@@ -42,6 +43,7 @@ struct StoreLocation: ParsableArguments {
 }
 
 /// Options every query command shares: where the store is, what to look at, over which time, in which format.
+/// They are the read's parameters by their names (``ReadParameters``), checked by the same code as the HTTP API's.
 struct QueryOptions: ParsableArguments {
     @OptionGroup var location: StoreLocation
 
@@ -77,23 +79,13 @@ struct QueryOptions: ParsableArguments {
         case table, json, csv
     }
 
-    /// Checks what ArgumentParser cannot (run first by every query command, so a mistake is one line of error,
-    /// not a usage screen).
-    func check() throws {
-        if let last, Units.parseDuration(last).map({ $0 > 0 }) != true {
-            throw QueryError("--last \(last): not a duration; use a number and a unit, such as 30m, 24h or 7d")
-        }
-        if last != nil && (from != nil || window != nil) || window != nil && from != nil {
-            throw QueryError("use one of --last, --window or --from/--to")
-        }
-        if let window, WindowSpec(parsing: window) == nil {
-            throw QueryError(
-                "--window \(window): unknown; use today, yesterday, this-week, last-week, this-month, last-month, this-year, billing-period, last-billing-period or last-DURATION"
-            )
-        }
-        if let group, GroupKey(parsing: group) == nil {
-            throw QueryError("--group \(group): use key=value, such as site=fra1")
-        }
+    /// The options as a read's parameters, with a command's own after them.
+    func parameters(_ own: [(String, String?)] = []) -> ReadParameters {
+        ReadParameters(
+            [
+                ("format", format.rawValue), ("agent", agent), ("interface", interface), ("group", group),
+                ("last", last), ("from", from), ("to", to), ("window", window),
+            ] + own)
     }
 
     /// Opens the store read-only (it never blocks the daemon's ingest) and loads what it holds.
@@ -106,66 +98,18 @@ struct QueryOptions: ParsableArguments {
         return (engine, daemon)
     }
 
-    /// The window the options name, or `fallback` (a `last` length) when they name none.
-    func window(_ engine: WindowEngine, now: Int64, fallback: WindowSpec) throws -> Window {
-        if let last, let length = Units.parseDuration(last) {
-            return engine.window(.last(length), now: now)
+    /// Runs `read` with these options and a command's own parameters, printing what it writes; errors become one
+    /// line on stderr and a non-zero exit.
+    func run(_ read: Read, _ own: [(String, String?)] = []) async throws {
+        try await reportingErrors {
+            let parameters = self.parameters(own)
+            let now = Netpulse.clock.now()
+            let prepared = try await read.prepare(
+                parameters, defaultFormat: .table, engine: { try await engine(now: now).0 }, now: now)
+            try await prepared.write(progress: standardErrorIsTerminal ? ProgressBar() : nil) {
+                print($0, terminator: "")
+            }
         }
-        if let window, let spec = WindowSpec(parsing: window) {
-            return engine.window(spec, now: now)
-        }
-        guard from != nil || to != nil else { return engine.window(fallback, now: now) }
-        let finest = engine.finest
-        let start =
-            try from.map { try Self.time($0, engine.calendar, "--from", now: now) }
-            ?? engine.window(fallback, now: now).from
-        let end = try to.map { try Self.time($0, engine.calendar, "--to", now: now) } ?? now
-        guard start < end else {
-            throw QueryError(
-                "--from \(RFC3339.text(start)) is not before --to \(RFC3339.text(end)): the window is empty")
-        }
-        // Whole buckets of the finest level: the start rounded down, the end up.
-        let to = finest.bucketStart(end) == end ? end : finest.bucketStart(end) + finest.width
-        return Window(from: finest.bucketStart(start), to: to, name: "range")
-    }
-
-    /// Parses a time; one without a zone is in the configured zone, and `now` is `now`.
-    static func time(_ text: String, _ calendar: CivilCalendar, _ option: String, now: Int64) throws -> Int64 {
-        if text == "now" { return now }
-        guard let parsed = RFC3339.parse(text) else {
-            throw QueryError(
-                "\(option) \(text): not a time; use 2026-11-01, \"2026-11-01 08:00\" or 2026-11-01T08:00:00Z")
-        }
-        let hasZone =
-            text.hasSuffix("Z") || text.hasSuffix("z") || text.dropFirst(10).contains("+")
-            || text.dropFirst(16).contains("-")
-        guard !hasZone else { return parsed }
-        // Local: move by the zone's offset at that time.
-        let offset =
-            Int64(calendar.timeZone.secondsFromGMT(for: .init(timeIntervalSince1970: Double(parsed) / 1_000))) * 1_000
-        return parsed - offset
-    }
-
-    /// The series the options select for `kind`.
-    func selection(_ kind: SeriesKind) -> Selection {
-        Selection(kind: kind, agent: agent, interface: interface, group: group.flatMap(GroupKey.init(parsing:)))
-    }
-
-    /// The scope a query defaults to: interfaces when one is named, the host of an agent, a group, or the fleet.
-    var defaultScope: SeriesKind {
-        if interface != nil { return .interface }
-        if agent != nil { return .host }
-        if group != nil { return .group }
-        return .fleet
-    }
-}
-
-/// Runs an async query command's body after checking its options, turning errors into one line on stderr and a
-/// non-zero exit.
-func runQuery(_ options: QueryOptions, _ body: () async throws -> Void) async throws {
-    try await reportingErrors {
-        try options.check()
-        try await body()
     }
 }
 

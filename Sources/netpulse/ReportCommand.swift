@@ -92,8 +92,8 @@ struct ReportCommand: AsyncParsableCommand {
             guard !due else { throw QueryError("--due makes the previous periods; leave out --from and --to") }
             // Whole buckets of the finest level (a range on 5-minute boundaries is read at 5 minutes, as periods).
             let finest = engine.finest
-            let start = finest.bucketStart(try QueryOptions.time(from, engine.calendar, "--from", now: now))
-            let given = try QueryOptions.time(to, engine.calendar, "--to", now: now)
+            let start = finest.bucketStart(try ReadSelection.time(from, engine.calendar, "from", now: now))
+            let given = try ReadSelection.time(to, engine.calendar, "to", now: now)
             guard given <= now else {
                 throw QueryError("--to \(to) is in the future: a report covers a period that has ended")
             }

@@ -12,7 +12,7 @@ struct SnapshotCommand: AsyncParsableCommand {
     @OptionGroup var options: QueryOptions
 
     func run() async throws {
-        try await runQuery(options) {
+        try await reportingErrors {
             guard options.format != .table else { throw QueryError("--format: a snapshot is json or csv") }
             let now = Netpulse.clock.now()
             let (engine, daemon) = try await options.engine(now: now)

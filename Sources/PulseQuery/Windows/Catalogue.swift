@@ -90,10 +90,11 @@ public struct Catalogue: Sendable {
     /// The series a selection names, with a clear error when it names nothing.
     public func select(_ selection: Selection) throws(QueryError) -> [SeriesRecord] {
         if let agent = selection.agent, !agents.contains(where: { $0.name == agent }) {
-            throw QueryError("unknown agent '\(agent)'; known: \(list(agents.map(\.name)))")
+            throw QueryError("unknown agent '\(agent)'; known: \(list(agents.map(\.name)))", about: "agent")
         }
         if let group = selection.group, !series.contains(where: { $0.group == group }) {
-            throw QueryError("unknown group '\(group)'; known: \(list(groups.compactMap { $0.group?.description }))")
+            throw QueryError(
+                "unknown group '\(group)'; known: \(list(groups.compactMap { $0.group?.description }))", about: "group")
         }
         var chosen: [SeriesRecord]
         switch selection.kind {
@@ -107,8 +108,8 @@ public struct Catalogue: Sendable {
             }
             if chosen.isEmpty, let interface = selection.interface {
                 throw QueryError(
-                    "no interface matches '\(interface)'\(selection.agent.map { " on \($0)" } ?? ""); known: \(list(interfaces.filter { selection.agent == nil || $0.agent == selection.agent }.map(\.name)))"
-                )
+                    "no interface matches '\(interface)'\(selection.agent.map { " on \($0)" } ?? ""); known: \(list(interfaces.filter { selection.agent == nil || $0.agent == selection.agent }.map(\.name)))",
+                    about: "interface")
             }
         case .host:
             chosen = hosts.filter { host in
@@ -147,8 +148,3 @@ public struct Selection: Sendable, Hashable {
     }
 }
 
-/// A query that cannot be answered as asked: one line saying why and what to do.
-public struct QueryError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
