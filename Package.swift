@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The daemon's read-only HTTP server (`[http]`): the API, its metrics and the live dashboards.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
     targets: [
         // MARK: Libraries
@@ -40,6 +42,8 @@ let package = Package(
         .systemLibrary(name: "CSchedule"),
         // libsystemd (apt: libsystemd-dev): readiness, status, watchdog, socket activation, journal.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libxcrypt (apt: libcrypt-dev, which libc6-dev needs): crypt_r checks the bcrypt hashes of HTTP basic auth.
+        .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
         // libsnappy (apt: libsnappy-dev): remote write's block compression.
         .systemLibrary(name: "CSnappy", pkgConfig: "snappy", providers: [.apt(["libsnappy-dev"])]),
         .target(
@@ -86,6 +90,13 @@ let package = Package(
                 // RemoteWrite/remote_write.proto is committed), compressed by Debian's libsnappy.
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "CSnappy",
+                // `[http]`: hummingbird over the daemon's event loops; TLS from the fleet CA, operators by their
+                // certificate's role (PulseCertificates) or bcrypt basic auth (CCrypt; SHA-256 of what matched).
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                "PulseCertificates", "CCrypt",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["RemoteWrite/remote_write.proto"]
         ),
@@ -167,6 +178,10 @@ let package = Package(
                 "PulseAnalytics",
                 "PulseReports", "PulseFormats", "PulseCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `netpulse --daemon URL`: the daemon's HTTP API over its Unix socket or HTTPS.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
 

@@ -14,18 +14,18 @@ extension CertificateAuthority {
     ///
     /// The certificate has subject CN=`name`, a DNS subject alternative name `name`, keyUsage digitalSignature
     /// (critical), basicConstraints CA:FALSE (critical), subject and authority key identifiers, and a new P-256
-    /// key. Agents get EKU clientAuth; the daemon gets EKU serverAuth and may also answer to `dnsNames` and
-    /// `ipAddresses`. `NAME.pem` holds the leaf alone; peers trust it through `ca.pem`.
+    /// key. Agents get EKU clientAuth; operators clientAuth and the operator usage (``CertificateRole/operator``);
+    /// the daemon gets EKU serverAuth and may also answer to `dnsNames` and `ipAddresses`. `NAME.pem` holds the leaf alone; peers trust it through `ca.pem`.
     ///
     /// `outputDirectory` and any missing parents are created with mode 0755 (the key files protect themselves).
     ///
     /// - Parameters:
-    ///   - role: `.agent` (TLS client) or `.daemon` (TLS server).
+    ///   - role: `.agent` or `.operator` (TLS clients) or `.daemon` (TLS server).
     ///   - name: The agent's or daemon's name: 1-64 letters, digits, '-' and '.', as a hostname. It is also the
     ///     file name stem, so it cannot contain '/' or be `..`.
-    ///   - dnsNames: Extra DNS names for a daemon certificate; must be empty for an agent.
+    ///   - dnsNames: Extra DNS names for a daemon certificate; must be empty for the other roles.
     ///   - ipAddresses: IPv4 or IPv6 addresses for a daemon certificate (`127.0.0.1`, `::1`); must be empty for
-    ///     an agent.
+    ///     the other roles.
     ///   - validityDays: How long the certificate is valid, from now; it may not outlive the CA.
     ///   - outputDirectory: Where the two files go.
     ///   - overwrite: Whether existing `NAME.pem` / `NAME-key.pem` may be replaced. The CA's own files never are.
@@ -70,7 +70,7 @@ extension CertificateAuthority {
         now: Date
     ) throws(CertificateAuthorityError) -> IssuedCertificate {
         try NameRules.validateCertificateName(name)
-        if role == .agent, !dnsNames.isEmpty || !ipAddresses.isEmpty {
+        if role != .daemon, !dnsNames.isEmpty || !ipAddresses.isEmpty {
             throw .extraNamesForAgent
         }
         let allDNSNames = try uniqueDNSNames(name: name, extra: dnsNames)
@@ -104,7 +104,11 @@ extension CertificateAuthority {
                 extensions: try Certificate.Extensions {
                     Critical(BasicConstraints.notCertificateAuthority)
                     Critical(KeyUsage(digitalSignature: true))
-                    try ExtendedKeyUsage([role == .agent ? .clientAuth : .serverAuth])
+                    switch role {
+                    case .agent: try ExtendedKeyUsage([.clientAuth])
+                    case .daemon: try ExtendedKeyUsage([.serverAuth])
+                    case .operator: CertificateRole.operatorExtension
+                    }
                     SubjectAlternativeNames(alternativeNames)
                     SubjectKeyIdentifier(hash: publicKey)
                     AuthorityKeyIdentifier(keyIdentifier: authorityKeyIdentifier)

@@ -227,8 +227,8 @@ extension CertificateAuthorityError {
         Self(
             .extraNamesForAgent,
             """
-            Agent certificates carry only the agent's name; extra DNS names and IP addresses apply to daemon \
-            certificates. Issue the agent certificate without them.
+            Agent and operator certificates carry only their own name; extra DNS names and IP addresses apply to \
+            daemon certificates. Issue the certificate without them.
             """
         )
     }
@@ -300,7 +300,11 @@ extension CertificateAuthorityError {
         group: String, role: CertificateRole, otherKey: String, otherRole: CertificateRole
     ) -> Self {
         let roles =
-            role == .daemon ? "the daemon's key would be readable by agents" : "agents could read the daemon's key"
+            switch (role, otherRole) {
+            case (.daemon, .agent): "the daemon's key would be readable by agents"
+            case (.agent, .daemon): "agents could read the daemon's key"
+            default: "one role could act as the other"
+            }
         return Self(
             .sharedKeyGroup,
             path: otherKey,

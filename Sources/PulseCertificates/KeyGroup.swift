@@ -52,12 +52,9 @@ public struct KeyGroup: Sendable, Hashable {
     /// The role a certificate file was issued for, or nil when it cannot be read or says neither.
     static func role(ofCertificate path: String) -> CertificateRole? {
         guard case .success(let text) = SecureFile.readText(path),
-            let (certificate, _) = try? PEMEncoding.decodeCertificate(text, path: path),
-            let usage = try? certificate.extensions.extendedKeyUsage
+            let (certificate, _) = try? PEMEncoding.decodeCertificate(text, path: path)
         else { return nil }
-        if usage.contains(.serverAuth) { return .daemon }
-        if usage.contains(.clientAuth) { return .agent }
-        return nil
+        return CertificateRole(of: certificate)
     }
 
     private static func listDirectory(_ path: String) -> [String]? {

@@ -61,8 +61,11 @@ public struct DaemonConfig: Sendable, Hashable {
     public var alerts: AlertSettings
     public var reports: ReportSettings
     public var remoteWrite: RemoteWriteSettings
-    /// Where the daemon serves its own metrics for Prometheus to scrape (`GET /metrics`); nil: not served.
+    /// Where the daemon serves its own metrics for Prometheus to scrape (`GET /metrics`), in plain HTTP and nothing
+    /// else: the alias kept from before `[http]` (which serves them too); nil: not served there.
     public var metricsListen: Endpoint?
+    /// The read-only HTTP server (`[http]`).
+    public var http = HTTPSettings()
 
     /// The PostgreSQL database of `[store] postgresql`, with the password of `[store] password_file` read now; nil
     /// for the SQLite file.
@@ -224,6 +227,7 @@ public struct DaemonConfig: Sendable, Hashable {
             }
             config.metricsListen = endpoint
         }
+        config.http = try HTTPSettings.parse(&reader, daemonTLS: config.tls)
         try reader.rejectUnknown()
         return config
     }

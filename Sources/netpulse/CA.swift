@@ -40,7 +40,8 @@ struct CA: ParsableCommand {
 
     struct Issue: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Issue a certificate for an agent (client) or the daemon (server), signed by the CA.")
+            abstract:
+                "Issue a certificate for an agent or an operator (clients) or the daemon (server), signed by the CA.")
 
         @Option(name: .long, help: "The CA directory (from `netpulse ca init`).")
         var dir = "/etc/netpulse/ca"
@@ -50,6 +51,13 @@ struct CA: ParsableCommand {
 
         @Option(name: .long, help: "Issue a daemon certificate; agents set [daemon] server_name to NAME.")
         var daemon: String?
+
+        @Option(
+            name: .long,
+            help:
+                "Issue an operator certificate, for reading the daemon's HTTP API (netpulse --daemon https://…); the daemon accepts no other client certificate there."
+        )
+        var `operator`: String?
 
         @Option(name: .long, help: "Extra DNS name for a daemon certificate (repeatable).")
         var dns: [String] = []
@@ -74,10 +82,10 @@ struct CA: ParsableCommand {
         var overwrite = false
 
         func validate() throws {
-            guard (agent == nil) != (daemon == nil) else {
-                throw ValidationError("give exactly one of --agent NAME or --daemon NAME")
+            guard [agent, daemon, `operator`].compactMap({ $0 }).count == 1 else {
+                throw ValidationError("give exactly one of --agent NAME, --daemon NAME or --operator NAME")
             }
-            if agent != nil, !dns.isEmpty || !ip.isEmpty {
+            if daemon == nil, !dns.isEmpty || !ip.isEmpty {
                 throw ValidationError("--dns and --ip apply to daemon certificates only")
             }
         }
@@ -88,7 +96,8 @@ struct CA: ParsableCommand {
                 let ca = try CertificateAuthority.load(directory: dir)
                 for warning in ca.warnings { printError("netpulse: warning: \(warning)") }
                 let issued = try ca.issue(
-                    role: agent != nil ? .agent : .daemon, name: agent ?? daemon ?? "", dnsNames: dns,
+                    role: agent != nil ? .agent : daemon != nil ? .daemon : .operator,
+                    name: agent ?? daemon ?? `operator` ?? "", dnsNames: dns,
                     ipAddresses: ip, validityDays: days, outputDirectory: out ?? dir, overwrite: overwrite,
                     keyGroup: keyGroup)
                 print("issued \(issued.role.rawValue) certificate '\(issued.name)'")

@@ -12,6 +12,18 @@ struct Netpulse: AsyncParsableCommand {
             SnapshotCommand.self, AlertsCommand.self, ReportCommand.self, JournalCommand.self,
         ])
 
+    /// `netpulse --daemon URL COMMAND …` is `netpulse COMMAND … --daemon URL`: the option belongs to the query
+    /// commands, and may come before the command's name as it does with kubectl's `--server`.
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if let first = arguments.first, first == "--daemon" || first.hasPrefix("--daemon=") {
+            let taken = first == "--daemon" ? Array(arguments.prefix(2)) : [first]
+            arguments.removeFirst(taken.count)
+            arguments += taken
+        }
+        await main(arguments)
+    }
+
     /// The wall clock the commands read the time from: the system's. (Tests step the clocks of the daemon and the
     /// agent, which date what is stored; a command reads the time once, for its windows' ends.)
     static let clock = WallClock.system

@@ -75,6 +75,13 @@ struct QueryOptions: ParsableArguments {
     )
     var window: String?
 
+    @Option(
+        name: .long,
+        help:
+            "Ask this daemon's HTTP API instead of reading the store: unix:/run/netpulsed/http.sock, https://HOST:9470 (default: $NETPULSE_DAEMON)."
+    )
+    var daemon: String?
+
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case table, json, csv
     }
@@ -103,6 +110,10 @@ struct QueryOptions: ParsableArguments {
     func run(_ read: Read, _ own: [(String, String?)] = []) async throws {
         try await reportingErrors {
             let parameters = self.parameters(own)
+            if let url = daemon ?? ProcessInfo.processInfo.environment["NETPULSE_DAEMON"], !url.isEmpty {
+                try await DaemonClient(url: url).run(read, parameters)
+                return
+            }
             let now = Netpulse.clock.now()
             let prepared = try await read.prepare(
                 parameters, defaultFormat: .table, engine: { try await engine(now: now).0 }, now: now)

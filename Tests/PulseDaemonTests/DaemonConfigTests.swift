@@ -241,6 +241,72 @@ import Testing
         }
     }
 
+    /// `[http]`: the socket by default, TCP only when asked and then with TLS unless on loopback; mistakes name their
+    /// line.
+    @Test func theHTTPServerListensWhereAskedAndOnlyWithTLSBeyondLoopback() throws {
+        let defaults = try DaemonConfig.parse(ConfigDocument(text: "", file: "d.toml")).http
+        #expect(defaults.socket == "/run/netpulsed/http.sock")
+        #expect(defaults.listen == nil && defaults.tls && defaults.usersFile == nil)
+        #expect(
+            defaults.files
+                == TLSFiles(
+                    ca: "/etc/netpulse/ca.pem", certificate: "/etc/netpulse/netpulsed.pem",
+                    key: "/etc/netpulse/netpulsed-key.pem"))
+        let set = try DaemonConfig.parse(
+            ConfigDocument(
+                text: "[http]\nsocket = \"\"\nlisten = \"[::1]:9470\"\ntls = false\nusers_file = \"/etc/u\"\n",
+                file: "d.toml")
+        ).http
+        #expect(set.socket == nil && set.listen == Endpoint(host: "::1", port: 9470) && !set.tls)
+        #expect(set.plainTextWarning?.contains("without TLS") == true)
+        func refusal(_ text: String) -> String {
+            do {
+                _ = try DaemonConfig.parse(ConfigDocument(text: text, file: "d.toml"))
+                return "accepted"
+            } catch { return "\(error)" }
+        }
+        #expect(
+            refusal("[http]\nlisten = \"0.0.0.0:9470\"\ntls = false\n")
+                .hasPrefix("d.toml:3: 'http.tls' is false but [http] listen 0.0.0.0:9470 is not a loopback address"))
+        #expect(
+            refusal("[http]\nusers_file = \"/etc/u\"\n").contains(
+                "d.toml:2: 'http.users_file' is set without [http] listen"))
+        #expect(
+            refusal("[http]\nsocket = \"http.sock\"\n").contains(
+                "d.toml:2: 'http.socket' is \"http.sock\", not an absolute path"))
+        #expect(
+            refusal("[http]\ncertificate = \"/c.pem\"\n").contains(
+                "d.toml:2: 'http.certificate' is set without the other"))
+    }
+
+    /// A users file line that is not `NAME:BCRYPT-HASH` stops the start with its line; a good one checks passwords.
+    @Test func basicAuthUsersAreBcryptLinesCheckedWithCrypt() throws {
+        let path = "/tmp/netpulse-users-\(UInt64.random(in: 0...UInt64.max))"
+        defer { try? FileIO.remove(path) }
+        // "s3cret" at cost 4, made with Python's crypt module (which calls the same libxcrypt).
+        let hash = "$2b$04$HS86laF6JAd..m.m3ROWwexoJMxhzQjBrVrgAzNv.spteZnVJGbHe"
+        try FileIO.writeAtomically(path, Array("# operators\n\nbob:\(hash)\n".utf8))
+        let users = try BasicAuthUsers(path: path)
+        #expect(users.check(user: "bob", password: "s3cret"))
+        #expect(users.check(user: "bob", password: "s3cret"), "remembered")
+        #expect(!users.check(user: "bob", password: "s3cret "))
+        #expect(!users.check(user: "alice", password: "s3cret"))
+        // Changed on disk: read again, and what was remembered is forgotten.
+        try FileIO.writeAtomically(path, Array("alice:\(hash)\n".utf8))
+        #expect(!users.check(user: "bob", password: "s3cret"))
+        #expect(users.check(user: "alice", password: "s3cret"))
+        func refusal(_ text: String) -> String {
+            do {
+                try FileIO.writeAtomically(path, Array(text.utf8))
+                _ = try BasicAuthUsers(path: path)
+                return "accepted"
+            } catch { return "\(error)" }
+        }
+        #expect(refusal("bob:$1$md5$xyz\n").hasPrefix("\(path):1: the hash of 'bob' is not bcrypt"))
+        #expect(refusal("\nbob\n").hasPrefix("\(path):2: not NAME:HASH"))
+        #expect(refusal("bob:\(hash)\nbob:\(hash)\n").hasPrefix("\(path):2: 'bob' is listed twice"))
+    }
+
     /// Remote write is off unless `[remote_write] url` is set; a URL that is not http(s) names its line.
     @Test func remoteWriteIsReadAndCheckedWithItsLine() throws {
         #expect(try DaemonConfig.parse(ConfigDocument(text: "", file: "d.toml")).remoteWrite.url == nil)

@@ -271,4 +271,10 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Whether the host is a loopback address (127.0.0.0/8, ::1) or `localhost`: reachable from this machine only.
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host.split(separator: ".").first == "127"
+            && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+    }
 }

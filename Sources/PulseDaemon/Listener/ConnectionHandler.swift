@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import NIOTLS
+import PulseCertificates
 import PulseCore
 import PulseStore
 import X509
@@ -82,7 +83,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
             tlsEstablished = true
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
                 .peerCertificate
-            perform(machine.tlsEstablished(certificateName: certificate.flatMap(Self.commonName)), context: context)
+            let isOperator =
+                certificate.flatMap { try? $0.toDERBytes() }.flatMap(CertificateRole.init(derEncoded:)) == .operator
+            perform(
+                machine.tlsEstablished(
+                    certificateName: certificate.flatMap(Self.commonName), operatorCertificate: isOperator),
+                context: context)
         case IdleStateHandler.IdleStateEvent.read where pending.isEmpty:
             perform(machine.timedOut("no frame for longer than the idle timeout"), context: context)
         case IdleStateHandler.IdleStateEvent.read:

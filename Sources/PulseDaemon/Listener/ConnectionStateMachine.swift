@@ -84,8 +84,16 @@ public struct ConnectionStateMachine: Sendable {
     }
 
     /// The TLS handshake finished; `certificateName` is the common name of the verified client certificate.
-    public mutating func tlsEstablished(certificateName: String?) -> Action {
+    public mutating func tlsEstablished(certificateName: String?, operatorCertificate: Bool = false) -> Action {
         guard case .awaitingTLS = state else { return .none }
+        guard !operatorCertificate else {
+            state = .closed
+            return .fail(
+                ErrorFrame(
+                    .identityMismatch,
+                    "this is an operator's certificate, for the HTTP API: an agent sends with a certificate of its own (netpulse ca issue --agent NAME)"
+                ))
+        }
         guard let certificateName, !certificateName.isEmpty else {
             state = .closed
             return .fail(ErrorFrame(.identityMismatch, "the client certificate has no common name"))

@@ -37,6 +37,8 @@ public struct DaemonRuntime: Sendable {
     /// Whether this daemon leads (always with SQLite; the lease's holder on PostgreSQL).
     let leadership: Leadership
     let metricsService: MetricsService?
+    /// `[http]`: one per listener (the Unix socket, TCP).
+    let httpServices: [any Service]
     let remoteWriteService: RemoteWriteService?
 
     /// Opens the store (migrating an older one) and makes the services; nothing runs yet.
@@ -45,9 +47,11 @@ public struct DaemonRuntime: Sendable {
     ///   - clock: the wall clock every service dates things by (batches received, bills, alerts, files written).
     ///   - faults: the fault points ingest stops at (tests of debug builds).
     ///   - onListening: called with the bound address once agents can connect (tests).
+    ///   - onHTTPListening: called with each HTTP listener's URL (`unix:PATH`, `https://HOST:PORT`) once it serves.
     public init(
         config: DaemonConfig, configPath: String?, logger: Logger, clock: WallClock, faults: FaultPoints,
-        onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in }
+        onListening: @escaping @Sendable (SocketAddress) -> Void = { _ in },
+        onHTTPListening: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws {
         // A notification command that exits without reading its input must not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
@@ -93,16 +97,20 @@ public struct DaemonRuntime: Sendable {
                 logger.notice("remote write is off: its state is cleared (a later [remote_write] starts afresh)")
             }
         }
+        let sources = DaemonMetrics.Sources(
+            registry: registry, queue: queue, ingest: ingest, store: store, leadership: leadership, clock: clock)
         if let address = config.metricsListen {
             metricsService = try await MetricsService(
-                address: address, metrics: metrics,
-                sources: DaemonMetrics.Sources(
-                    registry: registry, queue: queue, ingest: ingest, store: store, leadership: leadership,
-                    clock: clock),
-                logger: logger)
+                address: address, metrics: metrics, sources: sources, logger: logger)
         } else {
             metricsService = nil
         }
+        if let warning = config.http.plainTextWarning { logger.warning("\(warning)") }
+        httpServices = try HTTPServer.services(
+            config.http,
+            routes: HTTPRoutes(
+                store: store, config: config, clock: clock, metrics: metrics, sources: sources, logger: logger),
+            logger: logger, onListening: onHTTPListening)
         let current = self.current
         let labelValues = LabelValueLimit()
         listener = try ListenerService(
@@ -241,6 +249,9 @@ public struct DaemonRuntime: Sendable {
         }
         if let metricsService {
             services.insert(.init(service: metricsService), at: 2)
+        }
+        for service in httpServices {
+            services.insert(.init(service: service), at: 2)
         }
         return services.map { configuration in
             var tracked = configuration

@@ -36,6 +36,8 @@ final class Fleet: @unchecked Sendable {
         ca = "\(directory)/ca/ca.pem"
         certificate = "\(directory)/ca/netpulsed.pem"
         key = "\(directory)/ca/netpulsed-key.pem"
+        [http]
+        socket = "\(directory)/http.sock"
         """.write(toFile: "\(directory)/netpulsed.toml", atomically: true, encoding: .utf8)
     }
 

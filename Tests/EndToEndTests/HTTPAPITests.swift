@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// The daemon's HTTP API (`[http]`) as an operator uses it: the CLI against the daemon prints the bytes it prints
+    /// on the daemon's host, over the Unix socket and over TLS (an operator's certificate, or basic auth), and only
+    /// operators get in.
+    @Suite(.serialized) struct HTTPAPITests {
+        /// Every read subcommand in each of its formats, with windows given as ranges, lengths and names, and the
+        /// options each takes.
+        static func commands(from: String, to: String) -> [[String]] {
+            var commands = [[String]]()
+            for format in ["table", "csv", "json"] {
+                commands += [
+                    ["rates", "--format", format],
+                    ["rates", "--interface", "l*", "--format", format],
+                    ["traffic", "--by", "5min", "--last", "1h", "--format", format],
+                    ["traffic", "--by", "hour", "--scope", "interface", "--format", format],
+                    ["traffic", "--by", "day", "--scope", "host", "--format", format],
+                    ["traffic", "--by", "month", "--from", from, "--to", to, "--format", format],
+                    ["top", "--last", "1h", "--format", format],
+                    ["top", "--by", "peak", "--scope", "host", "--from", from, "--to", to, "--format", format],
+                    ["top", "--by", "p95", "--window", "today", "--top", "3", "--format", format],
+                    ["top", "--by", "errors", "--scope", "group", "--last", "30m", "--format", format],
+                    ["bill", "--format", format],
+                    ["bill", "--scope", "interface", "--members", "--format", format],
+                    ["bill", "--scope", "host", "--period", "previous", "--format", format],
+                ]
+            }
+            for format in ["csv", "json"] {
+                commands += [
+                    ["export", "--last", "1h", "--format", format],
+                    [
+                        "export", "--level", "1m", "--scope", "interface", "--from", from, "--to", to, "--format",
+                        format,
+                    ],
+                    ["export", "--level", "raw", "--interface", "lo", "--last", "10m", "--format", format],
+                ]
+            }
+            return commands
+        }
+
+        @Test(.timeLimit(.minutes(4)))
+        func theCLIAgainstTheDaemonPrintsWhatItPrintsOnItsHost() throws {
+            let fleet = try Fleet(agents: ["agent-1"])
+            let ca = "\(fleet.directory)/ca"
+            try run([Build.cli, "ca", "issue", "--dir", ca, "--operator", "alice"])
+            let password = "correct horse battery staple"
+            try "\(password)\n".write(toFile: "\(fleet.directory)/password", atomically: true, encoding: .utf8)
+            try "# operators\nbob:\(try Self.bcrypt(password))\n".write(
+                toFile: "\(fleet.directory)/users", atomically: true, encoding: .utf8)
+            let port = try freePort()
+            let socket = "\(fleet.directory)/http.sock"
+            try fleet.editDaemonConfig {
+                $0 + "\nlisten = \"127.0.0.1:\(port)\"\nusers_file = \"\(fleet.directory)/users\"\n"
+                    + "[labels.agent-1]\nsite = \"fra1\"\n"
+            }
+            try fleet.startDaemon()
+            try fleet.startAgent("agent-1", config: try fleet.writeAgentConfig("agent-1"))
+            try eventually("the agent's counters are stored", timeout: 30) {
+                try fleet.samples("agent-1", "lo").count >= 20
+            }
+            fleet.agents["agent-1"]?.stop()
+            fleet.daemon?.stop()
+
+            // One frozen instant for the daemon and the local command, so `now` (rates' "last seen", windows
+            // ending now) is the same on both sides.
+            let instant = Date().addingTimeInterval(5)
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+            let frozen = [
+                "FAKETIME_DONT_FAKE_MONOTONIC=1", "TZ=UTC", "/usr/bin/faketime", "-f", formatter.string(from: instant),
+            ]
+            let daemon = try Daemonized(
+                ["/usr/bin/env"] + frozen + [Build.netpulsed, "--config", "\(fleet.directory)/netpulsed.toml"],
+                log: "\(fleet.directory)/netpulsed-frozen.log")
+            defer { _ = try? run(["pkill", "-TERM", "-P", "\(daemon.pid)"], allowFailure: true) }
+            try eventually("the frozen daemon serves HTTPS", timeout: 30) {
+                daemon.output.contains("serving the API on https://") && daemon.output.contains("unix:\(socket)")
+            }
+
+            let day = DateFormatter()
+            day.locale = formatter.locale
+            day.timeZone = formatter.timeZone
+            day.dateFormat = "yyyy-MM-dd"
+            let from = day.string(from: instant.addingTimeInterval(-86_400))
+            let to = day.string(from: instant.addingTimeInterval(86_400))
+            let config = ["--config", "\(fleet.directory)/netpulsed.toml"]
+            let home = "\(fleet.directory)/home"
+            try FileManager.default.createDirectory(atPath: "\(home)/netpulse", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: "\(ca)/ca.pem", toPath: "\(home)/netpulse/ca.pem")
+            let https = "https://127.0.0.1:\(port)"
+            let asOperator = [
+                "XDG_CONFIG_HOME=\(home)", "NETPULSE_CERT=\(ca)/alice.pem", "NETPULSE_KEY=\(ca)/alice-key.pem",
+            ]
+            let asUser = [
+                "XDG_CONFIG_HOME=\(home)", "NETPULSE_USER=bob", "NETPULSE_PASSWORD_FILE=\(fleet.directory)/password",
+            ]
+            var compared = 0
+            for (index, command) in Self.commands(from: from, to: to).enumerated() {
+                let local = try run(frozen + [Build.cli] + command + config)
+                #expect(!local.isEmpty, "\(command) printed nothing")
+                let overSocket = try run([Build.cli, "--daemon", "unix:\(socket)"] + command)
+                #expect(overSocket == local, "\(command) over the socket differs:\n\(overSocket)\nlocally:\n\(local)")
+                // Over TLS, in turn with the operator's certificate and with basic auth, the URL by the environment
+                // or by the option after the command.
+                let overTLS =
+                    index % 2 == 0
+                    ? try run(asOperator + [Build.cli, "--daemon", https] + command)
+                    : try run(asUser + ["NETPULSE_DAEMON=\(https)", Build.cli] + command)
+                #expect(overTLS == local, "\(command) over TLS differs:\n\(overTLS)\nlocally:\n\(local)")
+                compared += 1
+            }
+            #expect(compared == 45)
+
+            // A mistake reads as one line naming the parameter, before anything is read.
+            let bad = try run(["curl", "-s", "--unix-socket", socket, "http://netpulse/api/v1/top?last=5x"])
+            #expect(
+                bad
+                    == #"{"error":"last=5x: not a duration; use a number and a unit, such as 30m, 24h or 7d","parameter":"last"}"#
+                    + "\n")
+            let unknown = try run(["curl", "-s", "--unix-socket", socket, "http://netpulse/api/v1/rates?agnet=x"])
+            #expect(unknown.contains(#""parameter":"agnet""#), "\(unknown)")
+            let cli = try run(
+                [Build.cli, "--daemon", "unix:\(socket)", "top", "--by", "p95", "--top", "0"], allowFailure: true)
+            #expect(cli.isEmpty)
+
+            // Over TCP only operators get in: no credentials, a wrong password, or an agent's certificate are refused.
+            func status(_ arguments: [String]) throws -> String {
+                try run(
+                    ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", "\(ca)/ca.pem"] + arguments,
+                    allowFailure: true)
+            }
+            #expect(try status(["\(https)/api/v1/rates"]) == "401")
+            #expect(try status(["-u", "bob:wrong", "\(https)/api/v1/rates"]) == "401")
+            #expect(try status(["-u", "mallory:\(password)", "\(https)/api/v1/rates"]) == "401")
+            #expect(try status(["-u", "bob:\(password)", "\(https)/api/v1/rates"]) == "200")
+            #expect(
+                try status(["--cert", "\(ca)/agent-1.pem", "--key", "\(ca)/agent-1-key.pem", "\(https)/metrics"])
+                    == "403")
+            #expect(
+                try status(["--cert", "\(ca)/alice.pem", "--key", "\(ca)/alice-key.pem", "\(https)/metrics"]) == "200")
+            let metrics = try run(["curl", "-s", "--unix-socket", socket, "http://netpulse/metrics"])
+            #expect(metrics.contains("netpulse_commit_duration_seconds"), "\(metrics.prefix(300))")
+            // Plain HTTP to the TLS port gets nothing.
+            #expect(try status(["http://127.0.0.1:\(port)/api/v1/rates"]) == "000")
+        }
+
+        /// An operator's key cannot send data as an agent: the agents' listener refuses its certificate.
+        @Test(.timeLimit(.minutes(2)))
+        func anOperatorsCertificateCannotSendAsAnAgent() throws {
+            let fleet = try Fleet(agents: [])
+            try run([Build.cli, "ca", "issue", "--dir", "\(fleet.directory)/ca", "--operator", "mallory"])
+            try fleet.startDaemon()
+            let agent = try fleet.startAgent(
+                "mallory", config: try fleet.writeAgentConfig("mallory", certificate: "mallory"))
+            // The daemon says why in its error frame, and the agent logs it.
+            try eventually("the daemon refuses the operator's certificate", timeout: 20) {
+                agent.output.contains("this is an operator's certificate, for the HTTP API")
+            }
+            #expect(try fleet.storedAgents().isEmpty)
+        }
+
+        /// A bcrypt hash of `password` at cost 10 from libxcrypt (Python's `crypt`, as `htpasswd -B` makes them).
+        static func bcrypt(_ password: String) throws -> String {
+            try run([
+                "/usr/bin/python3", "-W", "ignore", "-c",
+                "import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))",
+                password,
+            ]).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+}
