@@ -98,11 +98,14 @@ done
 if [ "$ONLY" != agent ]; then
     # Reports: readable by group netpulse, writable by the report job only (netpulse-report.service makes its user
     # the owner at each start); the readers may not write it (they could plant links the job would follow).
-    if [ -d /var/lib/netpulse-reports ]; then
-        chgrp netpulse /var/lib/netpulse-reports && chmod 2750 /var/lib/netpulse-reports
-    else
-        install -d -m 2750 -o root -g netpulse /var/lib/netpulse-reports
-    fi
+    # The daemon's dashboards, snapshots and alert charts, alike (netpulsed.service owns it at each start).
+    for published in /var/lib/netpulse-reports /var/lib/netpulse-published; do
+        if [ -d $published ]; then
+            chgrp netpulse $published && chmod 2750 $published
+        else
+            install -d -m 2750 -o root -g netpulse $published
+        fi
+    done
 fi
 
 echo "==> units in $UNITS"

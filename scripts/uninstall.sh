@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Removes what scripts/install.sh installed: stops and disables the services and the report timer, removes units,
 # binaries and docs. Configs, certificates (/etc/netpulse) and data (/var/lib/netpulsed, /var/lib/netpulse-agent,
-# the reports in /var/lib/netpulse-reports) stay unless --purge.
+# the reports in /var/lib/netpulse-reports, dashboards and snapshots in /var/lib/netpulse-published) stay unless
+# --purge.
 #   scripts/uninstall.sh [--prefix /usr/local] [--purge]
 set -euo pipefail
 PREFIX=/usr/local
@@ -25,7 +26,7 @@ rm -rf "$PREFIX/share/doc/netpulse"
 if [ "$PURGE" = yes ]; then
     # StateDirectory= with DynamicUser= keeps data under /var/lib/private.
     rm -rf /etc/netpulse /var/lib/netpulsed /var/lib/netpulse-agent /var/lib/private/netpulsed \
-        /var/lib/private/netpulse-agent /var/log/netpulsed /var/log/netpulse-agent /var/lib/netpulse-reports
+        /var/lib/private/netpulse-agent /var/log/netpulsed /var/log/netpulse-agent /var/lib/netpulse-reports /var/lib/netpulse-published
     for group in netpulse netpulse-daemon netpulse-agents; do
         getent group $group >/dev/null && groupdel $group || true
     done

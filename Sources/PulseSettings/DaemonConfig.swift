@@ -213,10 +213,14 @@ public struct DaemonConfig: Sendable, Hashable {
                 "has \"\(key)\", a key of [billing] group_by: billing groups come only from [labels.AGENT]")
         }
         config.labelsFromAgents = Set(fromAgents)
-        config.snapshots = try SnapshotSettings.parse(&reader, stateDirectory: stateDirectory)
-        config.dashboards = try DashboardSettings.parse(&reader, stateDirectory: stateDirectory)
-        config.alerts = try AlertSettings.parse(&reader, stateDirectory: stateDirectory)
-        config.reports = try ReportSettings.parse(&reader, stateDirectory: stateDirectory)
+        // What people read (dashboards, snapshots, alert charts, reports) goes under publish_directory, which the
+        // units keep outside the daemon's private state, readable by the group netpulse (docs/operations.md).
+        let publish = try reader.string("daemon", "publish_directory", default: stateDirectory)
+        let published = publish.hasPrefix("/") ? publish : "\(stateDirectory)/\(publish)"
+        config.snapshots = try SnapshotSettings.parse(&reader, stateDirectory: published)
+        config.dashboards = try DashboardSettings.parse(&reader, stateDirectory: published)
+        config.alerts = try AlertSettings.parse(&reader, stateDirectory: published)
+        config.reports = try ReportSettings.parse(&reader, stateDirectory: published)
         config.remoteWrite = try RemoteWriteSettings.parse(&reader)
         // Off unless asked for: the metrics have no authentication, so the address is the operator's choice (the
         // documented one is on loopback).

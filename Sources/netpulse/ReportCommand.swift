@@ -114,7 +114,7 @@ struct ReportCommand: AsyncParsableCommand {
         query.progress = { step in
             if terminal { printError("\u{1B}[2K\rreport: \(step) …", newline: false) }
         }
-        try FileIO.createDirectory(directory, mode: 0o755)
+        try FileIO.createDirectory(directory, mode: FileIO.publishedDirectory)
         // One run at a time per directory (the timer and an operator's run): the ledger is read, reconciled and
         // written whole. Never through a symbolic link: the lock file is opened for writing.
         let lock = open("\(directory)/.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)

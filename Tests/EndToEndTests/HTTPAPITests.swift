@@ -144,6 +144,24 @@ extension EndToEnd {
                 try status(["--cert", "\(ca)/alice.pem", "--key", "\(ca)/alice-key.pem", "\(https)/metrics"]) == "200")
             let metrics = try run(["curl", "-s", "--unix-socket", socket, "http://netpulse/metrics"])
             #expect(metrics.contains("netpulse_commit_duration_seconds"), "\(metrics.prefix(300))")
+            // The OpenAPI document names every read and, for each, exactly the parameters it takes.
+            let openAPI = try run(["curl", "-s", "--unix-socket", socket, "http://netpulse/api/v1/openapi.json"])
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(openAPI.utf8)) as? [String: Any])
+            let paths = try #require(document["paths"] as? [String: [String: Any]])
+            let common = ["format", "agent", "interface", "group", "last", "window", "from", "to"]
+            let expected: [String: [String]] = [
+                "rates": common, "traffic": common + ["by", "scope"], "top": common + ["by", "top", "scope"],
+                "bill": common + ["period", "scope", "members"], "export": common + ["level", "scope"],
+            ]
+            #expect(Set(paths.keys) == Set(expected.keys.map { "/api/v1/\($0)" }))
+            for (read, names) in expected {
+                let operation = paths["/api/v1/\(read)"]?["get"] as? [String: Any]
+                let parameters = (operation?["parameters"] as? [[String: Any]] ?? []).compactMap {
+                    $0["name"] as? String
+                }
+                #expect(Set(parameters) == Set(names), "\(read): \(parameters)")
+            }
+            #expect(document["openapi"] as? String == "3.1.0")
             // Plain HTTP to the TLS port gets nothing.
             #expect(try status(["http://127.0.0.1:\(port)/api/v1/rates"]) == "000")
         }

@@ -32,6 +32,7 @@ extension EndToEnd {
                 .replacingOccurrences(of: "127.0.0.1:\(fleet.port)\"", with: "127.0.0.1:\(secondPort)\"")
                 .replacingOccurrences(of: "127.0.0.1:\(firstMetrics)\"", with: "127.0.0.1:\(secondMetrics)\"")
                 .replacingOccurrences(of: "\(fleet.directory)/netpulsed\"", with: "\(fleet.directory)/netpulsed-b\"")
+                .replacingOccurrences(of: "\(fleet.directory)/http.sock\"", with: "\(fleet.directory)/http-b.sock\"")
                 .write(toFile: secondConfig, atomically: true, encoding: .utf8)
             try fleet.startDaemon()
             try eventually("the first daemon leads") { fleet.daemon!.output.contains("took the lease") }

@@ -241,6 +241,79 @@ extension EndToEnd {
             #expect(range.contains("range-"), "\(range)")
         }
 
+        /// What the daemon publishes and its HTTP API, under the shipped unit: a user in the group netpulse reads the
+        /// dashboards (also through a static web server of their own) and the API over the Unix socket; a user outside
+        /// it can do neither; over TCP an unauthenticated request gets 401.
+        @Test(.timeLimit(.minutes(3)))
+        func theGroupNetpulseReadsTheDashboardsAndTheAPIAndNoOneElseDoes() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            try sandbox.must(
+                """
+                cat >> /etc/netpulse/netpulsed.toml <<'CONF'
+                [daemon]
+                publish_directory = "/var/lib/netpulse-published"
+                [http]
+                listen = "127.0.0.1:9470"
+                CONF
+                """)
+            try sandbox.must("systemctl start netpulsed.service netpulse-agent.service")
+            try eventually("points flow") { try sandbox.storedSamples() >= 3 }
+            let dashboards = "/var/lib/netpulse-published/dashboards"
+            try eventually("the dashboards are drawn", timeout: 60) {
+                try sandbox.shell("test -f \(dashboards)/index.html && ls \(dashboards) | grep -q '\\.svg$'").status
+                    == 0
+            }
+            let svg = try sandbox.must("ls \(dashboards) | grep '\\.svg$' | head -n 1")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let modes = try sandbox.must(
+                "stat -c '%a %G' /var/lib/netpulse-published \(dashboards) \(dashboards)/index.html \(dashboards)/\(svg) /run/netpulsed /run/netpulsed/http.sock"
+            )
+            #expect(
+                modes == "2750 netpulse\n750 netpulse\n640 netpulse\n640 netpulse\n750 netpulse\n660 netpulse\n",
+                "\(modes)")
+            // The store stays the daemon's own.
+            #expect(try sandbox.must("stat -c %a /var/lib/private/netpulsed/netpulse.db") == "600\n")
+
+            let group = "$(getent group netpulse | cut -d: -f3)"
+            let reader = "setpriv --reuid=65534 --regid=\(group) --clear-groups"
+            let outsider = "setpriv --reuid=65534 --regid=65534 --clear-groups"
+            let page = try sandbox.shell("\(reader) cat \(dashboards)/index.html \(dashboards)/\(svg) 2>&1")
+            #expect(page.status == 0 && page.output.contains("</html>") && page.output.contains("</svg>"))
+            let refused = try sandbox.shell("\(outsider) cat \(dashboards)/index.html 2>&1")
+            #expect(refused.status != 0 && refused.output.contains("Permission denied"), "\(refused.output)")
+
+            // A static web server whose user is in the group (a transient service: a dynamic user with the group
+            // netpulse beside its own) serves the pages as they are.
+            try sandbox.must(
+                "systemd-run --unit static-web -p DynamicUser=yes -p SupplementaryGroups=netpulse /usr/bin/python3 -m http.server 8088 --bind 127.0.0.1 --directory \(dashboards)"
+            )
+            do {
+                try eventually("the static server answers", timeout: 20) {
+                    try sandbox.shell("curl -sf http://127.0.0.1:8088/index.html | grep -q '</html>'").status == 0
+                }
+            } catch {
+                let status = try sandbox.shell(
+                    "systemctl status static-web --no-pager -l; journalctl -u static-web --no-pager -n 20")
+                Issue.record("\(error)\n\(status.output)")
+            }
+            #expect(try sandbox.must("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8088/\(svg)") == "200")
+
+            let api = "curl -s -w ' %{http_code}' --unix-socket /run/netpulsed/http.sock http://netpulse/api/v1/rates"
+            let answer = try sandbox.shell("\(reader) \(api)")
+            #expect(
+                answer.status == 0 && answer.output.contains("sandbox-agent") && answer.output.hasSuffix(" 200"),
+                "\(answer.output)")
+            let table = try sandbox.shell(
+                "\(reader) netpulse --daemon unix:/run/netpulsed/http.sock rates")
+            #expect(table.status == 0 && table.output.contains("sandbox-agent"), "\(table.output)")
+            let shut = try sandbox.shell("\(outsider) \(api) 2>&1")
+            #expect(shut.status != 0 && !shut.output.contains("sandbox-agent"), "\(shut.output)")
+            #expect(
+                try sandbox.must("curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:9470/api/v1/rates") == "401"
+            )
+        }
+
         @Test(.timeLimit(.minutes(2)))
         func aBadConfigShowsInSystemctlStatus() throws {
             let sandbox = try Sandbox()

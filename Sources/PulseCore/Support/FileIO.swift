@@ -57,7 +57,10 @@ public enum FileIO {
     /// The temporary file has a name nobody can guess (``temporaryPath(for:)``) and is created exclusively without
     /// following symbolic links, so another user who may write the directory cannot make the write land in a file
     /// of their choosing (a symlink planted at the name fails the create; it never truncates what it points at).
-    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(Failure) {
+    ///
+    /// The file gets exactly `mode`, whatever the umask: the units run under `UMask=0077`, and what is published for
+    /// a group to read (``publishedFile``) must not lose the group's bit on the way.
+    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = publishedFile) throws(Failure) {
         var attempts = 0
         while true {
             do {
@@ -75,6 +78,12 @@ public enum FileIO {
     static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t, temporary: String) throws(Failure) {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(operation: "create", path: temporary, errno: errno) }
+        guard fchmod(fd, mode) == 0 else {
+            let error = errno
+            close(fd)
+            unlink(temporary)
+            throw Failure(operation: "chmod", path: temporary, errno: error)
+        }
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
@@ -159,15 +168,38 @@ public enum FileIO {
     }
 
     /// `mkdir -p` with `mode` for the directories it creates.
-    public static func createDirectory(_ path: String, mode: mode_t = 0o755) throws(Failure) {
+    /// Makes `path` and any missing parents; those it makes get exactly `mode`, whatever the umask (directories
+    /// that were there keep theirs).
+    public static func createDirectory(_ path: String, mode: mode_t = publishedDirectory) throws(Failure) {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, mode) != 0 && errno != EEXIST {
+            if mkdir(prefix, mode) == 0 {
+                try setDirectoryMode(prefix, mode)
+            } else if errno != EEXIST {
                 throw Failure(operation: "mkdir", path: prefix, errno: errno)
             }
         }
     }
+
+    /// Gives a directory just made exactly the permissions `mode`, whatever the umask.
+    ///
+    /// When the umask left them as they are, nothing is changed, so a set-group-ID bit the directory inherited from
+    /// its parent stays (the report job runs under `UMask=0027` in the 2750 directory of the group netpulse, and
+    /// its files keep taking that group). Otherwise `chmod` clears that bit: the units forbid setting it
+    /// (`RestrictSUIDSGID=yes`), and the daemon, whose umask is 0077, has the group netpulse as its own.
+    public static func setDirectoryMode(_ path: String, _ mode: mode_t) throws(Failure) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw Failure(operation: "stat", path: path, errno: errno) }
+        guard info.st_mode & 0o777 != mode else { return }
+        guard chmod(path, mode) == 0 else { throw Failure(operation: "chmod", path: path, errno: errno) }
+    }
+
+    /// What the daemon and the reports publish for people (dashboards, snapshots, alert charts and events,
+    /// reports) is readable by the owner's group and no one else (`docs/operations.md`, "Who reads what"): files
+    /// 0640 and directories 0750. The units run the daemon with the readers' group, `netpulse`.
+    public static let publishedFile: mode_t = 0o640
+    public static let publishedDirectory: mode_t = 0o750
 
     /// Names of the entries of a directory (without `.` and `..`).
     public static func listDirectory(_ path: String) throws(Failure) -> [String] {

@@ -20,7 +20,7 @@ public enum PublishedFiles {
     public static func publish(
         _ bytes: [UInt8], name: String, latest: String, in directory: String, ledger: Ledger
     ) throws(FileIO.Failure) {
-        try FileIO.writeAtomically("\(directory)/\(name)", bytes, mode: 0o644)
+        try FileIO.writeAtomically("\(directory)/\(name)", bytes, mode: FileIO.publishedFile)
         try ledger.record([name])
         try link(latest, to: name, in: directory)
     }
@@ -114,7 +114,7 @@ public enum PublishedFiles {
 
         private func write(_ names: Set<String>) throws(FileIO.Failure) {
             let text = names.sorted().map { $0 + "\n" }.joined()
-            try FileIO.writeAtomically(path, Array(text.utf8), mode: 0o644)
+            try FileIO.writeAtomically(path, Array(text.utf8), mode: FileIO.publishedFile)
         }
 
         static func isPlainName(_ name: String) -> Bool {

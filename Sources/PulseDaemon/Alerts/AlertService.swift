@@ -151,7 +151,7 @@ final class AlertService: Service, Sendable {
                 to: span.to, calendar: engine.calendar))
         let stem = AlertFiles.stem(event)
         let chart = "\(settings.directory)/\(stem).svg"
-        try FileIO.createDirectory(settings.directory, mode: 0o755)
+        try FileIO.createDirectory(settings.directory, mode: FileIO.publishedDirectory)
         try FileIO.writeAtomically(chart, Array(svg.utf8))
         let condition = transition.rule.condition
         // A field a line, keys sorted.

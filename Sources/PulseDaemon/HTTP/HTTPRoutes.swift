@@ -24,6 +24,7 @@ struct HTTPContext: RequestContext {
 /// - `GET /api/v1/{rates,traffic,top,bill,export}`: the reads `netpulse` makes, with its option names as query
 ///   parameters and the same bytes in each format (`format=json`, the default here, `csv` or `table`); an export
 ///   streams. A bad request gets a 400 with one line of JSON naming the parameter.
+/// - `GET /api/v1/openapi.json`: the OpenAPI description of the above, made from the same reads.
 /// - `GET /metrics`: the daemon's own metrics in Prometheus' text format.
 ///
 /// Nothing here writes to the store.
@@ -46,6 +47,10 @@ struct HTTPRoutes: Sendable {
                 body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         let api = router.group("api/v1")
+        let openAPI = ByteBuffer(string: OpenAPIDocument.json(version: NetpulseVersion.string))
+        api.get("openapi.json") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: openAPI))
+        }
         for read in Read.allCases {
             api.get(RouterPath(stringLiteral: read.rawValue)) { request, _ in
                 try await answer(read, request)

@@ -21,7 +21,7 @@ struct SnapshotService: Service, Sendable {
     func run() async throws {
         let settings = config.snapshots
         do {
-            try FileIO.createDirectory(settings.directory, mode: 0o755)
+            try FileIO.createDirectory(settings.directory, mode: FileIO.publishedDirectory)
         } catch {
             logger.error("snapshots are off: \(error)")
             return

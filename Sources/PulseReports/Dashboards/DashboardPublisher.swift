@@ -53,10 +53,10 @@ public struct DashboardPublisher: Sendable {
         ranges: [DashboardRange] = DashboardRange.standard,
         now: Int64
     ) throws -> [String] {
-        try FileIO.createDirectory(directory, mode: 0o755)
+        try FileIO.createDirectory(directory, mode: FileIO.publishedDirectory)
         var written = [String]()
         for dashboard in rendered {
-            try FileIO.writeAtomically("\(directory)/\(dashboard.fileName)", Array(dashboard.svg.utf8), mode: 0o644)
+            try FileIO.writeAtomically("\(directory)/\(dashboard.fileName)", Array(dashboard.svg.utf8), mode: FileIO.publishedFile)
             written.append(dashboard.fileName)
         }
         try ledger.record(written)
@@ -90,7 +90,7 @@ public struct DashboardPublisher: Sendable {
                         (range: range, files: kept[DashboardFiles.prefix(stem: spec.fileStem, range: range)] ?? [])
                     })
             }, refreshSeconds: refreshSeconds, generatedAt: now)
-        try FileIO.writeAtomically("\(directory)/index.html", Array(page.html().utf8), mode: 0o644)
+        try FileIO.writeAtomically("\(directory)/index.html", Array(page.html().utf8), mode: FileIO.publishedFile)
         try PublishedFiles.remove(doomed, in: directory, ledger: ledger)
         return written
     }

@@ -37,16 +37,17 @@ public enum ReportPublisher {
         }
         let issueName = "\(report.name)-\(hex(SHA256.hash(data: Array(manifest.utf8))).prefix(12))"
         let issues = "\(directory)/issues"
-        try FileIO.createDirectory(issues, mode: 0o755)
+        try FileIO.createDirectory(issues, mode: FileIO.publishedDirectory)
         let issue = "\(issues)/\(issueName)"
         var isNew = false
         if !FileIO.exists("\(issue)/SHA256SUMS") {
             isNew = true
             // A fresh name nobody can have planted anything at; mkdir fails rather than use what is there.
             let temporary = FileIO.temporaryPath(for: issue)
-            guard mkdir(temporary, 0o755) == 0 else {
+            guard mkdir(temporary, FileIO.publishedDirectory) == 0 else {
                 throw FileIO.Failure(operation: "mkdir", path: temporary, errno: errno)
             }
+            try FileIO.setDirectoryMode(temporary, FileIO.publishedDirectory)
             for (name, bytes) in files { try FileIO.writeAtomically("\(temporary)/\(name)", bytes) }
             try FileIO.writeAtomically("\(temporary)/SHA256SUMS", Array(manifest.utf8))
             // A crash may have left an issue without its manifest: it is replaced.
