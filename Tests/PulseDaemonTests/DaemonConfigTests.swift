@@ -1,7 +1,9 @@
+import Dispatch
 import PulseAnalytics
 import PulseCore
 import PulseReports
 import PulseStore
+import Synchronization
 import Testing
 
 @testable import PulseDaemon
@@ -307,6 +309,43 @@ import Testing
         #expect(refusal("bob:\(hash)\nbob:\(hash)\n").hasPrefix("\(path):2: 'bob' is listed twice"))
     }
 
+    /// Password checks run one at a time with a bounded line behind them: past it a login is refused at once.
+    @Test(.timeLimit(.minutes(1)))
+    func passwordChecksRunOneAtATimeAndTurnAwayPastTheLine() async throws {
+        let checks = PasswordChecks()
+        let gate = DispatchSemaphore(value: 0)
+        let running = Guarded((now: 0, most: 0))
+        let refused = Guarded(0)
+        let extra = 3
+        try await withThrowingTaskGroup(of: Bool?.self) { group in
+            for _ in 0..<(1 + PasswordChecks.waiting + extra) {
+                group.addTask {
+                    let result = try await checks.run {
+                        running.value.withLock {
+                            $0.now += 1
+                            $0.most = max($0.most, $0.now)
+                        }
+                        gate.wait()
+                        running.value.withLock { $0.now -= 1 }
+                        return true
+                    }
+                    if result == nil { refused.value.withLock { $0 += 1 } }
+                    return result
+                }
+            }
+            // The first holds the checker until let go; the line fills and the rest are turned away meanwhile.
+            while refused.value.withLock({ $0 }) < extra { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<(1 + PasswordChecks.waiting) { gate.signal() }
+            var passed = 0
+            for try await result in group where result == true { passed += 1 }
+            #expect(passed == 1 + PasswordChecks.waiting)
+        }
+        #expect(running.value.withLock { $0.most } == 1)
+        #expect(refused.value.withLock { $0 } == extra)
+        // Free again afterwards.
+        #expect(try await checks.run { true } == true)
+    }
+
     /// Remote write is off unless `[remote_write] url` is set; a URL that is not http(s) names its line.
     @Test func remoteWriteIsReadAndCheckedWithItsLine() throws {
         #expect(try DaemonConfig.parse(ConfigDocument(text: "", file: "d.toml")).remoteWrite.url == nil)
@@ -354,4 +393,10 @@ import Testing
             try DaemonConfig.parse(ConfigDocument(text: "[store]\npassword_file = \"/etc/pw\"\n", file: "d.toml"))
         }
     }
+}
+
+/// A value several tasks of a test share.
+final class Guarded<T: Sendable>: Sendable {
+    let value: Mutex<T>
+    init(_ initial: T) { value = Mutex(initial) }
 }

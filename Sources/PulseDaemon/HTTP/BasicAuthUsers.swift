@@ -35,10 +35,10 @@ final class BasicAuthUsers: Sendable {
         state = Mutex(State(users: users, stamp: stamp, matched: []))
     }
 
-    /// Whether `user` with `password` is in the file (read again first if it changed; if it cannot be read now, the
-    /// users read last stay).
-    func check(user: String, password: String) -> Bool {
-        let users = state.withLock { state -> [String: String] in
+    /// The users as the file says now (read again first if it changed; if it cannot be read now, the users read
+    /// last stay).
+    private func current() -> [String: String] {
+        state.withLock { state -> [String: String] in
             let stamp = FileStamp(path)
             if stamp != state.stamp, let (users, newStamp) = try? Self.read(path) {
                 state.users = users
@@ -47,12 +47,27 @@ final class BasicAuthUsers: Sendable {
             }
             return state.users
         }
-        guard let hash = users[user] else {
+    }
+
+    private static func key(_ user: String, _ hash: String, _ password: String) -> [UInt8] {
+        Array(SHA256.hash(data: Array("\(user)\u{0}\(hash)\u{0}\(password)".utf8)))
+    }
+
+    /// Whether this pair matched before (and the file has not changed since): a SHA-256, no bcrypt.
+    func remembered(user: String, password: String) -> Bool {
+        guard let hash = current()[user] else { return false }
+        let key = Self.key(user, hash, password)
+        return state.withLock { $0.matched.contains(key) }
+    }
+
+    /// Whether `user` with `password` is in the file: bcrypt's whole cost unless the pair is remembered.
+    func check(user: String, password: String) -> Bool {
+        guard let hash = current()[user] else {
             // The same work as a real check, so a user's existence does not show in the time taken.
             _ = Self.crypt(password, setting: Self.decoy)
             return false
         }
-        let key = Array(SHA256.hash(data: Array("\(user)\u{0}\(hash)\u{0}\(password)".utf8)))
+        let key = Self.key(user, hash, password)
         if state.withLock({ $0.matched.contains(key) }) { return true }
         guard let computed = Self.crypt(password, setting: hash), Self.equal(Array(computed.utf8), Array(hash.utf8))
         else { return false }

@@ -1,8 +1,10 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PulseCertificates
+import Synchronization
 
 /// Who may read over TCP: a client certificate of the operator role (`netpulse ca issue --operator NAME`), which
 /// TLS has already chained to the fleet CA, or HTTP basic auth against `[http] users_file`. An agent's certificate
@@ -12,6 +14,8 @@ struct HTTPAuthentication: RouterMiddleware {
     let users: BasicAuthUsers?
     /// Whether the listener is TLS (a peer certificate may then be there).
     let certificates: Bool
+    /// Where passwords are checked: off the Swift runtime's threads, a few at a time.
+    let checks = PasswordChecks()
 
     func handle(
         _ request: Request, context: HTTPContext, next: (Request, HTTPContext) async throws -> Response
@@ -26,7 +30,13 @@ struct HTTPAuthentication: RouterMiddleware {
             return try await next(request, context)
         }
         if let users, let (user, password) = Self.basicCredentials(request.headers[.authorization]) {
-            if users.check(user: user, password: password) { return try await next(request, context) }
+            if users.remembered(user: user, password: password) { return try await next(request, context) }
+            guard let checked = try await checks.run({ users.check(user: user, password: password) }) else {
+                var busy = APIError(.serviceUnavailable, "too many logins being checked at once; try again in a second")
+                busy.headers[.retryAfter] = "1"
+                return busy.response
+            }
+            if checked { return try await next(request, context) }
         }
         var refusal = APIError(
             .unauthorized,
@@ -44,5 +54,45 @@ struct HTTPAuthentication: RouterMiddleware {
             let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
         else { return nil }
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+}
+
+/// Runs bcrypt checks on NIO's blocking-work pool, one at a time, with a few more waiting their turn. A check costs
+/// ~50 ms of CPU by design; on the Swift runtime's few threads a flood of wrong passwords would hold up the daemon's
+/// other work (billing, alerts, drawing, the API itself). One at a time, a flood costs the daemon at most one core;
+/// past ``waiting`` queued logins a new one is answered 503 at once. Credentials that matched before are let in
+/// without a check (``BasicAuthUsers/remembered(user:password:)``), so a flood does not lock out users already in.
+final class PasswordChecks: Sendable {
+    /// Logins that may wait for the one being checked (a browser's first requests after a login arrive together).
+    static let waiting = 16
+    private let state = Mutex<(busy: Bool, queue: [CheckedContinuation<Bool, Never>])>((false, []))
+
+    /// The check's result, or nil when too many wait already.
+    func run(_ check: @escaping @Sendable () -> Bool) async throws -> Bool? {
+        let admitted = await withCheckedContinuation { (turn: CheckedContinuation<Bool, Never>) in
+            let now: Bool? = state.withLock { state in
+                if !state.busy {
+                    state.busy = true
+                    return true
+                }
+                guard state.queue.count < Self.waiting else { return false }
+                state.queue.append(turn)
+                return nil
+            }
+            if let now { turn.resume(returning: now) }
+        }
+        guard admitted else { return nil }
+        defer {
+            // The turn passes to the next in line, or the checker is free.
+            let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard !state.queue.isEmpty else {
+                    state.busy = false
+                    return nil
+                }
+                return state.queue.removeFirst()
+            }
+            next?.resume(returning: true)
+        }
+        return try await NIOThreadPool.singleton.runIfActive(check)
     }
 }

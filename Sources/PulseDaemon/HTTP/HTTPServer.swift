@@ -31,6 +31,9 @@ enum HTTPServer {
         var services = [any Service]()
         let http1 = HTTP1Channel.Configuration(idleTimeout: .milliseconds(settings.idleTimeout))
         if let path = settings.socket {
+            if let group = settings.socketGroup, getgrnam(group) == nil {
+                throw DaemonError("[http] socket_group \(group): no such group (make it with groupadd, or unset it)")
+            }
             try prepareSocket(path)
             let app = Application(
                 router: routes.router(authentication: nil),
@@ -41,11 +44,12 @@ enum HTTPServer {
                 onServerRunning: { _ in
                     do {
                         try shareSocket(path, group: settings.socketGroup)
-                        logger.notice("http: serving the API on unix:\(path)")
-                        onListening("unix:\(path)")
                     } catch {
+                        // Still 0600-ish and the daemon's own: safe, only less useful.
                         logger.error("\(error)")
                     }
+                    logger.notice("http: serving the API on unix:\(path)")
+                    onListening("unix:\(path)")
                 },
                 logger: logger)
             services.append(app)
