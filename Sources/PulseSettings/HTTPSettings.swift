@@ -81,6 +81,12 @@ public struct HTTPSettings: Sendable, Hashable {
         settings.maximumConnections = Int(
             try reader.integer(table, "max_connections", default: 256, range: 1...100_000))
         settings.idleTimeout = try reader.duration(table, "idle_timeout", default: 60_000, range: 1_000...3_600_000)
+        if settings.listen != nil, !settings.tls, settings.usersFile == nil {
+            throw reader.invalid(
+                table, "tls",
+                "is false and there is no [http] users_file: without TLS there are no certificates, so no one could log in; set users_file"
+            )
+        }
         if settings.listen == nil, settings.usersFile != nil {
             throw reader.invalid(table, "users_file", "is set without [http] listen: the Unix socket has no passwords")
         }

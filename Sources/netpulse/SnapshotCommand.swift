@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PulseCore
 import PulseFormats
 import PulseQuery
@@ -13,6 +14,12 @@ struct SnapshotCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            // Not served over HTTP yet: reading the local store instead of the daemon asked for would mislead.
+            if options.daemon ?? ProcessInfo.processInfo.environment["NETPULSE_DAEMON"] != nil {
+                throw QueryError(
+                    "netpulse snapshot is not served over HTTP yet (--daemon, NETPULSE_DAEMON): run it on the daemon's host"
+                )
+            }
             guard options.format != .table else { throw QueryError("--format: a snapshot is json or csv") }
             let now = Netpulse.clock.now()
             let (engine, daemon) = try await options.engine(now: now)

@@ -271,6 +271,9 @@ import Testing
             refusal("[http]\nlisten = \"0.0.0.0:9470\"\ntls = false\n")
                 .hasPrefix("d.toml:3: 'http.tls' is false but [http] listen 0.0.0.0:9470 is not a loopback address"))
         #expect(
+            refusal("[http]\nlisten = \"127.0.0.1:9470\"\ntls = false\n")
+                .hasPrefix("d.toml:3: 'http.tls' is false and there is no [http] users_file"))
+        #expect(
             refusal("[http]\nusers_file = \"/etc/u\"\n").contains(
                 "d.toml:2: 'http.users_file' is set without [http] listen"))
         #expect(
