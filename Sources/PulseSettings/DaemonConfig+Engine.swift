@@ -15,4 +15,12 @@ extension DaemonConfig {
             store: store, catalogue: catalogue, levels: WindowEngine.retained(self.store.levels, retention),
             calendar: calendar, billing: billing)
     }
+
+    /// A window engine over `store` at the levels the store keeps, as a reader reads it (`netpulse` on the daemon's
+    /// host, and the daemon's HTTP API for it): one function, so that both answer from the same engine and print
+    /// the same bytes.
+    public func readerEngine(over store: any MetricStore) async throws -> WindowEngine {
+        try await WindowEngine.load(
+            store, rules: self.store.rules, retention: retention, calendar: calendar, billing: billing)
+    }
 }

@@ -59,13 +59,16 @@ struct DaemonClient {
     /// Asks the daemon for `read` with `parameters` and writes the body to standard output as it arrives; an error
     /// the daemon answers with is thrown as its one line.
     func run(_ read: Read, _ parameters: ReadParameters) async throws {
-        let (target, tls) = try endpoint(path: "/api/v1/\(read.rawValue)?\(Self.query(parameters))")
+        // Over the socket, who may connect is the file's business: no credentials are looked for.
+        let credentials = url.hasPrefix("unix:") ? Credentials() : try Credentials.find()
+        let (target, tls) = try endpoint(
+            path: "/api/v1/\(read.rawValue)?\(Self.query(parameters))", credentials: credentials)
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(300))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             var request = HTTPClientRequest(url: target)
-            if !url.hasPrefix("unix:"), let user = try Credentials.find().user {
+            if let user = credentials.user {
                 let token = Data("\(user.name):\(user.password)".utf8).base64EncodedString()
                 request.headers.add(name: "Authorization", value: "Basic \(token)")
             }
@@ -86,7 +89,7 @@ struct DaemonClient {
     }
 
     /// The request's URL and TLS configuration.
-    func endpoint(path: String) throws -> (String, TLSConfiguration?) {
+    func endpoint(path: String, credentials: Credentials) throws -> (String, TLSConfiguration?) {
         if url.hasPrefix("unix:") {
             var socket = String(url.dropFirst("unix:".count))
             while socket.hasPrefix("//") { socket.removeFirst() }
@@ -101,7 +104,6 @@ struct DaemonClient {
         guard base.hasPrefix("https://") else {
             throw QueryError("--daemon \(url): use unix:/PATH/TO/http.sock, https://HOST:PORT or http://127.0.0.1:PORT")
         }
-        let credentials = try Credentials.find()
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
         if let ca = credentials.ca { tls.trustRoots = .file(ca) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import PulseCore
 import PulseFormats
 import PulseQuery
+import Synchronization
 
 /// Any range of rollup buckets or raw samples, as CSV or JSON lines, with a progress bar on a terminal.
 struct Export: AsyncParsableCommand {
@@ -26,30 +27,28 @@ struct Export: AsyncParsableCommand {
 }
 
 /// A progress bar on standard error (only on a terminal, so pipes and files stay clean).
-final class ProgressBar: ReadProgress, @unchecked Sendable {
-    private var total = 0
-    private var enabled = false
-    private var done = 0
-    private var shown = -1
+final class ProgressBar: ReadProgress, Sendable {
+    private let state = Mutex((total: 0, enabled: false, done: 0, shown: -1))
 
     func start(total: Int) {
-        self.total = total
-        enabled = total > 1
+        state.withLock { $0 = (total, total > 1, 0, -1) }
     }
 
     func advance() {
-        done += 1
-        guard enabled else { return }
-        let percent = done * 100 / max(total, 1)
-        guard percent != shown else { return }
-        shown = percent
-        let filled = percent * 30 / 100
-        printError(
-            "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-                + "] \(percent)% (\(done)/\(total) series)", newline: false)
+        let line = state.withLock { state -> String? in
+            state.done += 1
+            guard state.enabled else { return nil }
+            let percent = state.done * 100 / max(state.total, 1)
+            guard percent != state.shown else { return nil }
+            state.shown = percent
+            let filled = percent * 30 / 100
+            return "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+                + "] \(percent)% (\(state.done)/\(state.total) series)"
+        }
+        if let line { printError(line, newline: false) }
     }
 
     func finish() {
-        if enabled { printError("", newline: true) }
+        if state.withLock({ $0.enabled }) { printError("", newline: true) }
     }
 }

@@ -98,11 +98,7 @@ struct QueryOptions: ParsableArguments {
     /// Opens the store read-only (it never blocks the daemon's ingest) and loads what it holds.
     func engine(now: Int64) async throws -> (WindowEngine, DaemonConfig) {
         let daemon = try location.daemonConfig()
-        let store = try await location.open(daemon)
-        let engine = try await WindowEngine.load(
-            store, rules: daemon.store.rules, retention: daemon.retention, calendar: daemon.calendar,
-            billing: daemon.billing)
-        return (engine, daemon)
+        return (try await daemon.readerEngine(over: try await location.open(daemon)), daemon)
     }
 
     /// Runs `read` with these options and a command's own parameters, printing what it writes; errors become one

@@ -65,15 +65,9 @@ struct HTTPRoutes: Sendable {
         let parameters = ReadParameters(
             request.uri.queryParameters.map { (String($0.key), String($0.value)) as (String, String?) })
         let now = clock.now()
-        let config = self.config
-        let store = self.store
+        let (config, store) = (self.config, self.store)
         let prepared = try await read.prepare(
-            parameters, defaultFormat: .json,
-            engine: {
-                try await WindowEngine.load(
-                    store, rules: config.store.rules, retention: config.retention, calendar: config.calendar,
-                    billing: config.billing)
-            }, now: now)
+            parameters, defaultFormat: .json, engine: { try await config.readerEngine(over: store) }, now: now)
         let headers: HTTPFields = [.contentType: prepared.format.mediaType, .cacheControl: "no-store"]
         guard read == .export else {
             var buffer = ByteBuffer()

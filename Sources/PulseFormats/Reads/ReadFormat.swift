@@ -56,19 +56,19 @@ public enum Read: String, Sendable, CaseIterable {
         case .rates:
             let read = try RatesRead(parameters)
             let format = try self.format(parameters, default: defaultFormat)
-            return Prepared(format: format, text: RatesText(try await read.answer(engine(), now: now)).text(format))
+            return Prepared(format: format, text: try await read.answer(engine(), now: now).text(format))
         case .traffic:
             let read = try TrafficRead(parameters)
             let format = try self.format(parameters, default: defaultFormat)
-            return Prepared(format: format, text: TrafficText(try await read.answer(engine(), now: now)).text(format))
+            return Prepared(format: format, text: try await read.answer(engine(), now: now).text(format))
         case .top:
             let read = try TopRead(parameters)
             let format = try self.format(parameters, default: defaultFormat)
-            return Prepared(format: format, text: TopText(try await read.answer(engine(), now: now)).text(format))
+            return Prepared(format: format, text: try await read.answer(engine(), now: now).text(format))
         case .bill:
             let read = try BillRead(parameters)
             let format = try self.format(parameters, default: defaultFormat)
-            return Prepared(format: format, text: BillText(try await read.answer(engine(), now: now)).text(format))
+            return Prepared(format: format, text: try await read.answer(engine(), now: now).text(format))
         case .export:
             let read = try ExportRead(parameters)
             let format = try self.format(parameters, default: defaultFormat)

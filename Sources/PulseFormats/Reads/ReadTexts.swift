@@ -3,20 +3,15 @@ import PulseCore
 import PulseQuery
 
 /// `rates`: each interface's current rates and today's totals.
-struct RatesText {
-    let answer: RatesRead.Answer
-
-    init(_ answer: RatesRead.Answer) { self.answer = answer }
-
+extension RatesRead.Answer {
     func text(_ format: ReadFormat) -> String {
-        let now = answer.now
         switch format {
         case .table:
-            guard !answer.interfaces.isEmpty else { return "no interfaces stored yet\n" }
+            guard !interfaces.isEmpty else { return "no interfaces stored yet\n" }
             var rows = [["AGENT", "INTERFACE", "KIND", "RX RATE", "TX RATE", "TODAY RX", "TODAY TX", "LAST SEEN"]]
-            for interface in answer.interfaces {
-                let figures = answer.current[interface.id]
-                let totals = answer.today[interface.id] ?? .empty
+            for interface in interfaces {
+                let figures = current[interface.id]
+                let totals = today[interface.id] ?? .empty
                 rows.append([
                     interface.agent ?? "", TerminalText.safe(interface.interface?.description ?? ""),
                     interface.facts?.kind.name ?? "unknown", TerminalText.rate(figures?.rx ?? nil),
@@ -31,9 +26,9 @@ struct RatesText {
                 "agent", "interface", "kind", "speed_mbps", "rx_bytes_per_second", "tx_bytes_per_second",
                 "today_rx_bytes", "today_tx_bytes", "last_seen_utc",
             ])
-            for interface in answer.interfaces {
-                let figures = answer.current[interface.id]
-                let totals = answer.today[interface.id] ?? .empty
+            for interface in interfaces {
+                let figures = current[interface.id]
+                let totals = today[interface.id] ?? .empty
                 out += CSVText.row([
                     interface.agent ?? "", interface.interface?.description ?? "",
                     interface.facts?.kind.name ?? "unknown", interface.facts?.speedMbps.map { "\($0)" } ?? "",
@@ -45,9 +40,9 @@ struct RatesText {
             return out
         case .json:
             return JSONText.array(
-                answer.interfaces.map { interface in
-                    let figures = answer.current[interface.id]
-                    let totals = answer.today[interface.id] ?? .empty
+                interfaces.map { interface in
+                    let figures = current[interface.id]
+                    let totals = today[interface.id] ?? .empty
                     return JSONText.object([
                         ("series", FigureFormat.seriesJSON(interface)),
                         ("rx_bytes_per_second", JSONText.decimal(figures?.rx ?? nil, places: 3)),
@@ -62,18 +57,14 @@ struct RatesText {
 }
 
 /// `traffic`: a table per series of its traffic per period.
-struct TrafficText {
-    let answer: TrafficRead.Answer
-
-    init(_ answer: TrafficRead.Answer) { self.answer = answer }
-
+extension TrafficRead.Answer {
     func text(_ format: ReadFormat) -> String {
         switch format {
         case .table:
-            Self.table(answer.tables, unplaced: answer.unplaced, calendar: answer.calendar, unit: answer.unit)
-        case .csv: Self.csv(answer.tables, unplaced: answer.unplaced, received: answer.received)
+            Self.table(tables, unplaced: unplaced, calendar: calendar, unit: unit)
+        case .csv: Self.csv(tables, unplaced: unplaced, received: received)
         case .json:
-            Self.json(answer.tables, unplaced: answer.unplaced, received: answer.received, calendar: answer.calendar)
+            Self.json(tables, unplaced: unplaced, received: received, calendar: calendar)
                 + "\n"
         }
     }
@@ -195,20 +186,16 @@ struct TrafficText {
 }
 
 /// `top`: the ranked series with their figures.
-struct TopText {
-    let answer: TopRead.Answer
-
-    init(_ answer: TopRead.Answer) { self.answer = answer }
-
+extension TopRead.Answer {
     func text(_ format: ReadFormat) -> String {
-        let (ranked, figures, by) = (answer.ranked, answer.figures, answer.ranking)
+        let by = ranking
         switch format {
         case .table:
             var out =
-                "top \(answer.count) \(answer.scope.rawValue)s by \(by.rawValue), \(answer.calendar.localText(answer.window.from)) … \(answer.calendar.localText(answer.window.to))\n"
+                "top \(count) \(scope.rawValue)s by \(by.rawValue), \(calendar.localText(window.from)) … \(calendar.localText(window.to))\n"
             var rows = [
                 [
-                    "#", answer.scope.rawValue.uppercased(), by.rawValue.uppercased(), "RX", "TX", "AVG RX", "AVG TX",
+                    "#", scope.rawValue.uppercased(), by.rawValue.uppercased(), "RX", "TX", "AVG RX", "AVG TX",
                     "COVERAGE",
                 ]
             ]
@@ -235,7 +222,7 @@ struct TopText {
             return out
         case .json:
             return JSONText.object([
-                ("window", FigureFormat.windowJSON(answer.window, calendar: answer.calendar, resolution: nil)),
+                ("window", FigureFormat.windowJSON(window, calendar: calendar, resolution: nil)),
                 ("ranking", JSONText.string(by.rawValue)), ("unit", JSONText.string(Self.unit(by))),
                 (
                     "top",
@@ -270,13 +257,9 @@ struct TopText {
 }
 
 /// `bill`: 95th-percentile bills, with what each scope was over its period when asked.
-struct BillText {
-    let answer: BillRead.Answer
-
-    init(_ answer: BillRead.Answer) { self.answer = answer }
-
+extension BillRead.Answer {
     func text(_ format: ReadFormat) -> String {
-        let (lines, calendar, memberships) = (answer.lines, answer.calendar, answer.members)
+        let memberships = members
         switch format {
         case .table:
             var rows = [
