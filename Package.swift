@@ -72,7 +72,7 @@ let package = Package(
             dependencies: [
                 "PulseCore", "PulseSystemd", "PulseSettings", "PulseStore", "PulseStoreBackends", "PulseAnalytics",
                 "PulseQuery",
-                "PulseFormats", "PulseReports",
+                "PulseFormats", "PulseReports", "PulseCharts",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -155,7 +155,10 @@ let package = Package(
                 "PulseCore", "PulseAnalytics", "PulseQuery", "PulseFormats", "PulseCharts",
                 // SHA-256 for the reports' checksum manifests.
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            // The live dashboards' script and style sheet, compiled into the binary: a daemon serves them without a
+            // resource bundle beside it (one file to package, nothing to lose).
+            resources: [.embedInCode("Live/Assets/netpulse.js"), .embedInCode("Live/Assets/netpulse.css")]
         ),
 
         // MARK: Executables (thin: parse arguments, load config, run services)

@@ -120,22 +120,8 @@ struct DaemonClient {
 
     /// `name=value&…`, percent-encoded (RFC 3986's unreserved characters stay).
     static func query(_ parameters: ReadParameters) -> String {
-        parameters.items.map { "\(encode($0.name))=\(encode($0.value))" }.joined(separator: "&")
-    }
-
-    static func encode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "%" + Hex.string(UInt64(byte), width: 2).uppercased()
-            }
-        }
-        return out
+        parameters.items.map { "\(PercentEncoding.encode($0.name))=\(PercentEncoding.encode($0.value))" }.joined(
+            separator: "&")
     }
 
     /// The daemon's one-line JSON error (`{"error": "…"}`), or what it sent with its status.

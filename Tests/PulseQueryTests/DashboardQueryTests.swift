@@ -116,4 +116,29 @@ import Testing
         }
         #expect(error?.description.contains("keep a level at least that long") == true)
     }
+
+    /// A range someone picks or brushes is read at the finest kept level that gives at most 720 buckets, whole
+    /// buckets covering it, and never past the last complete bucket.
+    @Test func aPickedRangeIsReadAtTheResolutionItNeeds() async throws {
+        let fleet = try await Fleet.shared.value
+        let query = DashboardQuery(engine: fleet.engine)
+        let now = Fleet.now
+        let spec = DashboardSpec.hostPage(Fleet.hostile)
+        for (length, level) in [
+            (3 * 3_600_000, RollupLevel.oneMinute), (86_400_000, .fiveMinutes), (7 * 86_400_000, .oneHour),
+        ] as [(Int64, RollupLevel)] {
+            let from = now - length - 123_456
+            let data = try await query.read(spec, from: from, to: now - 123_456, now: now, title: "picked")
+            #expect(data.panels.level == level, "\(length) ms")
+            #expect(data.panels.window.from == level.bucketStart(from))
+            #expect(data.panels.window.to <= level.bucketStart(now))
+            #expect(data.range.name == "custom" && data.range.title == "picked")
+        }
+        // A range past the last complete bucket ends there.
+        let late = try await query.read(spec, from: now - 600_000, to: now + 3_600_000, now: now, title: "late")
+        #expect(late.panels.window.to == RollupLevel.oneMinute.bucketStart(now))
+        await #expect(throws: DashboardError.self) {
+            try await query.read(spec, from: now + 60_000, to: now + 120_000, now: now, title: "future")
+        }
+    }
 }

@@ -177,4 +177,11 @@ extension Chart {
     public func chartDataReduction(_ reduction: ChartDataReduction) -> Chart {
         modified { $0.reduction = reduction }
     }
+
+    /// Whether the SVG's root element says where the plot is and what its scales span (`data-plot`,
+    /// `data-x-scale`, `data-x-domain`, `data-y-scale`, `data-y-domain`), so a script in a page can map the pointer
+    /// to data the way Swift Charts' chart proxy does. Hidden by default.
+    public func chartPlotAttributes(_ visibility: Visibility) -> Chart {
+        modified { $0.plotAttributes = visibility == .visible }
+    }
 }

@@ -58,8 +58,16 @@ public struct Chart: Sendable {
     /// - Parameter idPrefix: Prefix of the `id`s inside the SVG (clip paths, gradients, title); give charts that
     ///   share one HTML page different prefixes.
     public func renderSVG(idPrefix: String = "pc") -> String {
+        renderSVG(idPrefix: idPrefix, styleSheet: true)
+    }
+
+    /// Draws the chart as an SVG document; without `styleSheet`, an adaptive theme's dark colours are left to the
+    /// page the SVG is placed in (``ChartTheme/darkStyleSheet(scope:)``), as a page whose Content-Security-Policy
+    /// allows no inline style needs.
+    public func renderSVG(idPrefix: String = "pc", styleSheet: Bool) -> String {
         var writer = SVGWriter()
         var renderer = ChartRenderer(chart: self, idPrefix: idPrefix)
+        renderer.embedsStyleSheet = styleSheet
         writer.write(renderer.document())
         return writer.text
     }

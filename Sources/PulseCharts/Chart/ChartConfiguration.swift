@@ -30,4 +30,6 @@ struct ChartConfiguration: Sendable {
     var theme: ChartTheme = .light
     var calendar: ChartCalendar = .utc
     var reduction: ChartDataReduction = .automatic
+    /// Whether the root element carries the plot rectangle and scale domains as data attributes.
+    var plotAttributes = false
 }

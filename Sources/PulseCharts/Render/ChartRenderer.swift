@@ -190,6 +190,7 @@ struct ChartRenderer {
                 ("font-family", configuration.theme.fontFamily),
                 ("font-size", Coordinates.text(fontSize)),
             ])
+        if configuration.plotAttributes { root.attributes += plotAttributes() }
         root.append(SVGElement("title", [("id", id("title"))], text: accessibleTitle))
         root.append(SVGElement("desc", [("id", id("desc"))], text: accessibleDescription))
         if embedsStyleSheet, let css = ThemeStyleSheet.css(for: configuration.theme) {
@@ -269,6 +270,40 @@ struct ChartRenderer {
         }
         if let legendGroup = legendElement() { root.append(legendGroup) }
         return root
+    }
+
+    /// Where the plot is and what its scales span, for a script that maps the pointer to data as a chart proxy
+    /// does: `data-plot` is the plot rectangle (`x y width height` in the SVG's own units); `data-x-scale` and
+    /// `data-y-scale` are `linear`, `log`, `time` (seconds since the Unix epoch) or `band`; `data-x-domain` and
+    /// `data-y-domain` are the continuous scales' `lower upper`, drawn from left to right and bottom to top.
+    func plotAttributes() -> [(String, String)] {
+        // A chart without data keeps an explicit domain (a time axis over the range): it can still be brushed.
+        guard !sectorsOnly, resolution.x.hasDomain || resolution.y.hasDomain else { return [] }
+        let plot = layout.plot
+        var attributes = [
+            (
+                "data-plot",
+                [plot.minX, plot.minY, plot.width, plot.height].map { Coordinates.text($0) }.joined(separator: " ")
+            )
+        ]
+        for (axis, scale) in [("x", resolution.x), ("y", resolution.y)] where scale.hasDomain {
+            let kind =
+                switch scale.kind {
+                case .linear: "linear"
+                case .log: "log"
+                case .time: "time"
+                case .band: "band"
+                }
+            attributes.append(("data-\(axis)-scale", kind))
+            if scale.isContinuous {
+                attributes.append(
+                    (
+                        "data-\(axis)-domain",
+                        "\(DecimalFormatter.shortest(scale.lower, maxDecimals: 6)) \(DecimalFormatter.shortest(scale.upper, maxDecimals: 6))"
+                    ))
+            }
+        }
+        return attributes
     }
 
     private func noDataElements() -> [SVGElement] {

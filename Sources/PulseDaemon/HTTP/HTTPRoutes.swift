@@ -26,6 +26,7 @@ struct HTTPContext: RequestContext {
 ///   streams. A bad request gets a 400 with one line of JSON naming the parameter.
 /// - `GET /api/v1/openapi.json`: the OpenAPI description of the above, made from the same reads.
 /// - `GET /metrics`: the daemon's own metrics in Prometheus' text format.
+/// - `GET /`, `/dashboards/…`, `/assets/…`: the live dashboards (``LiveRoutes``).
 ///
 /// Nothing here writes to the store.
 struct HTTPRoutes: Sendable {
@@ -34,6 +35,8 @@ struct HTTPRoutes: Sendable {
     let clock: WallClock
     let metrics: DaemonMetrics
     let sources: DaemonMetrics.Sources
+    /// Tells the live pages' event streams about stored buckets.
+    let announcer: BucketAnnouncer
     let logger: Logger
 
     func router(authentication: HTTPAuthentication?) -> Router<HTTPContext> {
@@ -56,6 +59,7 @@ struct HTTPRoutes: Sendable {
                 try await answer(read, request)
             }
         }
+        LiveRoutes(routes: self, announcer: announcer).add(to: router)
         return router
     }
 

@@ -38,6 +38,8 @@ public final class IngestService: Service, Sendable {
     let onPace: @Sendable (Pace) -> Void
     /// Commit durations and acknowledgement latencies are recorded here.
     let metrics: DaemonMetrics?
+    /// Called after each store commit with the batches it stored, once reads can see them (the live pages).
+    let onStored: @Sendable ([IngestBatch]) -> Void
 
     /// Counter values and batches stored since start, duplicates acknowledged (for status and benchmarks).
     public let valuesStored = Atomic<Int64>(0)
@@ -73,7 +75,8 @@ public final class IngestService: Service, Sendable {
         store: any MetricStore, journal: (any BatchJournal)? = nil, queue: IngestQueue, logger: Logger,
         commitDelay: Int64 = 0, paceThreshold: Int = 4_096, heartbeat: LoopHeartbeat = LoopHeartbeat("ingest"),
         metrics: DaemonMetrics? = nil, markerPath: String? = nil, clock: WallClock = .system,
-        faults: FaultPoints = .none, onPace: @escaping @Sendable (Pace) -> Void = { _ in }
+        faults: FaultPoints = .none, onPace: @escaping @Sendable (Pace) -> Void = { _ in },
+        onStored: @escaping @Sendable ([IngestBatch]) -> Void = { _ in }
     ) {
         precondition(journal == nil || store is any JournaledStore, "a journal is applied to a journaled store")
         self.store = store
@@ -98,6 +101,7 @@ public final class IngestService: Service, Sendable {
         self.paceThreshold = paceThreshold
         self.heartbeat = heartbeat
         self.onPace = onPace
+        self.onStored = onStored
         self.metrics = metrics
     }
 
@@ -342,14 +346,15 @@ public final class IngestService: Service, Sendable {
 
     private func count(_ batches: [IngestBatch], _ outcomes: [IngestOutcome]) {
         var values: Int64 = 0
-        var stored: Int64 = 0
+        var stored = [IngestBatch]()
         for (batch, outcome) in zip(batches, outcomes) where outcome == .stored {
             values += Int64(batch.valueCount)
-            stored += 1
+            stored.append(batch)
         }
+        onStored(stored)
         valuesStored.add(values, ordering: .relaxed)
-        batchesStored.add(stored, ordering: .relaxed)
-        duplicates.add(Int64(batches.count) - stored, ordering: .relaxed)
+        batchesStored.add(Int64(stored.count), ordering: .relaxed)
+        duplicates.add(Int64(batches.count - stored.count), ordering: .relaxed)
     }
 
     /// Says once a minute, when it happened, how many steps could not be placed in time (`docs/windows.md`, "Time

@@ -77,12 +77,13 @@ public struct DaemonRuntime: Sendable {
         // PostgreSQL each daemon acknowledges only what the shared database holds, so that another daemon can take
         // over without this one's disk.
         let journal = try (store as? any JournaledStore)?.openJournal()
+        let announcer = BucketAnnouncer(clock: clock)
         // Beside the journal on SQLite; on PostgreSQL (no journal) in the state directory.
         ingest = IngestService(
             store: store, journal: journal, queue: queue, logger: logger, commitDelay: config.commitDelay,
             paceThreshold: config.paceThreshold, metrics: metrics,
             markerPath: journal == nil ? config.stateDirectory + "/netpulse-apply.marker" : nil, clock: clock,
-            faults: faults, onPace: { registry.broadcast($0) })
+            faults: faults, onPace: { registry.broadcast($0) }, onStored: { announcer.stored($0) })
         if let url = config.remoteWrite.url {
             do {
                 remoteWriteService = try RemoteWriteService(
@@ -109,7 +110,8 @@ public struct DaemonRuntime: Sendable {
         httpServices = try HTTPServer.services(
             config.http,
             routes: HTTPRoutes(
-                store: store, config: config, clock: clock, metrics: metrics, sources: sources, logger: logger),
+                store: store, config: config, clock: clock, metrics: metrics, sources: sources,
+                announcer: announcer, logger: logger),
             logger: logger, onListening: onHTTPListening)
         let current = self.current
         let labelValues = LabelValueLimit()

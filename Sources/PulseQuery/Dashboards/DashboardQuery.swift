@@ -39,6 +39,42 @@ public struct DashboardQuery: Sendable {
         return DashboardData(spec: spec, range: range, panels: panels)
     }
 
+    /// The most buckets a range drawn on demand is read at: its level is the finest kept one that gives no more
+    /// (an hour at minutes is 60, a day at five minutes 288, a month at hours 720), so a chart 560 pixels wide never
+    /// draws more points than it has pixels for, and a brushed three hours is read at minutes again.
+    public static let mostBuckets: Int64 = 720
+
+    /// Reads `spec` from `from` to `to` (ms, a range someone picked or brushed): whole buckets of the level that
+    /// range needs (``mostBuckets``) covering it, the start rounded down and the end up, but never past the last
+    /// boundary before `now` (a bucket still filling is not drawn).
+    /// - Throws: ``DashboardError`` when the range is empty or in the future.
+    public func read(
+        _ spec: DashboardSpec, from: Int64, to requested: Int64, now: Int64, title: String
+    ) async throws -> DashboardData {
+        let engine = self.engine.sharingSums()
+        let length = requested - from
+        guard length > 0 else { throw DashboardError("the range ends before it starts") }
+        let kept = engine.levels.filter { retained in retained.keep.map { from >= now - $0 } ?? true }.map(\.level)
+        let candidates = kept.isEmpty ? engine.levels.map(\.level) : kept
+        let level =
+            candidates.sorted().first { length / $0.width <= Self.mostBuckets } ?? candidates.max() ?? engine.finest
+        let start = level.bucketStart(from)
+        let end = min(
+            level.bucketStart(requested) == requested ? requested : level.bucketStart(requested) + level.width,
+            level.bucketStart(now))
+        guard end > start else {
+            throw DashboardError(
+                "the range starts at or after the last complete \(Units.formatDuration(level.width)) bucket")
+        }
+        let timeline = Timeline(from: start, to: end, level: level)
+        let window = Window(from: start, to: end, name: "custom")
+        let panels = try await PanelQuery.read(
+            spec.panels, scope: spec.scope, engine: engine, timeline: timeline, window: window, now: now,
+            figures: true)
+        let range = DashboardRange(name: "custom", title: title, length: end - start, resolution: level)
+        return DashboardData(spec: spec, range: range, panels: panels)
+    }
+
     /// Panels of `scope` over a report's period, at 5-minute buckets for a day and hourly ones for longer periods
     /// when the store keeps them (levels whose buckets start and end the period exactly).
     public func read(

@@ -57,11 +57,12 @@ public struct DashboardRenderer: Sendable {
             "Data coverage \(percent(ppm: figures.coverage)) of \(read.members.label) (\(figures.members) counted interface\(figures.members == 1 ? "" : "s"), \(figures.bucketsWithData) of \(read.timeline.count) buckets with data); gaps are missing data, not zero."
     }
 
-    /// Each panel's chart, in order.
+    /// Each panel's chart, in order, with its plot rectangle and scale domains as data attributes.
     func charts(_ read: PanelsData) -> [Chart] {
         let drawing = PanelDrawing(
             data: read, frame: ChartFrame(domain: read.timeline.domain, calendar: Self.chartCalendar(read.calendar)))
-        return read.panels.map { drawing.chart(for: $0.spec, $0.data) }
+        // Each panel says where its plot is and what its scales span, for scripts (the live pages' is one).
+        return read.panels.map { drawing.chart(for: $0.spec, $0.data).chartPlotAttributes(.visible) }
     }
 
     /// The calendar chart axes are read on: the store's time zone, daylight saving included; weeks start on

@@ -1,0 +1,273 @@
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+import PulseAnalytics
+import PulseCharts
+import PulseCore
+import PulseQuery
+import PulseReports
+import ServiceLifecycle
+
+/// The live dashboards (`docs/dashboards.md`, "Live dashboards"), on every listener beside the API:
+///
+/// - `GET /`: the dashboards, each with its ranges;
+/// - `GET /dashboards/STEM?range=hour|day|week|month` or `?from=…&to=…`: a dashboard's page, every panel drawn now
+///   for that range;
+/// - `GET /dashboards/STEM/panels/N.{svg,csv,json}?…`: one panel for the same range, as a picture or the data drawn
+///   (an `ETag` lets a page's redraw get a 304 when nothing changed);
+/// - `GET /dashboards/STEM/events`: Server-Sent Events, one `buckets` event when batches of the dashboard's hosts are
+///   stored (at most four a second per page), a comment every 15 s;
+/// - `GET /assets/netpulse.{js,css}`: the pages' only script and style sheet.
+///
+/// Pages are read through the same engine and drawn by the same code as the dashboards on disk, at the resolution
+/// their range needs (``DashboardQuery/mostBuckets``). Every response forbids what the pages do not use
+/// (``LiveRoutes/securityHeaders``): no inline script or style, nothing from another origin.
+struct LiveRoutes: Sendable {
+    let routes: HTTPRoutes
+    let announcer: BucketAnnouncer
+
+    /// Only the daemon's own files, fetched from pages it served; no inline script or style, no framing.
+    static let securityHeaders: HTTPFields = [
+        .contentSecurityPolicy:
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        .xContentTypeOptions: "nosniff",
+        HTTPFields.Element.Name("Referrer-Policy")!: "no-referrer",
+    ]
+
+    /// The events a page may receive per second at most: announcements in between are merged into the next.
+    static let eventSpacing = Duration.milliseconds(250)
+    static let pingEvery = Duration.seconds(15)
+
+    func add(to router: Router<HTTPContext>) {
+        let pages = LivePages()
+        let script = ByteBuffer(string: LiveAssets.script)
+        let style = ByteBuffer(string: pages.styleSheet())
+        router.get("assets/netpulse.js") { _, _ in
+            Self.response(.ok, "text/javascript; charset=utf-8", script, cache: "no-cache")
+        }
+        router.get("assets/netpulse.css") { _, _ in
+            Self.response(.ok, "text/css; charset=utf-8", style, cache: "no-cache")
+        }
+        router.get("/") { _, _ in try await index(pages) }
+        router.get("dashboards/:stem") { request, context in
+            try await page(pages, request, stem: context.parameters.require("stem"))
+        }
+        router.get("dashboards/:stem/panels/:file") { request, context in
+            try await panel(
+                pages, request, stem: context.parameters.require("stem"), file: context.parameters.require("file"))
+        }
+        router.get("dashboards/:stem/events") { _, context in
+            try await events(stem: context.parameters.require("stem"))
+        }
+    }
+
+    static func response(
+        _ status: HTTPResponse.Status, _ type: String, _ body: ByteBuffer, cache: String = "no-store",
+        extra: HTTPFields = [:]
+    ) -> Response {
+        var headers = securityHeaders
+        headers[.contentType] = type
+        headers[.cacheControl] = cache
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    // MARK: Reading
+
+    /// The dashboards as the daemon draws them now, over a fresh catalogue (new hosts appear).
+    func dashboards() async throws -> (WindowEngine, [DashboardSpec]) {
+        let config = routes.config
+        let engine = try await config.windowEngine(over: routes.store)
+        return (engine, config.dashboards.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy))
+    }
+
+    func index(_ pages: LivePages) async throws -> Response {
+        let (_, specs) = try await dashboards()
+        let html = pages.index(
+            specs, ranges: DashboardRange.standard, zone: routes.config.calendar.name, now: routes.clock.now())
+        return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(string: html))
+    }
+
+    /// The range a request names: `range=NAME`, or `from` and `to` (local times in the store's zone unless they
+    /// carry one); nothing names the first standard range. Other parameters are refused, as the API refuses them.
+    func range(_ request: Request, calendar: CivilCalendar, now: Int64, allowing extra: Set<String> = [])
+        throws(QueryError) -> LiveRange
+    {
+        let parameters = ReadParameters(
+            request.uri.queryParameters.map { (String($0.key), String($0.value)) as (String, String?) })
+        try parameters.check(known: Set(["range", "from", "to"]).union(extra))
+        let named = parameters["range"]
+        let (from, to) = (parameters["from"], parameters["to"])
+        if let named {
+            guard from == nil, to == nil else {
+                throw QueryError(parameter: "range", value: named, "give a range or from and to, not both")
+            }
+            guard let range = DashboardRange.standard.first(where: { $0.name == named }) else {
+                throw QueryError(parameter: "range", value: named, "use hour, day, week or month")
+            }
+            return .named(range)
+        }
+        guard from != nil || to != nil else { return .named(DashboardRange.standard[0]) }
+        guard let from else { throw QueryError(parameter: "to", value: to ?? "", "give from as well") }
+        guard let to else { throw QueryError(parameter: "from", value: from, "give to as well") }
+        let start = try ReadSelection.time(from, calendar, "from", now: now)
+        let end = try ReadSelection.time(to, calendar, "to", now: now)
+        guard end > start else { throw QueryError(parameter: "to", value: to, "is not after from (\(from))") }
+        return .custom(from: start, to: end)
+    }
+
+    /// `spec` (or only its panel `panel`) read for `range` as of `now`.
+    func read(
+        _ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, panel: Int? = nil, now: Int64
+    ) async throws -> DashboardData {
+        var spec = spec
+        if let panel { spec.panels = [spec.panels[panel]] }
+        let query = DashboardQuery(engine: engine)
+        switch range {
+        case .named(let named):
+            return try await query.read(spec, range: named, now: now)
+        case .custom(let from, let to):
+            let calendar = engine.calendar
+            return try await query.read(
+                spec, from: from, to: to, now: now,
+                title: "From \(calendar.localMinute(from)) to \(calendar.localMinute(to))")
+        }
+    }
+
+    func spec(_ stem: String, in specs: [DashboardSpec]) throws -> DashboardSpec {
+        guard let spec = specs.first(where: { $0.fileStem == stem }) else {
+            throw APIError(.notFound, "no dashboard \(stem); / lists them")
+        }
+        return spec
+    }
+
+    // MARK: Pages and panels
+
+    func page(_ pages: LivePages, _ request: Request, stem: String) async throws -> Response {
+        let (engine, specs) = try await dashboards()
+        let spec = try spec(stem, in: specs)
+        let now = routes.clock.now()
+        let view: LiveRange
+        let data: DashboardData
+        do {
+            view = try range(request, calendar: engine.calendar, now: now)
+            data = try await read(spec, engine: engine, range: view, now: now)
+        } catch let error as QueryError {
+            return errorPage(spec, stem: stem, error.parameterText)
+        } catch let error as DashboardError {
+            return errorPage(spec, stem: stem, error.description)
+        }
+        let html = pages.page(
+            data, charts: pages.charts(data), range: view, ranges: DashboardRange.standard,
+            calendar: engine.calendar)
+        return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(string: html))
+    }
+
+    /// A page that cannot be drawn as asked says why, with the way back, as HTML for the person who asked.
+    func errorPage(_ spec: DashboardSpec, stem: String, _ message: String) -> Response {
+        let html = LivePages.errorPage(
+            title: spec.title, message: message, back: "/dashboards/\(LivePages.percentEncoded(stem))")
+        return Self.response(.badRequest, "text/html; charset=utf-8", ByteBuffer(string: html))
+    }
+
+    func panel(_ pages: LivePages, _ request: Request, stem: String, file: String) async throws -> Response {
+        let parts = file.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = Int(parts[0]), ["svg", "csv", "json"].contains(parts[1]) else {
+            throw APIError(.notFound, "no panel file \(file); use N.svg, N.csv or N.json")
+        }
+        let format = String(parts[1])
+        let (engine, specs) = try await dashboards()
+        let spec = try spec(stem, in: specs)
+        guard spec.panels.indices.contains(index) else {
+            throw APIError(.notFound, "dashboard \(stem) has panels 0 to \(spec.panels.count - 1), not \(index)")
+        }
+        let now = routes.clock.now()
+        let view = try range(request, calendar: engine.calendar, now: now, allowing: ["inline"])
+        let data: DashboardData
+        do {
+            data = try await read(spec, engine: engine, range: view, panel: index, now: now)
+        } catch let error as DashboardError {
+            throw APIError(.badRequest, error.description)
+        }
+        guard let chart = pages.charts(data).first else { throw APIError(.notFound, "panel \(index) drew nothing") }
+        let name = "\(stem)-\(index).\(format)"
+        let download: HTTPFields = [.contentDisposition: "inline; filename=\"\(name)\""]
+        switch format {
+        case "svg":
+            let inline = request.uri.queryParameters["inline"] != nil
+            let svg = inline ? pages.inlinePanelSVG(chart, index: index) : pages.panelSVG(chart)
+            let tag = "\"\(Self.fingerprint(svg))\""
+            if request.headers[.ifNoneMatch] == tag {
+                return Self.response(.notModified, "image/svg+xml", ByteBuffer(), extra: [.eTag: tag])
+            }
+            var extra = download
+            extra[.eTag] = tag
+            return Self.response(.ok, "image/svg+xml; charset=utf-8", ByteBuffer(string: svg), extra: extra)
+        case "csv":
+            return Self.response(
+                .ok, "text/csv; charset=utf-8", ByteBuffer(string: LivePages.csv(chart.dataTable())), extra: download)
+        default:
+            let json = LivePages.json(
+                chart.dataTable(), panel: index, window: data.panels.window, level: data.panels.level)
+            return Self.response(.ok, "application/json", ByteBuffer(string: json), extra: download)
+        }
+    }
+
+    /// FNV-1a over the bytes, as hex: an entity tag, not a checksum anyone relies on for integrity.
+    static func fingerprint(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    // MARK: Events
+
+    func events(stem: String) async throws -> Response {
+        let (_, specs) = try await dashboards()
+        let spec = try spec(stem, in: specs)
+        let agent: String? =
+            switch spec.scope {
+            case .host(let agent): agent
+            // A group's members change with its labels: every stored batch may concern it.
+            case .fleet, .group: nil
+            }
+        let announcer = self.announcer
+        let (stream, id) = announcer.subscribe(agent: agent)
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-store"
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer { announcer.unsubscribe(id) }
+                let pinger = Task {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: Self.pingEvery)
+                        announcer.ping(id)
+                    }
+                }
+                defer { pinger.cancel() }
+                try await writer.write(ByteBuffer(string: "retry: 3000\n: netpulse live events\n\n"))
+                try await withGracefulShutdownHandler {
+                    for await event in stream {
+                        switch event {
+                        case .ping:
+                            try await writer.write(ByteBuffer(string: ": ping\n\n"))
+                        case .stored(let announcement):
+                            let data = JSONText.object([
+                                ("through", "\(announcement.through)"), ("committed", "\(announcement.committed)"),
+                            ])
+                            try await writer.write(ByteBuffer(string: "event: buckets\ndata: \(data)\n\n"))
+                            try await Task.sleep(for: Self.eventSpacing)
+                        }
+                    }
+                } onGracefulShutdown: {
+                    announcer.unsubscribe(id)
+                }
+                try await writer.finish(nil)
+            })
+    }
+}

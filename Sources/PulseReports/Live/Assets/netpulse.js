@@ -1,0 +1,376 @@
+// Netpulse live dashboards: the page's only script, served by the daemon (no inline script, no third-party code).
+// Without it the page still works: the server draws every panel and the range picker is a form.
+//
+// It adds, reading only what the markup says (docs/dashboards.md, "Live dashboards"):
+// - the value under the pointer (or under the keyboard's cursor: arrow keys on a focused chart), from the
+//   panel's JSON export, which is the data drawn;
+// - brushing: dragging across a time chart opens the page for that interval (the URL holds it);
+// - redraws: the daemon's event stream announces stored buckets, and each panel is fetched again, replaced only when
+//   it changed (the server answers 304 otherwise).
+"use strict";
+
+(() => {
+  const SVG = "http://www.w3.org/2000/svg";
+  const body = document.body;
+  const zone = body.dataset.zone || "UTC";
+  const zoneName = body.dataset.zoneName || zone;
+  let timeFormat;
+  try {
+    timeFormat = new Intl.DateTimeFormat("sv-SE", {
+      timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    });
+  } catch (error) {
+    timeFormat = new Intl.DateTimeFormat("sv-SE", {
+      timeZone: "UTC", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    });
+  }
+  const status = document.getElementById("np-status");
+  // What the page measured: for each redraw the stream caused, when the store committed and when the page painted
+  // (ms since the Unix epoch), for the benchmark of commit-to-paint.
+  window.netpulsePaints = [];
+
+  // Same-origin URLs without the page's user and password: a page opened as https://user:pass@host/ would make
+  // every relative request carry them, and fetch refuses such URLs (the browser keeps the login for the origin).
+  const here = (path) => new URL(path, window.location.origin).href;
+
+  function say(text) {
+    if (status) status.textContent = text;
+  }
+
+  // MARK: Scales, as the chart's data attributes give them
+
+  function plotOf(svg) {
+    const rect = (svg.dataset.plot || "").split(" ").map(Number);
+    if (rect.length !== 4 || rect.some(Number.isNaN)) return null;
+    const x = (svg.dataset.xDomain || "").split(" ").map(Number);
+    const y = (svg.dataset.yDomain || "").split(" ").map(Number);
+    return {
+      left: rect[0], top: rect[1], width: rect[2], height: rect[3],
+      xScale: svg.dataset.xScale, x0: x[0], x1: x[1],
+      yScale: svg.dataset.yScale, y0: y[0], y1: y[1],
+    };
+  }
+
+  // A pointer's position in the SVG's own units (the page scales the SVG to its column).
+  function svgPoint(svg, event) {
+    const box = svg.getBoundingClientRect();
+    const view = svg.viewBox.baseVal;
+    return {
+      x: view.x + (event.clientX - box.left) * view.width / box.width,
+      y: view.y + (event.clientY - box.top) * view.height / box.height,
+    };
+  }
+
+  const timeAt = (plot, x) => plot.x0 + (x - plot.left) / plot.width * (plot.x1 - plot.x0);
+  const xOf = (plot, seconds) => plot.left + (seconds - plot.x0) / (plot.x1 - plot.x0) * plot.width;
+  function yOf(plot, value) {
+    if (plot.yScale === "log") {
+      if (!(value > 0)) return NaN;
+      const lo = Math.log10(plot.y0);
+      return plot.top + plot.height - (Math.log10(value) - lo) / (Math.log10(plot.y1) - lo) * plot.height;
+    }
+    return plot.top + plot.height - (value - plot.y0) / (plot.y1 - plot.y0) * plot.height;
+  }
+
+  // MARK: Numbers
+
+  // Bits per second and packets per second read with SI prefixes, as the axes do; other values as they are.
+  function formatValue(value, label) {
+    if (value === null || value === undefined) return "no data";
+    const unit = /packets/i.test(label) ? "packets/s" : /util|%/i.test(label) ? "" : "bit/s";
+    if (unit === "") return Math.abs(value) < 10 ? value.toPrecision(3) : value.toFixed(1);
+    const prefixes = ["", "k", "M", "G", "T", "P"];
+    let scaled = Math.abs(value);
+    let index = 0;
+    while (scaled >= 1000 && index < prefixes.length - 1) {
+      scaled /= 1000;
+      index += 1;
+    }
+    const digits = scaled >= 100 ? 0 : scaled >= 10 ? 1 : 2;
+    return (value < 0 ? "−" : "") + scaled.toFixed(digits) + " " + prefixes[index] + unit;
+  }
+
+  // MARK: Panels
+
+  const panels = [];
+
+  class Panel {
+    constructor(figure) {
+      this.figure = figure;
+      this.holder = figure.querySelector(".plot");
+      this.readout = figure.querySelector(".readout");
+      this.etag = null;
+      this.cursor = -1;
+      this.times = [];
+      this.rowsAt = new Map();
+      this.data = null;
+      this.attach();
+    }
+
+    get svg() {
+      return this.holder.querySelector("svg");
+    }
+
+    get plot() {
+      const svg = this.svg;
+      return svg ? plotOf(svg) : null;
+    }
+
+    get isTimeChart() {
+      const plot = this.plot;
+      return plot !== null && plot.xScale === "time" && plot.x1 > plot.x0;
+    }
+
+    async load() {
+      const response = await fetch(here(this.figure.dataset.json), { credentials: "same-origin", cache: "no-store" });
+      if (!response.ok) throw new Error(`panel ${this.figure.dataset.panel}: ${response.status}`);
+      this.data = await response.json();
+      this.index();
+    }
+
+    // Rows by time: the value under the pointer is every series' value at the nearest time.
+    index() {
+      this.rowsAt = new Map();
+      const data = this.data;
+      if (!data || data.rows.length === 0) {
+        this.times = [];
+        return;
+      }
+      for (const row of data.rows) {
+        const time = typeof row[1] === "string" ? Date.parse(row[1]) / 1000 : NaN;
+        if (Number.isNaN(time)) continue;
+        if (!this.rowsAt.has(time)) this.rowsAt.set(time, []);
+        this.rowsAt.get(time).push(row);
+      }
+      this.times = Array.from(this.rowsAt.keys()).sort((a, b) => a - b);
+    }
+
+    nearest(seconds) {
+      const times = this.times;
+      if (times.length === 0) return -1;
+      let lo = 0;
+      let hi = times.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (times[mid] < seconds) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo > 0 && Math.abs(times[lo - 1] - seconds) <= Math.abs(times[lo] - seconds)) return lo - 1;
+      return lo;
+    }
+
+    clearOverlay(kind) {
+      const svg = this.svg;
+      if (!svg) return;
+      for (const node of svg.querySelectorAll(`.np-${kind}`)) node.remove();
+    }
+
+    // A rule and a point per series at the time `index`, and the values in the caption.
+    show(index) {
+      this.clearOverlay("hover");
+      const plot = this.plot;
+      const svg = this.svg;
+      if (index < 0 || !plot || !svg || !this.data) return;
+      this.cursor = index;
+      const time = this.times[index];
+      const rows = this.rowsAt.get(time) || [];
+      const group = document.createElementNS(SVG, "g");
+      group.setAttribute("class", "np-hover");
+      const x = xOf(plot, time);
+      const rule = document.createElementNS(SVG, "line");
+      rule.setAttribute("class", "np-rule");
+      rule.setAttribute("x1", x);
+      rule.setAttribute("x2", x);
+      rule.setAttribute("y1", plot.top);
+      rule.setAttribute("y2", plot.top + plot.height);
+      group.appendChild(rule);
+      const columns = this.data.columns;
+      const measure = columns.indexOf("Measure");
+      // The value's column: after the time, and after the time's end when marks span intervals.
+      const valueColumn = columns[2].endsWith(" end") ? 3 : 2;
+      const names = rows.map((row) => String(row[0] ?? ""));
+      const repeated = new Set(names.filter((name, at) => names.indexOf(name) !== at));
+      let up = 0;
+      let down = 0;
+      const parts = [];
+      for (const row of rows) {
+        const value = row[valueColumn];
+        const series = String(row[0] ?? "");
+        const name = measure >= 0 && repeated.has(series) ? `${series} ${row[measure]}` : series;
+        parts.push(`${name}: ${formatValue(value, columns[valueColumn])}`);
+        if (typeof value !== "number") continue;
+        let drawnAt = value;
+        if (this.data.stacked) {
+          if (value >= 0) drawnAt = up += value;
+          else drawnAt = down += value;
+        }
+        const y = yOf(plot, drawnAt);
+        if (!Number.isFinite(y)) continue;
+        const dot = document.createElementNS(SVG, "circle");
+        dot.setAttribute("class", "np-dot");
+        dot.setAttribute("cx", x);
+        dot.setAttribute("cy", y);
+        dot.setAttribute("r", 3.5);
+        group.appendChild(dot);
+      }
+      svg.appendChild(group);
+      const when = timeFormat.format(new Date(time * 1000));
+      this.readout.textContent = `${when} (${zoneName}) — ${parts.join(" · ")}`;
+      this.readout.dataset.time = new Date(time * 1000).toISOString();
+    }
+
+    hide() {
+      this.clearOverlay("hover");
+      this.cursor = -1;
+    }
+
+    attach() {
+      const holder = this.holder;
+      let brushFrom = null;
+      holder.addEventListener("pointermove", (event) => {
+        if (!this.isTimeChart) return;
+        const plot = this.plot;
+        const point = svgPoint(this.svg, event);
+        if (brushFrom !== null) {
+          this.drawBrush(brushFrom, Math.min(Math.max(point.x, plot.left), plot.left + plot.width));
+        }
+        if (point.x < plot.left || point.x > plot.left + plot.width) return this.hide();
+        this.show(this.nearest(timeAt(plot, point.x)));
+      });
+      holder.addEventListener("pointerleave", () => {
+        if (brushFrom === null) this.hide();
+      });
+      holder.addEventListener("pointerdown", (event) => {
+        if (!this.isTimeChart || event.button !== 0) return;
+        const plot = this.plot;
+        const point = svgPoint(this.svg, event);
+        if (point.x < plot.left || point.x > plot.left + plot.width) return;
+        if (point.y < plot.top || point.y > plot.top + plot.height) return;
+        brushFrom = point.x;
+        holder.setPointerCapture(event.pointerId);
+        event.preventDefault();
+      });
+      const finish = (event) => {
+        if (brushFrom === null) return;
+        const plot = this.plot;
+        const to = Math.min(Math.max(svgPoint(this.svg, event).x, plot.left), plot.left + plot.width);
+        const from = brushFrom;
+        brushFrom = null;
+        this.clearOverlay("brush");
+        if (event.type !== "pointerup" || Math.abs(to - from) < 4) return;
+        openRange(timeAt(plot, Math.min(from, to)), timeAt(plot, Math.max(from, to)));
+      };
+      holder.addEventListener("pointerup", finish);
+      holder.addEventListener("pointercancel", finish);
+      holder.addEventListener("keydown", (event) => {
+        if (!this.isTimeChart || this.times.length === 0) return;
+        const last = this.times.length - 1;
+        let index = this.cursor;
+        if (event.key === "ArrowRight") index = index < 0 ? 0 : Math.min(last, index + 1);
+        else if (event.key === "ArrowLeft") index = index < 0 ? last : Math.max(0, index - 1);
+        else if (event.key === "Home") index = 0;
+        else if (event.key === "End") index = last;
+        else if (event.key === "Escape") return this.hide();
+        else return;
+        event.preventDefault();
+        this.show(index);
+      });
+      holder.addEventListener("blur", () => this.hide());
+    }
+
+    drawBrush(from, to) {
+      this.clearOverlay("brush");
+      const plot = this.plot;
+      const rect = document.createElementNS(SVG, "rect");
+      rect.setAttribute("class", "np-brush");
+      rect.setAttribute("x", Math.min(from, to));
+      rect.setAttribute("width", Math.abs(to - from));
+      rect.setAttribute("y", plot.top);
+      rect.setAttribute("height", plot.height);
+      this.svg.appendChild(rect);
+    }
+
+    // Fetches the panel again; replaces it (and its data) only when the server drew something else.
+    async refresh() {
+      const headers = this.etag ? { "If-None-Match": this.etag } : {};
+      const response = await fetch(here(this.figure.dataset.svg), { credentials: "same-origin", cache: "no-store", headers });
+      if (response.status === 304) return false;
+      if (!response.ok) throw new Error(`panel ${this.figure.dataset.panel}: ${response.status}`);
+      this.etag = response.headers.get("ETag");
+      const text = await response.text();
+      const parsed = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
+      if (parsed.nodeName !== "svg") throw new Error(`panel ${this.figure.dataset.panel}: not an SVG`);
+      const cursor = this.cursor;
+      this.holder.replaceChild(document.importNode(parsed, true), this.svg);
+      await this.load();
+      if (cursor >= 0) this.show(Math.min(cursor, this.times.length - 1));
+      return true;
+    }
+  }
+
+  // Opens the page for a brushed interval: whole seconds, UTC, in the URL so the view can be shared.
+  function openRange(fromSeconds, toSeconds) {
+    const text = (seconds) => new Date(Math.round(seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const query = new URLSearchParams({ from: text(fromSeconds), to: text(toSeconds) });
+    window.location.assign(here(`${window.location.pathname}?${query}`));
+  }
+
+  // MARK: Live updates
+
+  let redrawing = false;
+  let pending = null;
+
+  async function redraw(announcement) {
+    if (redrawing) {
+      pending = announcement;
+      return;
+    }
+    redrawing = true;
+    try {
+      const results = await Promise.all(panels.map((panel) => panel.refresh().catch(() => false)));
+      const changed = results.filter(Boolean).length;
+      if (changed > 0) {
+        await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+        const painted = performance.timeOrigin + performance.now();
+        performance.mark("netpulse-painted", { detail: { committed: announcement.committed, changed } });
+        window.netpulsePaints.push({ committed: announcement.committed, painted, changed });
+        say(`Updated ${timeFormat.format(new Date())} (${zoneName}): ${changed} panel${changed === 1 ? "" : "s"} redrawn.`);
+      }
+    } finally {
+      redrawing = false;
+      if (pending !== null) {
+        const next = pending;
+        pending = null;
+        redraw(next);
+      }
+    }
+  }
+
+  function listen() {
+    const url = body.dataset.events;
+    if (!url || !("EventSource" in window)) return;
+    const source = new EventSource(here(url), { withCredentials: true });
+    source.addEventListener("buckets", (event) => {
+      let announcement = {};
+      try {
+        announcement = JSON.parse(event.data);
+      } catch (error) {
+        announcement = {};
+      }
+      performance.mark("netpulse-announced", { detail: announcement });
+      redraw(announcement);
+    });
+    source.addEventListener("error", () => say("The live stream was interrupted; the browser reconnects on its own."));
+  }
+
+  function start() {
+    for (const figure of document.querySelectorAll("figure.panel")) panels.push(new Panel(figure));
+    for (const panel of panels) {
+      if (panel.isTimeChart) panel.load().catch((error) => say(`Values under the pointer unavailable: ${error.message}`));
+    }
+    listen();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
