@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/common.sh
-ensure_packages chromium python3-fusepy openssl testssl.sh nftables curl faketime  # browser checks of dashboards, alert charts and reports; a slow disk (FUSE); TLS checks with real clients; a lossy link; HTTP requests to Prometheus and the daemon; one frozen instant for two processes
+ensure_packages chromium chromium-driver python3-selenium python3-fusepy openssl testssl.sh nftables curl faketime  # browser checks of dashboards, alert charts and reports, and Selenium driving the live pages; a slow disk (FUSE); TLS checks with real clients; a lossy link; HTTP requests to Prometheus and the daemon; one frozen instant for two processes
 ensure_prometheus  # a real Prometheus scrapes netpulsed's own metrics
 ensure_postgresql  # the shared store's tests start PostgreSQL clusters of their own
 
