@@ -17,6 +17,10 @@
 #                               (BENCH_DASHBOARD_INTERFACES; about 6 GB of BENCH_QUERY_DIR and 8 minutes to load),
 #                               the alert service's evaluation over it, and ingest's ack latency while the daemon
 #                               draws them from it, and remote write from it to a real Prometheus
+#   scripts/bench.sh http       the HTTP API's latency beside the CLI's, on-demand page renders, SSE commit-to-event
+#                               and Chromium's commit-to-paint with 10 live pages, and the daemon's CPU and memory
+#                               meanwhile, on a bulk-loaded store of 10,000 interfaces (BENCH_HTTP_INTERFACES,
+#                               BENCH_HTTP_AGENTS real agents, BENCH_HTTP_SECONDS; BENCH_KEEP_STORE=1 keeps the store)
 #   scripts/bench.sh report     a 30-day report of 1,000 hosts of 16 interfaces (BENCH_REPORT_HOSTS), bulk-loaded
 #   scripts/bench.sh agent      only the agent's CPU and memory
 #   scripts/bench.sh charts     only the chart rendering (scripts/bench-charts.sh)
@@ -111,6 +115,20 @@ if [ "$WHAT" = all ] || [ "$WHAT" = dashboards ]; then
     # drawing the fleet overview for every range every 10 s.
     $R/netpulse-bench ingest-render "$R/netpulsed" "$STORE_DIR" "${BENCH_AGENTS:-625}" "${BENCH_RENDER_SECONDS:-60}"
     rm -rf "$STORE_DIR"
+    echo
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = http ]; then
+    # The API and the live dashboards on a bulk-loaded store of 10,000 interfaces, with real agents and a real
+    # Chromium (scripts/bench-http.py says what each figure is and what it leaves out).
+    ensure_packages chromium chromium-driver python3-selenium
+    N=${BENCH_HTTP_INTERFACES:-10000}
+    STORE_DIR="${BENCH_QUERY_DIR:-/var/tmp}/netpulse-bench-http-$N"
+    if [ ! -f "$STORE_DIR/netpulsed/netpulse.db" ]; then
+        $R/netpulse-bench query-store "$STORE_DIR" "$N" 30 | tail -n 1
+    fi
+    BENCH_AGENT_BINARY=$AGENT_RELEASE /usr/bin/python3 scripts/bench-http.py "$R" "$STORE_DIR" "${BENCH_HTTP_AGENTS:-20}" "${BENCH_HTTP_SECONDS:-180}"
+    [ -n "${BENCH_KEEP_STORE:-}" ] || rm -rf "$STORE_DIR"
     echo
 fi
 

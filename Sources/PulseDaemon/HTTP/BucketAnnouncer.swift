@@ -10,8 +10,10 @@ import Synchronization
 /// what matters: it redraws from the store, not from the announcement), so nothing here grows with the ingest rate
 /// or with a slow reader; the number of streams is bounded by `[http] max_connections`.
 final class BucketAnnouncer: Sendable {
-    /// What a page learns: the newest sample time among the batches, and when the store committed them (ms).
+    /// What a page learns: the oldest and newest sample times among the batches, and when the store committed
+    /// them (ms).
     struct Announcement: Sendable, Equatable {
+        var earliest: Int64
         var through: Int64
         var committed: Int64
     }
@@ -71,8 +73,10 @@ final class BucketAnnouncer: Sendable {
         let committed = clock.now()
         let agents = Set(batches.map(\.agent.name))
         let through = batches.map(\.lastTimestamp).max() ?? committed
+        let earliest = batches.flatMap { $0.sections.compactMap(\.timestamps.first) }.min() ?? through
         for subscriber in current where subscriber.agent.map(agents.contains) ?? true {
-            subscriber.continuation.yield(.stored(Announcement(through: through, committed: committed)))
+            subscriber.continuation.yield(
+                .stored(Announcement(earliest: earliest, through: through, committed: committed)))
         }
     }
 }

@@ -56,8 +56,8 @@ struct LiveRoutes: Sendable {
             try await panel(
                 pages, request, stem: context.parameters.require("stem"), file: context.parameters.require("file"))
         }
-        router.get("dashboards/:stem/events") { _, context in
-            try await events(stem: context.parameters.require("stem"))
+        router.get("dashboards/:stem/events") { request, context in
+            try await events(request, stem: context.parameters.require("stem"))
         }
     }
 
@@ -225,9 +225,23 @@ struct LiveRoutes: Sendable {
 
     // MARK: Events
 
-    func events(stem: String) async throws -> Response {
-        let (_, specs) = try await dashboards()
+    /// The stream of a page of a named range. An announcement is sent only when it may change what the page shows:
+    /// a bucket boundary of the range's resolution has passed since the last one sent (the window moved), or the
+    /// batches hold samples from before the current boundary (late data in a bucket the page draws). Batches that
+    /// only fill the bucket in progress, which no page draws, are not announced: with agents sending every 10 s, a
+    /// page of the last hour hears of a few commits a minute rather than of every one.
+    func events(_ request: Request, stem: String) async throws -> Response {
+        let (engine, specs) = try await dashboards()
         let spec = try spec(stem, in: specs)
+        let now = routes.clock.now()
+        guard case .named(let range) = try range(request, calendar: engine.calendar, now: now, allowing: ["drawn"])
+        else {
+            throw APIError(.badRequest, "a picked range does not change: only range=NAME has events", parameter: "from")
+        }
+        let level = range.resolution
+        // The end of the window the page drew (its events link says), else the current boundary.
+        let drawn = request.uri.queryParameters["drawn"].flatMap { Int64(String($0)) }
+        let shownFrom = min(drawn ?? level.bucketStart(now), level.bucketStart(now))
         let agent: String? =
             switch spec.scope {
             case .host(let agent): agent
@@ -252,13 +266,18 @@ struct LiveRoutes: Sendable {
                 defer { pinger.cancel() }
                 try await writer.write(ByteBuffer(string: "retry: 3000\n: netpulse live events\n\n"))
                 try await withGracefulShutdownHandler {
+                    var shownUntil = shownFrom
                     for await event in stream {
                         switch event {
                         case .ping:
                             try await writer.write(ByteBuffer(string: ": ping\n\n"))
                         case .stored(let announcement):
+                            let boundary = level.bucketStart(announcement.committed)
+                            guard boundary > shownUntil || announcement.earliest < boundary else { continue }
+                            shownUntil = boundary
                             let data = JSONText.object([
-                                ("through", "\(announcement.through)"), ("committed", "\(announcement.committed)"),
+                                ("earliest", "\(announcement.earliest)"), ("through", "\(announcement.through)"),
+                                ("committed", "\(announcement.committed)"),
                             ])
                             try await writer.write(ByteBuffer(string: "event: buckets\ndata: \(data)\n\n"))
                             try await Task.sleep(for: Self.eventSpacing)

@@ -140,7 +140,10 @@ public struct LivePages: Sendable {
         var attributes = [
             ("data-zone", calendar.timeZone.identifier), ("data-zone-name", calendar.name), ("data-path", path),
         ]
-        if view.follows { attributes.append(("data-events", "\(path)/events")) }
+        if view.follows {
+            // The window's end as drawn: the stream announces the next boundary even if it passed before it opened.
+            attributes.append(("data-events", "\(path)/events?\(query)&drawn=\(data.panels.window.to)"))
+        }
         return Self.document(
             title: "\(spec.title) — \(data.range.title.lowercasedFirst) · Netpulse", bodyAttributes: attributes,
             body: body)

@@ -1,0 +1,309 @@
+#!/usr/bin/python3
+"""The HTTP API and the live dashboards on a bulk-loaded store (scripts/bench.sh http; docs/benchmarks.md).
+
+Usage: bench-http.py BIN_DIR STORE_DIR [AGENTS] [LIVE_SECONDS]
+
+BIN_DIR holds release builds of netpulsed and netpulse (the agent is $BENCH_AGENT_BINARY, as shipped); STORE_DIR is what `netpulse-bench
+query-store` made (netpulsed.toml and the store). The script starts netpulsed on that store with an HTTP socket and a
+TLS listener, then measures, each figure in one run beside its peer:
+
+1. API latency: `top` (10 interfaces by bytes, 30 days) and the current bills of every interface, as JSON over a
+   kept-alive connection to the Unix socket, median of 5, beside the same command as a fresh `netpulse` process on the
+   daemon's host (median of 5);
+2. on-demand render of a host page and of the fleet overview, for the last hour, the last 24 hours and a brushed 3
+   hours (a from–to range), median of 5 (the time to the whole HTML page with every panel drawn inline);
+3. with AGENTS real agents (release netpulse-agent, 1 s samples, 10 s batches, their defaults) sending to the
+   daemon: Server-Sent Events commit-to-event latency (the event's receipt on this machine minus the commit time in
+   it), p50 and p99, over LIVE_SECONDS; and at the same time 10 pages open in one headless Chromium (the fleet
+   overview and 9 of the agents' host pages, the last hour), with commit-to-paint from the pages' own
+   `performance` marks (window.netpulsePaints: the commit that caused a redraw, and when its frame was painted), p50
+   and p99; and the daemon's CPU and peak RSS over that time.
+
+What it leaves out: the dashboards on disk are not drawn meanwhile ([dashboards] enabled = false); the agents,
+Chromium and the daemon share the machine's cores (so latencies include waiting for
+a CPU); the store is bulk-loaded (30 days of 5-minute, hourly and daily rows, no minute level, so the hour range is
+drawn at 5-minute buckets); the agents all sample this machine's interfaces.
+"""
+import base64
+import http.client
+import json
+import os
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+sys.dont_write_bytecode = True
+
+BIN, STORE = sys.argv[1], sys.argv[2]
+AGENTS = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+LIVE_SECONDS = int(sys.argv[4]) if len(sys.argv) > 4 else 180
+NETPULSE = f"{BIN}/netpulse"
+# The agent as shipped (scripts/lib/common.sh builds it apart, statically linked).
+AGENT_BINARY = os.environ.get("BENCH_AGENT_BINARY", f"{BIN}/netpulse-agent")
+SOCKET = f"{STORE}/http.sock"
+PORT, AGENT_PORT = 19481, 19471
+PASSWORD = "benchmark"
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("netpulse", timeout=600)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.path)
+
+
+def get(connection, path):
+    connection.request("GET", path)
+    response = connection.getresponse()
+    body = response.read()
+    if response.status != 200:
+        sys.exit(f"GET {path}: {response.status} {body[:300]!r}")
+    return body
+
+
+def median_ms(function, runs=5):
+    times = []
+    for _ in range(runs):
+        began = time.monotonic()
+        function()
+        times.append((time.monotonic() - began) * 1000)
+    return statistics.median(times), min(times), max(times)
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
+
+
+def process_usage(pid):
+    """CPU seconds so far and peak RSS (bytes) of a process."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    with open(f"/proc/{pid}/status") as handle:
+        peak = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmHWM:"))
+    return cpu, peak
+
+
+def setup():
+    ca = f"{STORE}/ca"
+    if not os.path.exists(f"{ca}/ca.pem"):
+        subprocess.run([NETPULSE, "ca", "init", "--dir", ca], check=True, capture_output=True)
+        subprocess.run([NETPULSE, "ca", "issue", "--dir", ca, "--daemon", "netpulsed", "--ip", "127.0.0.1"],
+                       check=True, capture_output=True)
+    for index in range(AGENTS):
+        if not os.path.exists(f"{ca}/live-{index}.pem"):
+            subprocess.run([NETPULSE, "ca", "issue", "--dir", ca, "--agent", f"live-{index}"], check=True,
+                           capture_output=True)
+    import crypt
+    with open(f"{STORE}/users", "w") as users:
+        users.write("bench:" + crypt.crypt(PASSWORD, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)) + "\n")
+    with open(f"{STORE}/netpulsed.toml") as handle:
+        base = handle.read().split("\n# bench-http\n")[0]
+    with open(f"{STORE}/netpulsed.toml", "w") as handle:
+        handle.write(base + f"""
+# bench-http
+[listen]
+address = "127.0.0.1:{AGENT_PORT}"
+[tls]
+ca = "{ca}/ca.pem"
+certificate = "{ca}/netpulsed.pem"
+key = "{ca}/netpulsed-key.pem"
+[http]
+socket = "{SOCKET}"
+listen = "127.0.0.1:{PORT}"
+users_file = "{STORE}/users"
+max_connections = 1024
+# Only what the pages ask for is drawn: the files on disk are measured by `scripts/bench.sh dashboards`.
+[dashboards]
+enabled = false
+""")
+
+
+def start_daemon():
+    log = open(f"{STORE}/netpulsed.log", "w")
+    daemon = subprocess.Popen([f"{BIN}/netpulsed", "--config", f"{STORE}/netpulsed.toml"], stdout=log, stderr=log)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if os.path.exists(SOCKET):
+            try:
+                get(UnixConnection(SOCKET), "/metrics")
+                return daemon
+            except (ConnectionError, OSError):
+                pass
+        if daemon.poll() is not None:
+            sys.exit("netpulsed exited: " + open(f"{STORE}/netpulsed.log").read()[-2000:])
+        time.sleep(0.5)
+    sys.exit("netpulsed did not serve within 300 s")
+
+
+def api_latency():
+    print("API latency (JSON over the Unix socket, a kept-alive connection; median of 5) beside a fresh netpulse "
+          "process on the daemon's host (median of 5):")
+    connection = UnixConnection(SOCKET)
+    reads = [
+        ("top-10 interfaces by bytes, last 30 days", "/api/v1/top?by=bytes&last=30d&scope=interface",
+         ["top", "--by", "bytes", "--last", "30d", "--scope", "interface", "--format", "json"]),
+        ("current 95th-percentile bills, every interface", "/api/v1/bill?scope=interface",
+         ["bill", "--scope", "interface", "--format", "json"]),
+    ]
+    for name, path, command in reads:
+        api, api_min, api_max = median_ms(lambda: get(connection, path))
+
+        def fresh():
+            with open(os.devnull, "w") as devnull:
+                subprocess.run([NETPULSE] + command + ["--config", f"{STORE}/netpulsed.toml"], stdout=devnull,
+                               check=True)
+
+        cli, cli_min, cli_max = median_ms(fresh)
+        print(f"  {name:<48} API {api:7.0f} ms (min {api_min:.0f}, max {api_max:.0f})   "
+              f"CLI {cli:7.0f} ms (min {cli_min:.0f}, max {cli_max:.0f})   API/CLI {api / cli:.2f}")
+
+
+def render_times():
+    connection = UnixConnection(SOCKET)
+    index = get(connection, "/").decode()
+    host = next(part.split("?")[0] for part in index.split('href="/dashboards/')[1:]
+                if part.startswith("host-"))
+    now = time.time()
+    end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 86400))
+    start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 86400 - 3 * 3600))
+    brushed = "from=" + urllib.parse.quote(start) + "&to=" + urllib.parse.quote(end)
+    print("on-demand render, the whole page with every panel inline (median of 5):")
+    for label, stem in [(f"host page ({host})", host), ("fleet overview", "fleet")]:
+        cells = []
+        for range_name, query in [("hour", "range=hour"), ("day", "range=day"), ("brushed 3 h", brushed)]:
+            median, low, high = median_ms(lambda: get(connection, f"/dashboards/{stem}?{query}"))
+            cells.append(f"{range_name} {median:.0f} ms ({low:.0f}–{high:.0f})")
+        print(f"  {label:<30} " + ", ".join(cells))
+
+
+class EventLatency(threading.Thread):
+    """Reads a page's event stream and records receipt minus commit, in ms."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.path, self.latencies, self.stop = path, [], False
+
+    def run(self):
+        connection = UnixConnection(SOCKET)
+        connection.request("GET", self.path)
+        response = connection.getresponse()
+        data = None
+        while not self.stop:
+            line = response.fp.readline()
+            if not line:
+                return
+            line = line.decode().rstrip("\n")
+            if line.startswith("data: "):
+                data = json.loads(line[6:])
+            elif line == "" and data is not None:
+                self.latencies.append(time.time() * 1000 - data["committed"])
+                data = None
+
+
+def live():
+    ca = f"{STORE}/ca"
+    agents = []
+    for index in range(AGENTS):
+        config = f"{STORE}/live-{index}.toml"
+        with open(config, "w") as handle:
+            handle.write(f"""[agent]
+id = "live-{index}"
+state_directory = "{STORE}/live-{index}"
+[daemon]
+endpoints = ["127.0.0.1:{AGENT_PORT}"]
+ca = "{ca}/ca.pem"
+certificate = "{ca}/live-{index}.pem"
+key = "{ca}/live-{index}-key.pem"
+""")
+        agents.append(subprocess.Popen([AGENT_BINARY, "--config", config], stdout=subprocess.DEVNULL,
+                                       stderr=open(f"{STORE}/live-{index}.log", "w")))
+    try:
+        # Their hosts appear once their first batches are stored.
+        connection = UnixConnection(SOCKET)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and f"host-live-{AGENTS - 1}" not in get(connection, "/").decode():
+            time.sleep(1)
+        return measure_live(agents)
+    finally:
+        for agent in agents:
+            agent.terminate()
+        for agent in agents:
+            agent.wait()
+
+
+def measure_live(agents):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    streams = [EventLatency("/dashboards/fleet/events?range=hour"),
+               EventLatency("/dashboards/host-live-0/events?range=hour")]
+    for stream in streams:
+        stream.start()
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/lib/chromium/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--ignore-certificate-errors", "--window-size=1400,1000", "--disable-extensions",
+                     "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                     "--disable-backgrounding-occluded-windows"]:
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    pages = ["/dashboards/fleet?range=hour"] + [f"/dashboards/host-live-{i}?range=hour" for i in range(9)]
+    try:
+        driver.get(f"https://bench:{PASSWORD}@127.0.0.1:{PORT}/")
+        handles = []
+        for number, page in enumerate(pages):
+            if number > 0:
+                driver.switch_to.new_window("tab")
+            driver.get(f"https://127.0.0.1:{PORT}{page}")
+            handles.append(driver.current_window_handle)
+        cpu_before, _ = process_usage(DAEMON.pid)
+        began = time.monotonic()
+        time.sleep(LIVE_SECONDS)
+        cpu_after, peak = process_usage(DAEMON.pid)
+        elapsed = time.monotonic() - began
+        paints = {"fleet": [], "host": []}
+        for page, handle in zip(pages, handles):
+            driver.switch_to.window(handle)
+            for paint in driver.execute_script("return window.netpulsePaints || []"):
+                if paint.get("committed"):
+                    paints["fleet" if "fleet" in page else "host"].append(paint["painted"] - paint["committed"])
+    finally:
+        driver.quit()
+        for stream in streams:
+            stream.stop = True
+    events = streams[0].latencies + streams[1].latencies
+    print(f"live, {AGENTS} agents sending at their default pace (1 s samples, 10 s batches), 10 pages open in one "
+          f"headless Chromium (fleet overview and 9 host pages, last hour), over {elapsed:.0f} s:")
+    print(f"  SSE commit-to-event        p50 {percentile(events, 50):6.1f} ms, p99 {percentile(events, 99):6.1f} ms "
+          f"({len(events)} events on the fleet and a host stream)")
+    for kind in ["host", "fleet"]:
+        values = paints[kind]
+        print(f"  commit-to-paint, {kind:<5} p50 {percentile(values, 50):6.1f} ms, p99 {percentile(values, 99):6.1f} "
+              f"ms ({len(values)} redraws)")
+    print(f"  netpulsed CPU              {(cpu_after - cpu_before) / elapsed * 100:.1f}% of one core; "
+          f"peak RSS {peak / 1048576:.0f} MiB")
+
+
+if __name__ == "__main__":
+    setup()
+    DAEMON = start_daemon()
+    try:
+        api_latency()
+        render_times()
+        live()
+    finally:
+        DAEMON.terminate()
+        DAEMON.wait()
