@@ -74,11 +74,12 @@
 
   // MARK: Numbers
 
-  // Bits per second and packets per second read with SI prefixes, as the axes do; other values as they are.
+  // Bits per second and packets per second read with SI prefixes, as the axes do; a share of the link (1 = 100 %)
+  // as a percentage.
   function formatValue(value, label) {
     if (value === null || value === undefined) return "no data";
-    const unit = /packets/i.test(label) ? "packets/s" : /util|%/i.test(label) ? "" : "bit/s";
-    if (unit === "") return Math.abs(value) < 10 ? value.toPrecision(3) : value.toFixed(1);
+    if (/util/i.test(label)) return (value * 100).toFixed(1) + " %";
+    const unit = /packets/i.test(label) ? "packets/s" : "bit/s";
     const prefixes = ["", "k", "M", "G", "T", "P"];
     let scaled = Math.abs(value);
     let index = 0;
