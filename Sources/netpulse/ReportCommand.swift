@@ -98,7 +98,7 @@ struct ReportCommand: AsyncParsableCommand {
                 throw QueryError("--to \(to) is in the future: a report covers a period that has ended")
             }
             // Whole buckets: the end rounded up, unless that is still to come (`--to now`).
-            let up = finest.bucketStart(given) == given ? given : finest.bucketStart(given) + finest.width
+            let up = finest.bucketEnd(covering: given)
             let end = up <= now ? up : finest.bucketStart(given)
             guard start < end else { throw QueryError("--from \(from) is not before --to \(to)") }
             periods = [ReportPeriod.named(.range, from: start, to: end, calendar: engine.calendar)]

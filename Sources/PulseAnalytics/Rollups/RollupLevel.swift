@@ -24,6 +24,11 @@ public struct RollupLevel: Sendable, Hashable, Comparable, CustomStringConvertib
         return remainder < 0 ? Saturating.difference(time - remainder, width) : time - remainder
     }
 
+    /// The first bucket boundary at or after `time`: the end of the whole buckets that cover everything before it.
+    public func bucketEnd(covering time: Int64) -> Int64 {
+        bucketStart(time) == time ? time : bucketStart(time) + width
+    }
+
     /// Whether `time` is a bucket boundary.
     public func aligns(_ time: Int64) -> Bool { time % width == 0 }
 

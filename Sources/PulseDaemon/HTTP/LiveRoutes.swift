@@ -157,16 +157,14 @@ struct LiveRoutes: Sendable {
         } catch let error as DashboardError {
             return errorPage(spec, stem: stem, error.description)
         }
-        let html = pages.page(
-            data, charts: pages.charts(data), range: view, ranges: DashboardRange.standard,
-            calendar: engine.calendar)
+        let html = pages.page(data, range: view, ranges: DashboardRange.standard, calendar: engine.calendar)
         return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(string: html))
     }
 
     /// A page that cannot be drawn as asked says why, with the way back, as HTML for the person who asked.
     func errorPage(_ spec: DashboardSpec, stem: String, _ message: String) -> Response {
         let html = LivePages.errorPage(
-            title: spec.title, message: message, back: "/dashboards/\(LivePages.percentEncoded(stem))")
+            title: spec.title, message: message, back: "/dashboards/\(PercentEncoding.encode(stem))")
         return Self.response(.badRequest, "text/html; charset=utf-8", ByteBuffer(string: html))
     }
 

@@ -59,9 +59,7 @@ public struct DashboardQuery: Sendable {
         let level =
             candidates.sorted().first { length / $0.width <= Self.mostBuckets } ?? candidates.max() ?? engine.finest
         let start = level.bucketStart(from)
-        let end = min(
-            level.bucketStart(requested) == requested ? requested : level.bucketStart(requested) + level.width,
-            level.bucketStart(now))
+        let end = min(level.bucketEnd(covering: requested), level.bucketStart(now))
         guard end > start else {
             throw DashboardError(
                 "the range starts at or after the last complete \(Units.formatDuration(level.width)) bucket")

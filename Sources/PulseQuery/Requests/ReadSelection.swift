@@ -69,8 +69,7 @@ public struct ReadSelection: Sendable, Hashable {
                 about: "from")
         }
         // Whole buckets of the finest level: the start rounded down, the end up.
-        let to = finest.bucketStart(end) == end ? end : finest.bucketStart(end) + finest.width
-        return Window(from: finest.bucketStart(start), to: to, name: "range")
+        return Window(from: finest.bucketStart(start), to: finest.bucketEnd(covering: end), name: "range")
     }
 
     /// Parses a time; one without a zone is in the configured zone, and `now` is `now`.

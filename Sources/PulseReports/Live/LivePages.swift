@@ -15,7 +15,7 @@ public enum LiveRange: Sendable, Hashable {
         switch self {
         case .named(let range): "range=\(range.name)"
         case .custom(let from, let to):
-            "from=\(LivePages.percentEncoded(RFC3339.text(from)))&to=\(LivePages.percentEncoded(RFC3339.text(to)))"
+            "from=\(PercentEncoding.encode(RFC3339.text(from)))&to=\(PercentEncoding.encode(RFC3339.text(to)))"
         }
     }
 
@@ -70,7 +70,7 @@ public struct LivePages: Sendable {
                 "Live pages drawn on demand; times in \(zone). As of \(RFC3339.text(now)).") + "\n"
         var items = [String]()
         for spec in dashboards {
-            let path = "/dashboards/\(Self.percentEncoded(spec.fileStem))"
+            let path = "/dashboards/\(PercentEncoding.encode(spec.fileStem))"
             let links = ranges.map { range in
                 Markup.text("a", [("href", "\(path)?range=\(range.name)")], range.title)
             }
@@ -86,11 +86,10 @@ public struct LivePages: Sendable {
 
     /// A dashboard's page for one range.
     public func page(
-        _ data: DashboardData, charts: [Chart], range view: LiveRange, ranges: [DashboardRange],
-        calendar: CivilCalendar
+        _ data: DashboardData, range view: LiveRange, ranges: [DashboardRange], calendar: CivilCalendar
     ) -> String {
         let spec = data.spec
-        let path = "/dashboards/\(Self.percentEncoded(spec.fileStem))"
+        let path = "/dashboards/\(PercentEncoding.encode(spec.fileStem))"
         let query = view.query
         var body = Markup.element("p", [("class", "up")], Markup.text("a", [("href", "/")], "All dashboards")) + "\n"
         body += Markup.text("h1", [], "\(spec.title) — \(data.range.title.lowercasedFirst)") + "\n"
@@ -108,10 +107,8 @@ public struct LivePages: Sendable {
                     ? "Drawn \(calendar.localText(data.now)); this view follows new buckets."
                     : "Drawn \(calendar.localText(data.now)); a picked range stays as it is.") + "\n"
         var figures = [String]()
-        for (index, chart) in charts.enumerated() {
+        for (index, chart) in charts(data).enumerated() {
             let base = "\(path)/panels/\(index)"
-            let svg = chart.renderSVG(idPrefix: "p\(index)", styleSheet: false)
-            let svgClass = svg.replacingFirst("<svg ", with: "<svg class=\"chart\" ")
             let exports = ["svg", "csv", "json"].map { format in
                 Markup.text(
                     "a",
@@ -127,7 +124,7 @@ public struct LivePages: Sendable {
                         ("class", "panel"), ("id", "panel-\(index)"), ("data-panel", "\(index)"),
                         ("data-svg", "\(base).svg?\(query)&inline=1"), ("data-json", "\(base).json?\(query)"),
                     ],
-                    Markup.element("div", [("class", "plot"), ("tabindex", "0")], svgClass)
+                    Markup.element("div", [("class", "plot"), ("tabindex", "0")], inlinePanelSVG(chart, index: index))
                         + Markup.element(
                             "figcaption", [],
                             Markup.element(
@@ -213,7 +210,7 @@ public struct LivePages: Sendable {
         chart.renderSVG(idPrefix: "pc", styleSheet: true)
     }
 
-    /// A panel as the page holds it inline: without a style sheet, for the script's redraws.
+    /// A panel as the page holds it inline, and as its redraws fetch it: without a style sheet.
     public func inlinePanelSVG(_ chart: Chart, index: Int) -> String {
         chart.renderSVG(idPrefix: "p\(index)", styleSheet: false).replacingFirst("<svg ", with: "<svg class=\"chart\" ")
     }
@@ -256,9 +253,6 @@ public struct LivePages: Sendable {
         case .missing: ""
         }
     }
-
-    /// `text` for a URL's path segment or query value.
-    public static func percentEncoded(_ text: String) -> String { PercentEncoding.encode(text) }
 }
 
 extension String {
