@@ -90,10 +90,12 @@ let package = Package(
                 // RemoteWrite/remote_write.proto is committed), compressed by Debian's libsnappy.
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "CSnappy",
-                // `[http]`: hummingbird over the daemon's event loops; TLS from the fleet CA, operators by their
-                // certificate's role (PulseCertificates) or bcrypt basic auth (CCrypt; SHA-256 of what matched).
+                // `[http]`: hummingbird over the daemon's event loops; TLS from the fleet CA (HTTP/2 by ALPN, so a
+                // browser's live pages share one connection), operators by their certificate's role
+                // (PulseCertificates) or bcrypt basic auth (CCrypt; SHA-256 of what matched).
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 "PulseCertificates", "CCrypt",
                 .product(name: "Crypto", package: "swift-crypto"),

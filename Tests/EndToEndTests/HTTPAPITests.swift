@@ -140,8 +140,16 @@ extension EndToEnd {
             #expect(
                 try status(["--cert", "\(ca)/agent-1.pem", "--key", "\(ca)/agent-1-key.pem", "\(https)/metrics"])
                     == "403")
-            #expect(
-                try status(["--cert", "\(ca)/alice.pem", "--key", "\(ca)/alice-key.pem", "\(https)/metrics"]) == "200")
+            // HTTP/2 when the client offers it (a browser's live pages then share one connection), else HTTP/1.1;
+            // the operator's certificate is found under both.
+            for (option, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
+                #expect(
+                    try status([
+                        option, "-w", "%{http_code} %{http_version}", "--cert", "\(ca)/alice.pem", "--key",
+                        "\(ca)/alice-key.pem", "\(https)/metrics",
+                    ]) == "200 \(version)")
+                #expect(try status([option, "\(https)/api/v1/rates"]) == "401")
+            }
             let metrics = try run(["curl", "-s", "--unix-socket", socket, "http://netpulse/metrics"])
             #expect(metrics.contains("netpulse_commit_duration_seconds"), "\(metrics.prefix(300))")
             // The OpenAPI document names every read and, for each, exactly the parameters it takes.

@@ -6,7 +6,6 @@ import PulseReports
 import PulseSettings
 import PulseStore
 import ServiceLifecycle
-import Synchronization
 
 /// Evaluates the alert rules every `evaluation_interval` (`docs/alerts.md`). On every transition it writes the
 /// history and a structured journal entry (`ALERT=`, `ALERT_STATUS=` …); on firing and on resolving it first writes
@@ -23,14 +22,16 @@ final class AlertService: Service, Sendable {
     let metrics: DaemonMetrics?
     let clock: WallClock
     let startedAt: Int64
-    /// The catalogue of the last round and the store's generation it was read at: a round reads it again only when
-    /// the store says it changed (a new series, new link facts, relabelled agents), not 20 ms of rows every round.
-    private let catalogue = Mutex<(generation: Int64, catalogue: Catalogue)?>(nil)
+    /// The catalogue, read again only when the store says it changed (a new series, new link facts, relabelled
+    /// agents), not 20 ms of rows every round.
+    let catalogues: CatalogueCache
 
     init(
-        store: any MetricStore, current: CurrentConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil
+        store: any MetricStore, current: CurrentConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil,
+        catalogues: CatalogueCache = CatalogueCache()
     ) {
         self.store = store
+        self.catalogues = catalogues
         self.current = current
         self.logger = logger
         self.metrics = metrics
@@ -79,7 +80,7 @@ final class AlertService: Service, Sendable {
     @discardableResult
     func evaluate(at now: Int64, config: DaemonConfig) async throws -> [AlertEvent] {
         let settings = config.alerts
-        let engine = config.windowEngine(over: store, catalogue: try await catalogue(config))
+        let engine = try await config.windowEngine(over: store, cache: catalogues)
         let evaluator = AlertEvaluator(engine: engine)
         do {
             try await store.keepRecentBuckets(from: Self.recentFrom(settings.rules, evaluator: evaluator, now: now))
@@ -106,19 +107,6 @@ final class AlertService: Service, Sendable {
             journal(event, rule: transition.rule, engine: engine)
         }
         return stored
-    }
-
-    /// The catalogue as the store holds it now: the last round's while the store's generation stays the same.
-    private func catalogue(_ config: DaemonConfig) async throws -> Catalogue {
-        let generation = store.catalogueGeneration()
-        if let generation, let last = catalogue.withLock({ $0 }), last.generation == generation,
-            last.catalogue.rules == config.store.rules
-        {
-            return last.catalogue
-        }
-        let fresh = try await Catalogue.load(from: store, rules: config.store.rules)
-        catalogue.withLock { $0 = generation.map { ($0, fresh) } }
-        return fresh
     }
 
     /// The earliest bucket the rules' windows read at `now`, for the store to hold in memory

@@ -20,7 +20,7 @@ struct HTTPAuthentication: RouterMiddleware {
     func handle(
         _ request: Request, context: HTTPContext, next: (Request, HTTPContext) async throws -> Response
     ) async throws -> Response {
-        if certificates, let peer = try? await context.channel.nioSSL_peerCertificate().get() {
+        if certificates, let peer = await Self.peerCertificate(context.channel) {
             guard let der = try? peer.toDERBytes(), CertificateRole(derEncoded: der) == .operator else {
                 return APIError(
                     .forbidden,
@@ -45,6 +45,14 @@ struct HTTPAuthentication: RouterMiddleware {
                 : "log in with a user of [http] users_file, or present an operator's client certificate")
         if users != nil { refusal.headers[.wwwAuthenticate] = "Basic realm=\"netpulse\", charset=\"UTF-8\"" }
         return refusal.response
+    }
+
+    /// The certificate the client presented, if any. Over HTTP/1.1 the request's channel is the connection, which
+    /// holds the TLS handler; over HTTP/2 it is a stream, whose parent is the connection. (An HTTP/1.1
+    /// connection's parent is the listening socket, which has no TLS handler and so no certificate.)
+    static func peerCertificate(_ channel: any Channel) async -> NIOSSLCertificate? {
+        if let peer = try? await channel.nioSSL_peerCertificate().get() { return peer }
+        return try? await channel.parent?.nioSSL_peerCertificate().get()
     }
 
     /// The user and password of an `Authorization: Basic …` header (RFC 7617).

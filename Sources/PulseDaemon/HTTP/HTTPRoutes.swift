@@ -37,6 +37,8 @@ struct HTTPRoutes: Sendable {
     let sources: DaemonMetrics.Sources
     /// Tells the live pages' event streams about stored buckets.
     let announcer: BucketAnnouncer
+    /// The catalogue the daemon's readers share, read again when the store's series change.
+    let catalogues: CatalogueCache
     let logger: Logger
 
     func router(authentication: HTTPAuthentication?) -> Router<HTTPContext> {
@@ -69,9 +71,10 @@ struct HTTPRoutes: Sendable {
         let parameters = ReadParameters(
             request.uri.queryParameters.map { (String($0.key), String($0.value)) as (String, String?) })
         let now = clock.now()
-        let (config, store) = (self.config, self.store)
+        let (config, store, catalogues) = (self.config, self.store, self.catalogues)
         let prepared = try await read.prepare(
-            parameters, defaultFormat: .json, engine: { try await config.readerEngine(over: store) }, now: now)
+            parameters, defaultFormat: .json, engine: { try await config.readerEngine(over: store, cache: catalogues) },
+            now: now)
         let headers: HTTPFields = [.contentType: prepared.format.mediaType, .cacheControl: "no-store"]
         guard read == .export else {
             var buffer = ByteBuffer()

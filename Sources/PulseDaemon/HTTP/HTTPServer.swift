@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 import HummingbirdTLS
 import Logging
 import NIOCore
@@ -65,7 +66,13 @@ enum HTTPServer {
                 }
                 // Browsers have no client certificate: they use basic auth. One presented must chain to the CA.
                 tls.certificateVerification = .optionalVerification
-                server = try .tls(.http1(configuration: http1), tlsConfiguration: tls)
+                // HTTP/2 when the client offers it (ALPN), else HTTP/1.1. A browser opens at most six HTTP/1.1
+                // connections to a host, and each live page holds one for its event stream: the seventh tab of
+                // dashboards would wait forever. Over HTTP/2 every page and stream shares one connection.
+                server = try .http2Upgrade(
+                    tlsConfiguration: tls,
+                    configuration: .init(
+                        idleTimeout: .milliseconds(settings.idleTimeout), streamConfiguration: http1))
             } else {
                 server = .http1(configuration: http1)
             }

@@ -74,10 +74,10 @@ struct LiveRoutes: Sendable {
 
     // MARK: Reading
 
-    /// The dashboards as the daemon draws them now, over a fresh catalogue (new hosts appear).
+    /// The dashboards as the daemon draws them now, over the catalogue as the store holds it (new hosts appear).
     func dashboards() async throws -> (WindowEngine, [DashboardSpec]) {
         let config = routes.config
-        let engine = try await config.windowEngine(over: routes.store)
+        let engine = try await config.windowEngine(over: routes.store, cache: routes.catalogues)
         return (engine, config.dashboards.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy))
     }
 

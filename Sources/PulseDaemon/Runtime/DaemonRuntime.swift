@@ -40,6 +40,8 @@ public struct DaemonRuntime: Sendable {
     /// `[http]`: one per listener (the Unix socket, TCP).
     let httpServices: [any Service]
     let remoteWriteService: RemoteWriteService?
+    /// One catalogue for the readers that run all the time: alert rounds, the API and the live pages.
+    let catalogues = CatalogueCache()
 
     /// Opens the store (migrating an older one) and makes the services; nothing runs yet.
     ///
@@ -111,7 +113,7 @@ public struct DaemonRuntime: Sendable {
             config.http,
             routes: HTTPRoutes(
                 store: store, config: config, clock: clock, metrics: metrics, sources: sources,
-                announcer: announcer, logger: logger),
+                announcer: announcer, catalogues: catalogues, logger: logger),
             logger: logger, onListening: onHTTPListening)
         let current = self.current
         let labelValues = LabelValueLimit()
@@ -203,7 +205,9 @@ public struct DaemonRuntime: Sendable {
                     BillingService(store: store, config: config, clock: clock, logger: logger, metrics: metrics))),
             .init(
                 service: leaderOnly(
-                    AlertService(store: store, current: current, clock: clock, logger: logger, metrics: metrics))),
+                    AlertService(
+                        store: store, current: current, clock: clock, logger: logger, metrics: metrics,
+                        catalogues: catalogues))),
             // Its loops wait a second between rounds without watching for a stop; cancelled, it ends at once, and
             // a notification whose delivery is cut short stays queued in the store for the next start.
             .init(service: leaderOnly(CancelledOnStop(notifier))),

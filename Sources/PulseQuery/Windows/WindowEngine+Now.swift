@@ -30,13 +30,12 @@ extension WindowEngine {
 
 extension WindowEngine {
     /// A window engine over `store` at the levels the store keeps (as a reader that does not know the daemon's
-    /// `[rollups]`), with its catalogue as it stands now.
+    /// `[rollups]`), with `catalogue` (read by `Catalogue.load` now, or kept while the store says it holds).
     public static func load(
-        _ store: any MetricStore, rules: ScopeRules, retention: RetentionPolicy, calendar: CivilCalendar,
+        _ store: any MetricStore, catalogue: Catalogue, retention: RetentionPolicy, calendar: CivilCalendar,
         billing: BillingPolicy
     ) async throws -> WindowEngine {
-        let catalogue = try await Catalogue.load(from: store, rules: rules)
-        return WindowEngine(
+        WindowEngine(
             store: store, catalogue: catalogue, levels: retained(try await store.levels(), retention),
             calendar: calendar, billing: billing)
     }
