@@ -65,7 +65,7 @@ let package = Package(
         // which reads the daemon's config without linking the daemon.
         .target(
             name: "PulseSettings",
-            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseQuery", "PulseReports"]
+            dependencies: ["PulseCore", "PulseAnalytics", "PulseStore", "PulseQuery", "PulseFormats", "PulseReports"]
         ),
         .target(
             name: "PulseDaemon",
@@ -186,6 +186,7 @@ let package = Package(
                 // `netpulse --daemon URL`: the daemon's HTTP API over its Unix socket or HTTPS.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),

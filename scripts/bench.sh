@@ -127,7 +127,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = http ]; then
     if [ ! -f "$STORE_DIR/netpulsed/netpulse.db" ]; then
         $R/netpulse-bench query-store "$STORE_DIR" "$N" 30 | tail -n 1
     fi
-    BENCH_AGENT_BINARY=$AGENT_RELEASE /usr/bin/python3 scripts/bench-http.py "$R" "$STORE_DIR" "${BENCH_HTTP_AGENTS:-20}" "${BENCH_HTTP_SECONDS:-180}"
+    BENCH_AGENT_BINARY=$AGENT_RELEASE /usr/bin/python3 scripts/bench-http.py "$R" "$STORE_DIR" "${BENCH_HTTP_AGENTS:-20}" "${BENCH_HTTP_SECONDS:-600}"
     [ -n "${BENCH_KEEP_STORE:-}" ] || rm -rf "$STORE_DIR"
     echo
 fi

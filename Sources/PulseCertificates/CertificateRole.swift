@@ -51,6 +51,12 @@ public enum CertificateRole: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The subject's common name: the name `netpulse ca issue` gave the certificate (an operator's, an agent's).
+    public static func commonName(of certificate: Certificate) -> String? {
+        certificate.subject.lazy.flatMap { $0 }.first { $0.type == .RDNAttributeType.commonName }
+            .map { String($0.value) ?? $0.value.description }
+    }
+
     /// The role of a certificate given as DER; nil when it cannot be parsed or says none.
     public init?(derEncoded bytes: [UInt8]) {
         guard let certificate = try? Certificate(derEncoded: bytes) else { return nil }

@@ -1,4 +1,5 @@
 import PulseAnalytics
+import PulseFormats
 import PulseQuery
 import PulseStore
 import Synchronization
@@ -37,6 +38,11 @@ extension DaemonConfig {
         return try await WindowEngine.load(
             store, catalogue: catalogue, retention: retention, calendar: calendar, billing: billing)
     }
+}
+
+extension DaemonConfig {
+    /// What the snapshot and alert reads take from this config.
+    public var readSettings: ReadSettings { ReadSettings(snapshot: snapshots.contents, alertRules: alerts.rules) }
 }
 
 /// The catalogue the daemon's readers share (alert rounds, live pages, the API): read again only when the store's

@@ -1,7 +1,7 @@
 import PulseCore
 
 /// `[http]`: the daemon's read-only HTTP server (`docs/api.md`): the API the CLI uses with `--daemon`, the daemon's
-/// own metrics, and (later) the live dashboards.
+/// own metrics, and the live dashboards; silences are its one write, and only with `allow_silences`.
 ///
 /// It listens on a Unix socket by default, whose access is the file's (mode 0660, group `socket_group`), and on TCP
 /// only when `listen` is set: there with TLS from the fleet's certificates unless `tls = false`, which is allowed on
@@ -24,6 +24,9 @@ public struct HTTPSettings: Sendable, Hashable {
     public var maximumConnections: Int
     /// Milliseconds a connection may sit idle (or half-sent) before it is closed.
     public var idleTimeout: Int64
+    /// Whether clients may make and end silences (`POST /api/v1/silences`, `DELETE /api/v1/silences/ID`): the only
+    /// requests that change the store. Off by default.
+    public var allowSilences: Bool
 
     /// Where the socket is unless `[http] socket` says otherwise (the units give the daemon `/run/netpulsed`).
     public static let defaultSocket = "/run/netpulsed/http.sock"
@@ -38,6 +41,7 @@ public struct HTTPSettings: Sendable, Hashable {
         usersFile = nil
         maximumConnections = 256
         idleTimeout = 60_000
+        allowSilences = false
     }
 
     /// What the daemon says at start when TCP is served without TLS; nil otherwise.
@@ -81,6 +85,7 @@ public struct HTTPSettings: Sendable, Hashable {
         settings.maximumConnections = Int(
             try reader.integer(table, "max_connections", default: 256, range: 1...100_000))
         settings.idleTimeout = try reader.duration(table, "idle_timeout", default: 60_000, range: 1_000...3_600_000)
+        settings.allowSilences = try reader.boolean(table, "allow_silences", default: false)
         if settings.listen != nil, !settings.tls, settings.usersFile == nil {
             throw reader.invalid(
                 table, "tls",

@@ -13,7 +13,7 @@ struct AlertsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "alerts",
         abstract: "List current and recent alerts; silence them or end a silence.",
-        subcommands: [List.self, SilenceCommand.self, Expire.self],
+        subcommands: [List.self, Events.self, SilenceCommand.self, Expire.self],
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
@@ -25,28 +25,43 @@ struct AlertsCommand: AsyncParsableCommand {
         @Option(name: .long, help: "table or json.")
         var format = QueryOptions.Format.table
 
-        @Option(name: .long, help: "How far back the recent events go: 1h, 24h, 7d.")
-        var since = "24h"
+        @OptionGroup var window: EventWindow
 
-        @Option(name: .long, help: "At most this many recent events.")
-        var limit = 50
+        @OptionGroup var remote: DaemonOption
 
         func run() async throws {
-            try await reportingErrors {
-                guard format != .csv else { throw QueryError("--format: alerts are listed as table or json") }
-                guard let back = Units.parseDuration(since), back > 0 else {
-                    throw QueryError("--since \(since): not a duration; use 1h, 24h or 7d")
-                }
-                guard limit >= 1 else { throw QueryError("--limit must be at least 1") }
-                let now = Netpulse.clock.now()
-                let daemon = try location.daemonConfig()
-                let store = try await location.open(daemon)
-                let state = try await AlertStateQuery(store: store).read(now: now, since: now - back, limit: limit)
-                let listing = AlertListing(
-                    now: now, rules: Dictionary(daemon.alerts.rules.map { ($0.name, $0) }) { first, _ in first },
-                    instances: state.instances, events: state.events, silences: state.silences, queued: state.queued)
-                print(format == .json ? listing.json : listing.table(daemon.calendar), terminator: "")
-            }
+            try await location.run(.alerts, window.parameters(format: format), daemon: remote.url)
+        }
+    }
+
+    struct Events: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The alerts' transitions (pending, firing, resolved) of the last --since, newest first.")
+
+        @OptionGroup var location: StoreLocation
+
+        @Option(name: .long, help: "table, json or csv.")
+        var format = QueryOptions.Format.table
+
+        @OptionGroup var window: EventWindow
+
+        @OptionGroup var remote: DaemonOption
+
+        func run() async throws {
+            try await location.run(.events, window.parameters(format: format), daemon: remote.url)
+        }
+    }
+
+    /// Which events a listing shows (``AlertsRead``).
+    struct EventWindow: ParsableArguments {
+        @Option(name: .long, help: "How far back the events go: 1h, 24h, 7d.")
+        var since = "24h"
+
+        @Option(name: .long, help: "At most this many events (up to 10000).")
+        var limit = 50
+
+        func parameters(format: QueryOptions.Format) -> ReadParameters {
+            ReadParameters([("format", format.rawValue), ("since", since), ("limit", "\(limit)")])
         }
     }
 
@@ -69,11 +84,10 @@ struct AlertsCommand: AsyncParsableCommand {
         @Option(name: .long, help: "Who (default: the user running the command).")
         var author: String?
 
+        @OptionGroup var remote: DaemonOption
+
         func run() async throws {
             try await reportingErrors {
-                guard !match.isEmpty else {
-                    throw QueryError("--match: name at least one label, such as --match alertname=UplinkBusy")
-                }
                 var matchers = [String: String]()
                 for text in match {
                     guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
@@ -83,16 +97,18 @@ struct AlertsCommand: AsyncParsableCommand {
                     guard matchers[name] == nil else { throw QueryError("--match \(name) is given twice") }
                     matchers[name] = String(text[text.index(after: equals)...])
                 }
-                guard let length = Units.parseDuration(duration), length > 0 else {
-                    throw QueryError("--for \(duration): not a duration; use 30m, 2h or 7d")
-                }
-                let now = Netpulse.clock.now()
                 let environment = ProcessInfo.processInfo.environment
-                let silence = Silence(
-                    id: UUID().uuidString.lowercased(), matchers: matchers, startsAt: now, endsAt: now + length,
-                    createdBy: author ?? environment["SUDO_USER"] ?? environment["USER"] ?? "netpulse",
-                    comment: comment)
+                let request = try SilenceRequest(
+                    matchers: matchers, for: duration, comment: comment,
+                    author: author ?? environment["SUDO_USER"] ?? environment["USER"] ?? "netpulse")
+                if let url = remote.url {
+                    let answer = try await DaemonClient(url: url).silence(request)
+                    print(answer.id)
+                    printError("silenced \(AlertListing.matchersText(matchers)) until \(answer.until)")
+                    return
+                }
                 let daemon = try location.daemonConfig()
+                let silence = request.silence(id: UUID().uuidString.lowercased(), now: Netpulse.clock.now())
                 try await location.open(daemon, access: .editor).saveSilence(silence)
                 print(silence.id)
                 printError(
@@ -110,8 +126,15 @@ struct AlertsCommand: AsyncParsableCommand {
         @Argument(help: "The silence's id (from `netpulse alerts silence` or the listing).")
         var id: String
 
+        @OptionGroup var remote: DaemonOption
+
         func run() async throws {
             try await reportingErrors {
+                if let url = remote.url {
+                    try await DaemonClient(url: url).expireSilence(id)
+                    printError("silence \(id) ended")
+                    return
+                }
                 let daemon = try location.daemonConfig()
                 let store = try await location.open(daemon, access: .editor)
                 guard try await store.expireSilence(id: id, at: Netpulse.clock.now()) else {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import PulseCore
 import PulseFormats
@@ -59,28 +60,67 @@ struct DaemonClient {
     /// Asks the daemon for `read` with `parameters` and writes the body to standard output as it arrives; an error
     /// the daemon answers with is thrown as its one line.
     func run(_ read: Read, _ parameters: ReadParameters) async throws {
+        try await exchange(.GET, "/api/v1/\(read.rawValue)?\(Self.query(parameters))") { body in
+            // Bytes as they come: a chunk may end inside a character.
+            for try await chunk in body {
+                try FileHandle.standardOutput.write(contentsOf: Data(chunk.readableBytesView))
+            }
+        }
+    }
+
+    /// Asks the daemon for a silence (`POST /api/v1/silences`, `[http] allow_silences`): its id, and its end as the
+    /// daemon writes times.
+    func silence(_ request: SilenceRequest) async throws -> (id: String, until: String) {
+        let fields: [String: Any] = [
+            "match": request.matchers, "for": "\(request.length / 1_000)s", "comment": request.comment,
+            "author": request.author,
+        ]
+        let body = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+        var answer: [String: Any] = [:]
+        try await exchange(.POST, "/api/v1/silences", body: body, expecting: .created) { response in
+            let data = Data(try await response.collect(upTo: 1 << 16).readableBytesView)
+            answer = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        }
+        guard let id = answer["id"] as? String, let until = answer["until"] as? String else {
+            throw QueryError("the daemon's answer names no silence")
+        }
+        return (id, until)
+    }
+
+    /// Ends a silence now (`DELETE /api/v1/silences/ID`).
+    func expireSilence(_ id: String) async throws {
+        try await exchange(.DELETE, "/api/v1/silences/\(PercentEncoding.encode(id))") { _ in }
+    }
+
+    /// One request: its body read by `read` when the daemon answers `expecting`, else the daemon's error thrown as
+    /// its one line.
+    func exchange(
+        _ method: HTTPMethod, _ path: String, body: Data? = nil, expecting: HTTPResponseStatus = .ok,
+        read: (HTTPClientResponse.Body) async throws -> Void
+    ) async throws {
         // Over the socket, who may connect is the file's business: no credentials are looked for.
         let credentials = url.hasPrefix("unix:") ? Credentials() : try Credentials.find()
-        let (target, tls) = try endpoint(
-            path: "/api/v1/\(read.rawValue)?\(Self.query(parameters))", credentials: credentials)
+        let (target, tls) = try endpoint(path: path, credentials: credentials)
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(300))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             var request = HTTPClientRequest(url: target)
+            request.method = method
+            if let body {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(bytes: body))
+            }
             if let user = credentials.user {
                 let token = Data("\(user.name):\(user.password)".utf8).base64EncodedString()
                 request.headers.add(name: "Authorization", value: "Basic \(token)")
             }
             let response = try await client.execute(request, timeout: .seconds(300))
-            guard response.status == .ok else {
+            guard response.status == expecting else {
                 let body = try await response.body.collect(upTo: 1 << 20)
                 throw QueryError(Self.errorLine(String(buffer: body), status: response.status.code))
             }
-            // Bytes as they come: a chunk may end inside a character.
-            for try await chunk in response.body {
-                try FileHandle.standardOutput.write(contentsOf: Data(chunk.readableBytesView))
-            }
+            try await read(response.body)
         } catch {
             try? await client.shutdown()
             throw error

@@ -75,12 +75,7 @@ struct QueryOptions: ParsableArguments {
     )
     var window: String?
 
-    @Option(
-        name: .long,
-        help:
-            "Ask this daemon's HTTP API instead of reading the store: unix:/run/netpulsed/http.sock, https://HOST:9470 (default: $NETPULSE_DAEMON)."
-    )
-    var daemon: String?
+    @OptionGroup var remote: DaemonOption
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case table, json, csv
@@ -95,24 +90,46 @@ struct QueryOptions: ParsableArguments {
             ] + own)
     }
 
-    /// Opens the store read-only (it never blocks the daemon's ingest) and loads what it holds.
-    func engine(now: Int64) async throws -> (WindowEngine, DaemonConfig) {
-        let daemon = try location.daemonConfig()
-        return (try await daemon.readerEngine(over: try await location.open(daemon)), daemon)
-    }
-
     /// Runs `read` with these options and a command's own parameters, printing what it writes; errors become one
     /// line on stderr and a non-zero exit.
     func run(_ read: Read, _ own: [(String, String?)] = []) async throws {
+        try await location.run(read, parameters(own), daemon: remote.url)
+    }
+}
+
+/// `--daemon URL`: every read can be asked of a daemon over HTTP instead.
+struct DaemonOption: ParsableArguments {
+    @Option(
+        name: .long,
+        help:
+            "Ask this daemon's HTTP API instead of reading the store: unix:/run/netpulsed/http.sock, https://HOST:9470 (default: $NETPULSE_DAEMON)."
+    )
+    var daemon: String?
+
+    /// The daemon to ask: `--daemon`, else `$NETPULSE_DAEMON`; nil to read the store here.
+    var url: String? {
+        guard let url = daemon ?? ProcessInfo.processInfo.environment["NETPULSE_DAEMON"], !url.isEmpty else {
+            return nil
+        }
+        return url
+    }
+}
+
+extension StoreLocation {
+    /// Runs `read` on `parameters`: asked of the daemon at `url` (``DaemonOption/url``) when there is one, else
+    /// read from the store here; what it writes is printed, and errors become one line on stderr and a non-zero
+    /// exit.
+    func run(_ read: Read, _ parameters: ReadParameters, daemon url: String?) async throws {
         try await reportingErrors {
-            let parameters = self.parameters(own)
-            if let url = daemon ?? ProcessInfo.processInfo.environment["NETPULSE_DAEMON"], !url.isEmpty {
+            if let url {
                 try await DaemonClient(url: url).run(read, parameters)
                 return
             }
             let now = Netpulse.clock.now()
+            let daemon = try daemonConfig()
             let prepared = try await read.prepare(
-                parameters, defaultFormat: .table, engine: { try await engine(now: now).0 }, now: now)
+                parameters, defaultFormat: .table, settings: daemon.readSettings,
+                engine: { try await daemon.readerEngine(over: try await open(daemon)) }, now: now)
             try await prepared.write(progress: standardErrorIsTerminal ? ProgressBar() : nil) {
                 print($0, terminator: "")
             }

@@ -1,31 +1,22 @@
 import ArgumentParser
-import Foundation
-import PulseCore
 import PulseFormats
 import PulseQuery
 
-/// A snapshot like the daemon's, printed: for scripts and scheduled reports.
+/// A snapshot like the daemon's, printed: for scripts and scheduled reports. It holds what the daemon's
+/// `[snapshots]` say (windows, scopes, top-N, bills), read now.
 struct SnapshotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "snapshot",
         abstract: "Print an analytics snapshot (the daemon's [snapshots] contents) as JSON or CSV.")
 
-    @OptionGroup var options: QueryOptions
+    @OptionGroup var location: StoreLocation
+
+    @Option(name: .long, help: "json or csv.")
+    var format = QueryOptions.Format.json
+
+    @OptionGroup var remote: DaemonOption
 
     func run() async throws {
-        try await reportingErrors {
-            // Not served over HTTP yet: reading the local store instead of the daemon asked for would mislead.
-            if options.daemon ?? ProcessInfo.processInfo.environment["NETPULSE_DAEMON"] != nil {
-                throw QueryError(
-                    "netpulse snapshot is not served over HTTP yet (--daemon, NETPULSE_DAEMON): run it on the daemon's host"
-                )
-            }
-            guard options.format != .table else { throw QueryError("--format: a snapshot is json or csv") }
-            let now = Netpulse.clock.now()
-            let (engine, daemon) = try await options.engine(now: now)
-            let snapshot = Snapshot(
-                try await SnapshotQuery(engine: engine).read(daemon.snapshots.contents, now: now), source: "netpulse")
-            print(options.format == .json ? snapshot.json : snapshot.csv, terminator: "")
-        }
+        try await location.run(.snapshot, ReadParameters([("format", format.rawValue)]), daemon: remote.url)
     }
 }

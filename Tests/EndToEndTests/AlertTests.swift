@@ -309,11 +309,11 @@ extension EndToEnd {
                 }, "\(fleet.daemon!.output)")
 
             for (arguments, message) in [
-                (["alerts", "silence", "--for", "1h"], "--match: name at least one label"),
+                (["alerts", "silence", "--for", "1h"], "--match is missing: name at least one label"),
                 (["alerts", "silence", "--match", "host", "--for", "1h"], "--match host: use name=glob"),
                 (["alerts", "silence", "--match", "host=a", "--for", "soon"], "--for soon: not a duration"),
                 (["alerts", "expire", "nope"], "no silence nope"),
-                (["alerts", "--format", "csv"], "alerts are listed as table or json"),
+                (["alerts", "--format", "csv"], "--format csv: alerts writes table or json"),
             ] {
                 let process = try Daemonized([Build.cli] + arguments + config, log: fleet.directory + "/cli.log")
                 process.process.waitUntilExit()

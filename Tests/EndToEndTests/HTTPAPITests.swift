@@ -35,8 +35,14 @@ extension EndToEnd {
                         format,
                     ],
                     ["export", "--level", "raw", "--interface", "lo", "--last", "10m", "--format", format],
+                    ["snapshot", "--format", format],
+                    ["alerts", "events", "--since", "7d", "--format", format],
                 ]
             }
+            commands += [
+                ["alerts"], ["alerts", "--format", "json", "--since", "1h", "--limit", "5"],
+                ["alerts", "events", "--limit", "1"],
+            ]
             return commands
         }
 
@@ -54,11 +60,17 @@ extension EndToEnd {
             try fleet.editDaemonConfig {
                 $0 + "\nlisten = \"127.0.0.1:\(port)\"\nusers_file = \"\(fleet.directory)/users\"\n"
                     + "[labels.agent-1]\nsite = \"fra1\"\n"
+                    // An alert that fires at once on the agent's own traffic to the daemon, for the alert reads.
+                    + "[alerts]\nevaluation_interval = \"1s\"\n"
+                    + "[alert.LoopbackTalks]\nexpr = \"rate > 1bit/s\"\nfor = \"0s\"\nscope = \"interface\"\n"
+                    + "interfaces = [\"lo\"]\n"
             }
             try fleet.startDaemon()
             try fleet.startAgent("agent-1", config: try fleet.writeAgentConfig("agent-1"))
-            try eventually("the agent's counters are stored", timeout: 30) {
+            try eventually("the agent's counters are stored and its alert fires", timeout: 60) {
                 try fleet.samples("agent-1", "lo").count >= 20
+                    && (try run([Build.cli, "alerts", "--config", "\(fleet.directory)/netpulsed.toml"]))
+                        .contains("firing")
             }
             fleet.agents["agent-1"]?.stop()
             fleet.daemon?.stop()
@@ -113,7 +125,7 @@ extension EndToEnd {
                 #expect(overTLS == local, "\(command) over TLS differs:\n\(overTLS)\nlocally:\n\(local)")
                 compared += 1
             }
-            #expect(compared == 45)
+            #expect(compared == 52)
 
             // A mistake reads as one line naming the parameter, before anything is read.
             let bad = try run(["curl", "-s", "--unix-socket", socket, "http://netpulse/api/v1/top?last=5x"])
@@ -160,8 +172,11 @@ extension EndToEnd {
             let expected: [String: [String]] = [
                 "rates": common, "traffic": common + ["by", "scope"], "top": common + ["by", "top", "scope"],
                 "bill": common + ["period", "scope", "members"], "export": common + ["level", "scope"],
+                "snapshot": ["format"], "alerts": ["format", "since", "limit"], "events": ["format", "since", "limit"],
             ]
-            #expect(Set(paths.keys) == Set(expected.keys.map { "/api/v1/\($0)" }))
+            #expect(
+                Set(paths.keys)
+                    == Set(expected.keys.map { "/api/v1/\($0)" }).union(["/api/v1/silences", "/api/v1/silences/{id}"]))
             for (read, names) in expected {
                 let operation = paths["/api/v1/\(read)"]?["get"] as? [String: Any]
                 let parameters = (operation?["parameters"] as? [[String: Any]] ?? []).compactMap {
@@ -172,6 +187,93 @@ extension EndToEnd {
             #expect(document["openapi"] as? String == "3.1.0")
             // Plain HTTP to the TLS port gets nothing.
             #expect(try status(["http://127.0.0.1:\(port)/api/v1/rates"]) == "000")
+            // Nothing writes without [http] allow_silences.
+            let refused = try run([
+                "curl", "-s", "-w", " %{http_code}", "--unix-socket", socket, "-X", "POST",
+                "http://netpulse/api/v1/silences", "-d", #"{"match": {"host": "*"}, "for": "1h"}"#,
+            ])
+            #expect(refused.hasSuffix(" 403") && refused.contains("allow_silences"), "\(refused)")
+        }
+
+        /// With `[http] allow_silences`, operators make and end silences over HTTP: the author is who logged in, and
+        /// what a silence may hold is bounded.
+        @Test(.timeLimit(.minutes(3)))
+        func silencesOverHTTPWhenAllowed() throws {
+            let fleet = try Fleet(agents: [])
+            let password = "tr0ub4dor"
+            try "\(password)\n".write(toFile: "\(fleet.directory)/password", atomically: true, encoding: .utf8)
+            try "bob:\(try Self.bcrypt(password))\n".write(
+                toFile: "\(fleet.directory)/users", atomically: true, encoding: .utf8)
+            let port = try freePort()
+            let socket = "\(fleet.directory)/http.sock"
+            try fleet.editDaemonConfig {
+                $0
+                    + "\nlisten = \"127.0.0.1:\(port)\"\nusers_file = \"\(fleet.directory)/users\"\nallow_silences = true\n"
+            }
+            try fleet.startDaemon()
+            try eventually("the daemon serves HTTPS", timeout: 30) {
+                fleet.daemon!.output.contains("serving the API on https://")
+            }
+            let home = "\(fleet.directory)/home"
+            try FileManager.default.createDirectory(atPath: "\(home)/netpulse", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: "\(fleet.directory)/ca/ca.pem", toPath: "\(home)/netpulse/ca.pem")
+            let asBob = [
+                "XDG_CONFIG_HOME=\(home)", "NETPULSE_USER=bob", "NETPULSE_PASSWORD_FILE=\(fleet.directory)/password",
+            ]
+            let config = ["--config", "\(fleet.directory)/netpulsed.toml"]
+
+            // Made over TLS by bob, who claims to be mallory: the listing says bob.
+            let said = "\(fleet.directory)/said"
+            let id = try run(
+                ["sh", "-c", "\"$@\" 2>\"\(said)\"", "sh", "env"] + asBob + [
+                    Build.cli, "--daemon", "https://127.0.0.1:\(port)", "alerts", "silence", "--match", "host=web-*",
+                    "--for", "2h", "--comment", "kernel update", "--author", "mallory",
+                ]
+            ).trimmingCharacters(in: .whitespacesAndNewlines)
+            let message = try String(contentsOfFile: said, encoding: .utf8)
+            #expect(message.hasPrefix("silenced host=\"web-*\" until "), "\(message)")
+            let listing = try run([Build.cli, "alerts", "--format", "json"] + config)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(listing.utf8)) as? [String: Any])
+            let silences = try #require(object["silences"] as? [[String: Any]])
+            #expect(silences.count == 1)
+            #expect(silences.first?["id"] as? String == id)
+            #expect(silences.first?["createdBy"] as? String == "bob")
+            #expect(silences.first?["comment"] as? String == "kernel update")
+            #expect(fleet.daemon!.output.contains("silence \(id) made over HTTP by bob"))
+
+            // Mistakes and excess are a 4xx naming the field, and store nothing.
+            func post(_ body: String) throws -> String {
+                try run([
+                    "curl", "-s", "-w", " %{http_code}", "--unix-socket", socket, "-X", "POST",
+                    "http://netpulse/api/v1/silences", "--data-binary", body,
+                ])
+            }
+            #expect(try post(#"{"match": {}, "for": "1h"}"#).hasSuffix(#""parameter":"match"}"# + "\n 400"))
+            #expect(try post(#"{"match": {"host": "a"}, "for": "2x"}"#).hasSuffix(#""parameter":"for"}"# + "\n 400"))
+            #expect(try post(#"{"match": {"host": "a"}, "for": "400d"}"#).hasSuffix(" 400"))
+            #expect(
+                try post(#"{"match": {"host": "a"}, "for": "1h", "until": "x"}"#).hasSuffix(
+                    #""parameter":"until"}"# + "\n 400"))
+            #expect(try post(#"{"match": {"host": 1}, "for": "1h"}"#).hasSuffix(" 400"))
+            #expect(try post("not json").hasSuffix(" 400"))
+            let many = (0..<40).map { #""l\#($0)": "x""# }.joined(separator: ", ")
+            #expect(try post(#"{"match": {\#(many)}, "for": "1h"}"#).hasSuffix(" 400"))
+            let huge = String(repeating: "x", count: 70_000)
+            #expect(try post(#"{"match": {"host": "a"}, "for": "1h", "comment": "\#(huge)"}"#).hasSuffix(" 413"))
+            let still = try run([Build.cli, "alerts", "--format", "json"] + config)
+            #expect(still.components(separatedBy: "\"createdBy\"").count == 2, "\(still)")
+
+            // Ended over the socket (again is harmless); one that never was is a 404.
+            for _ in 0..<2 {
+                let ended = try run(
+                    ["sh", "-c", "\"$@\" 2>&1", "sh", Build.cli, "--daemon", "unix:\(socket)", "alerts", "expire", id])
+                #expect(ended == "silence \(id) ended\n")
+            }
+            #expect(!(try run([Build.cli, "alerts"] + config)).contains(id))
+            let never = try run(
+                ["sh", "-c", "\"$@\" 2>&1", "sh", Build.cli, "--daemon", "unix:\(socket)", "alerts", "expire", "x<y"],
+                allowFailure: true)
+            #expect(never.contains("the daemon answered 404: no silence x<y"), "\(never)")
         }
 
         /// An operator's key cannot send data as an agent: the agents' listener refuses its certificate.

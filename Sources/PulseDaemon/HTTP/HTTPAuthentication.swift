@@ -5,6 +5,7 @@ import NIOPosix
 import NIOSSL
 import PulseCertificates
 import Synchronization
+import X509
 
 /// Who may read over TCP: a client certificate of the operator role (`netpulse ca issue --operator NAME`), which
 /// TLS has already chained to the fleet CA, or HTTP basic auth against `[http] users_file`. An agent's certificate
@@ -20,16 +21,21 @@ struct HTTPAuthentication: RouterMiddleware {
     func handle(
         _ request: Request, context: HTTPContext, next: (Request, HTTPContext) async throws -> Response
     ) async throws -> Response {
+        var context = context
         if certificates, let peer = await Self.peerCertificate(context.channel) {
-            guard let der = try? peer.toDERBytes(), CertificateRole(derEncoded: der) == .operator else {
+            guard let der = try? peer.toDERBytes(), let certificate = try? Certificate(derEncoded: der),
+                CertificateRole(of: certificate) == .operator
+            else {
                 return APIError(
                     .forbidden,
                     "this client certificate is not an operator's: issue one with `netpulse ca issue --operator NAME`"
                 ).response
             }
+            context.identity = "operator \(CertificateRole.commonName(of: certificate) ?? "?")"
             return try await next(request, context)
         }
         if let users, let (user, password) = Self.basicCredentials(request.headers[.authorization]) {
+            context.identity = user
             if users.remembered(user: user, password: password) { return try await next(request, context) }
             guard let checked = try await checks.run({ users.check(user: user, password: password) }) else {
                 var busy = APIError(.serviceUnavailable, "too many logins being checked at once; try again in a second")

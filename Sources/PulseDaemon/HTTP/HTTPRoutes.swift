@@ -8,10 +8,14 @@ import PulseQuery
 import PulseSettings
 import PulseStore
 
-/// A request's context: the connection it came on, for the peer's certificate.
+/// A request's context: the connection it came on, for the peer's certificate, and who the request was
+/// authenticated as.
 struct HTTPContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     let channel: any Channel
+    /// Over TCP, the operator (`operator NAME`, from the certificate) or basic-auth user the request came from; nil
+    /// on the Unix socket.
+    var identity: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -28,7 +32,7 @@ struct HTTPContext: RequestContext {
 /// - `GET /metrics`: the daemon's own metrics in Prometheus' text format.
 /// - `GET /`, `/dashboards/…`, `/assets/…`: the live dashboards (``LiveRoutes``).
 ///
-/// Nothing here writes to the store.
+/// Nothing here writes to the store, except silences when `[http] allow_silences` says so (``SilenceRoutes``).
 struct HTTPRoutes: Sendable {
     let store: any MetricStore
     let config: DaemonConfig
@@ -61,6 +65,7 @@ struct HTTPRoutes: Sendable {
                 try await answer(read, request)
             }
         }
+        SilenceRoutes(store: store, config: config, clock: clock, logger: logger).add(to: api)
         LiveRoutes(routes: self, announcer: announcer).add(to: router)
         return router
     }
@@ -73,8 +78,8 @@ struct HTTPRoutes: Sendable {
         let now = clock.now()
         let (config, store, catalogues) = (self.config, self.store, self.catalogues)
         let prepared = try await read.prepare(
-            parameters, defaultFormat: .json, engine: { try await config.readerEngine(over: store, cache: catalogues) },
-            now: now)
+            parameters, defaultFormat: .json, settings: config.readSettings,
+            engine: { try await config.readerEngine(over: store, cache: catalogues) }, now: now)
         let headers: HTTPFields = [.contentType: prepared.format.mediaType, .cacheControl: "no-store"]
         guard read == .export else {
             var buffer = ByteBuffer()

@@ -68,18 +68,7 @@ public struct AlertListing: Sendable {
             }
             out += TerminalText.table(rows, numeric: [])
         }
-        if !events.isEmpty {
-            out += "\nrecent events, newest first\n"
-            var rows = [["TIME", "STATUS", "RULE", "TARGET", "VALUE", "CHART"]]
-            for event in events {
-                rows.append([
-                    calendar.localText(event.at), event.status.rawValue, TerminalText.safe(event.rule),
-                    TerminalText.safe(Self.target(event.labels)), valueText(event.rule, event.value),
-                    TerminalText.safe(event.chart ?? ""),
-                ])
-            }
-            out += TerminalText.table(rows, numeric: [])
-        }
+        if !events.isEmpty { out += "\nrecent events, newest first\n" + eventsTable(calendar) }
         if !silences.isEmpty {
             out += "\nsilences\n"
             var rows = [["ID", "MATCHERS", "FROM", "UNTIL", "BY", "COMMENT"]]
@@ -117,23 +106,7 @@ public struct AlertListing: Sendable {
                         ])
                     })
             ),
-            (
-                "events",
-                JSONText.array(
-                    events.map { event in
-                        JSONText.object([
-                            ("id", "\(event.id)"), ("rule", JSONText.string(event.rule)),
-                            ("status", JSONText.string(event.status.rawValue)),
-                            ("at", JSONText.string(RFC3339.text(event.at))), ("value", Self.number(event.value)),
-                            ("valueText", JSONText.string(valueText(event.rule, event.value))),
-                            ("fingerprint", JSONText.string(event.fingerprint)),
-                            ("startsAt", JSONText.string(RFC3339.text(event.startsAt))),
-                            ("endsAt", Self.time(event.endsAt)), ("labels", Self.map(event.labels)),
-                            ("annotations", Self.map(event.annotations)),
-                            ("chart", event.chart.map(JSONText.string) ?? "null"),
-                        ])
-                    })
-            ),
+            ("events", String(eventsJSON.dropLast())),
             (
                 "silences",
                 JSONText.array(
@@ -150,6 +123,55 @@ public struct AlertListing: Sendable {
             ),
             ("queuedNotifications", "\(queued)"),
         ]) + "\n"
+    }
+
+    /// The recent events alone (`netpulse alerts events`), newest first.
+    public func eventsTable(_ calendar: CivilCalendar) -> String {
+        guard !events.isEmpty else { return "no alert events in this time\n" }
+        var rows = [["TIME", "STATUS", "RULE", "TARGET", "VALUE", "CHART"]]
+        for event in events {
+            rows.append([
+                calendar.localText(event.at), event.status.rawValue, TerminalText.safe(event.rule),
+                TerminalText.safe(Self.target(event.labels)), valueText(event.rule, event.value),
+                TerminalText.safe(event.chart ?? ""),
+            ])
+        }
+        return TerminalText.table(rows, numeric: [])
+    }
+
+    /// The recent events as a JSON array, newest first: the `events` of ``json``.
+    public var eventsJSON: String {
+        JSONText.array(
+            events.map { event in
+                JSONText.object([
+                    ("id", "\(event.id)"), ("rule", JSONText.string(event.rule)),
+                    ("status", JSONText.string(event.status.rawValue)),
+                    ("at", JSONText.string(RFC3339.text(event.at))), ("value", Self.number(event.value)),
+                    ("valueText", JSONText.string(valueText(event.rule, event.value))),
+                    ("fingerprint", JSONText.string(event.fingerprint)),
+                    ("startsAt", JSONText.string(RFC3339.text(event.startsAt))),
+                    ("endsAt", Self.time(event.endsAt)), ("labels", Self.map(event.labels)),
+                    ("annotations", Self.map(event.annotations)),
+                    ("chart", event.chart.map(JSONText.string) ?? "null"),
+                ])
+            }) + "\n"
+    }
+
+    /// The recent events as CSV, newest first: labels and annotations as one JSON object each.
+    public var eventsCSV: String {
+        var out = CSVText.row([
+            "at_utc", "status", "rule", "target", "value", "fingerprint", "starts_at_utc", "ends_at_utc", "labels",
+            "annotations", "chart",
+        ])
+        for event in events {
+            out += CSVText.row([
+                RFC3339.text(event.at), event.status.rawValue, event.rule, Self.target(event.labels),
+                Self.number(event.value) == "null" ? "" : Self.number(event.value), event.fingerprint,
+                RFC3339.text(event.startsAt), event.endsAt.map(RFC3339.text) ?? "", Self.map(event.labels),
+                Self.map(event.annotations), event.chart ?? "",
+            ])
+        }
+        return out
     }
 
     static func map(_ pairs: [String: String]) -> String {

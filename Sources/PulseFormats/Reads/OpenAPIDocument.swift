@@ -14,10 +14,14 @@ public enum OpenAPIDocument {
         }
         let text = JSONText.object([("type", JSONText.string("string"))])
         switch name {
-        case "format":
+        case "since": return ("how far back the events go: 1h, 24h, 7d", text)
+        case "limit":
             return (
-                "json (the default here), csv, or table (what a terminal shows)",
-                choices(ReadFormat.allCases.map(\.rawValue), default: "json")
+                "at most this many events, newest first",
+                JSONText.object([
+                    ("type", JSONText.string("integer")), ("minimum", "1"), ("maximum", "\(AlertsRead.mostEvents)"),
+                    ("default", "50"),
+                ])
             )
         case "agent": return ("only this agent", text)
         case "interface": return ("only interfaces matching this shell glob (eth*)", text)
@@ -51,6 +55,19 @@ public enum OpenAPIDocument {
         }
     }
 
+    /// The formats a read writes, json first where it is one (the API's default; table is what a terminal shows).
+    static func format(_ read: Read) -> (description: String, schema: String) {
+        let formats = read.formats.map(\.rawValue)
+        let fallback = formats.contains("json") ? "json" : formats[0]
+        return (
+            "\(formats.joined(separator: ", ")) (default \(fallback); table is what a terminal shows)",
+            JSONText.object([
+                ("type", JSONText.string("string")), ("enum", JSONText.array(formats.map(JSONText.string))),
+                ("default", JSONText.string(fallback)),
+            ])
+        )
+    }
+
     /// `by` differs by read.
     static func by(_ read: Read) -> (description: String, schema: String)? {
         func choices(_ values: [String], _ fallback: String) -> String {
@@ -72,7 +89,88 @@ public enum OpenAPIDocument {
         .top: "Top interfaces, hosts or groups by bytes, peak rate, 95th percentile or error ratio",
         .bill: "95th-percentile bills of a billing period",
         .export: "Rollup buckets or raw samples of any range (streamed)",
+        .snapshot: "An analytics snapshot as of now, with the contents of the daemon's [snapshots]",
+        .alerts: "Pending and firing alerts, recent events and the silences in force",
+        .events: "The alerts' transitions of the last `since`, newest first",
     ]
+
+    /// The one write (`[http] allow_silences`): making and ending silences.
+    static func silences(error: String) -> [(String, String)] {
+        func string(_ description: String) -> String {
+            JSONText.object([("type", JSONText.string("string")), ("description", JSONText.string(description))])
+        }
+        let body = JSONText.object([
+            ("type", JSONText.string("object")), ("required", JSONText.array(["match", "for"].map(JSONText.string))),
+            ("additionalProperties", "false"),
+            (
+                "properties",
+                JSONText.object([
+                    (
+                        "match",
+                        JSONText.object([
+                            ("type", JSONText.string("object")),
+                            ("description", JSONText.string("label names and shell globs of their values")),
+                            ("additionalProperties", JSONText.object([("type", JSONText.string("string"))])),
+                            ("minProperties", "1"), ("maxProperties", "\(SilenceRequest.mostMatchers)"),
+                        ])
+                    ),
+                    ("for", string("how long: 30m, 2h, 7d (at most 366d)")),
+                    ("comment", string("why")),
+                    ("author", string("who, on the Unix socket; over TCP it is who authenticated")),
+                ])
+            ),
+        ])
+        func answer(_ description: String) -> String {
+            JSONText.object([
+                ("description", JSONText.string(description)),
+                (
+                    "content",
+                    JSONText.object([
+                        (
+                            "application/json",
+                            JSONText.object([("schema", JSONText.object([("type", JSONText.string("object"))]))])
+                        )
+                    ])
+                ),
+            ])
+        }
+        let refused = [("400", error), ("401", error), ("403", error)]
+        let post = JSONText.object([
+            ("operationId", JSONText.string("silence")),
+            ("summary", JSONText.string("Make a silence (only with [http] allow_silences)")),
+            (
+                "requestBody",
+                JSONText.object([
+                    ("required", "true"),
+                    ("content", JSONText.object([("application/json", JSONText.object([("schema", body)]))])),
+                ])
+            ),
+            (
+                "responses",
+                JSONText.object(
+                    [("201", answer("the silence's id, end (endsAt, and until in the daemon's zone) and author"))]
+                        + refused + [("413", error)])
+            ),
+        ])
+        let delete = JSONText.object([
+            ("operationId", JSONText.string("expireSilence")),
+            ("summary", JSONText.string("End a silence now (only with [http] allow_silences)")),
+            (
+                "parameters",
+                JSONText.array([
+                    JSONText.object([
+                        ("name", JSONText.string("id")), ("in", JSONText.string("path")), ("required", "true"),
+                        ("schema", JSONText.object([("type", JSONText.string("string"))])),
+                    ])
+                ])
+            ),
+            ("responses", JSONText.object([("200", answer("the silence ended"))] + refused + [("404", error)])),
+        ])
+        return [
+            ("/api/v1/silences", JSONText.object([("post", post)])),
+            ("/api/v1/silences/{id}", JSONText.object([("delete", delete)])),
+        ]
+    }
 
     public static func json(version: String) -> String {
         let error = JSONText.object([
@@ -93,7 +191,12 @@ public enum OpenAPIDocument {
         for read in Read.allCases {
             let names = ["format"] + read.names.subtracting(["format"]).sorted()
             let parameters = names.map { name in
-                let (description, schema) = name == "by" ? by(read)! : parameter(name)
+                let (description, schema) =
+                    switch name {
+                    case "by": by(read)!
+                    case "format": format(read)
+                    default: parameter(name)
+                    }
                 return JSONText.object([
                     ("name", JSONText.string(name)), ("in", JSONText.string("query")), ("required", "false"),
                     ("description", JSONText.string(description)), ("schema", schema),
@@ -109,7 +212,8 @@ public enum OpenAPIDocument {
                 ("operationId", JSONText.string(read.rawValue)), ("summary", JSONText.string(summaries[read] ?? "")),
                 (
                     "description",
-                    JSONText.string("The same bytes as `netpulse \(read.rawValue)` with these options (docs/api.md).")
+                    JSONText.string(
+                        "The same bytes as `netpulse \(read.command)` with these options (docs/api.md).")
                 ),
                 ("parameters", JSONText.array(parameters)),
                 (
@@ -127,6 +231,7 @@ public enum OpenAPIDocument {
             ])
             paths.append(("/api/v1/\(read.rawValue)", JSONText.object([("get", operation)])))
         }
+        paths += silences(error: error)
         return JSONText.object([
             ("openapi", JSONText.string("3.1.0")),
             (
@@ -135,7 +240,9 @@ public enum OpenAPIDocument {
                     ("title", JSONText.string("netpulsed HTTP API")), ("version", JSONText.string(version)),
                     (
                         "description",
-                        JSONText.string("Read-only. See docs/api.md for who gets in and what each figure means.")
+                        JSONText.string(
+                            "Read-only but for silences, which need [http] allow_silences. See docs/api.md for who gets in and what each figure means."
+                        )
                     ),
                 ])
             ),

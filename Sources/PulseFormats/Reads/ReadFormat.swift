@@ -1,3 +1,4 @@
+import PulseAnalytics
 import PulseQuery
 
 /// How a read is written: aligned columns for a terminal, or the machine formats.
@@ -18,7 +19,7 @@ public enum ReadFormat: String, Sendable, CaseIterable {
 /// `/api/v1/top`): parsed from the same parameters, asked of the same window engine and written by the same code,
 /// so the output is the same bytes wherever it was asked for.
 public enum Read: String, Sendable, CaseIterable {
-    case rates, traffic, top, bill, export
+    case rates, traffic, top, bill, export, snapshot, alerts, events
 
     /// The parameters the read takes (`format` included).
     public var names: Set<String> {
@@ -29,18 +30,37 @@ public enum Read: String, Sendable, CaseIterable {
             case .top: TopRead.names
             case .bill: BillRead.names
             case .export: ExportRead.names
+            case .snapshot: SnapshotRead.names
+            case .alerts, .events: AlertsRead.names
             }
         return own.union(["format"])
     }
 
-    /// Formats the read can be written in.
-    public var formats: [ReadFormat] { self == .export ? [.csv, .json] : [.table, .json, .csv] }
+    /// The command that makes the read on the daemon's host.
+    public var command: String {
+        switch self {
+        case .alerts: "alerts"
+        case .events: "alerts events"
+        default: rawValue
+        }
+    }
 
-    /// The format `parameters` ask for, or `fallback`.
+    /// Formats the read can be written in, the first where a default is not one of them.
+    public var formats: [ReadFormat] {
+        switch self {
+        case .export, .snapshot: [.json, .csv]
+        case .alerts: [.table, .json]
+        default: [.table, .json, .csv]
+        }
+    }
+
+    /// The format `parameters` ask for, or `fallback` (or the read's first format, if it cannot write `fallback`).
     public func format(_ parameters: ReadParameters, default fallback: ReadFormat) throws(QueryError) -> ReadFormat {
-        let format = try parameters.choice("format", default: fallback)
+        let format = try parameters.choice("format", default: formats.contains(fallback) ? fallback : formats[0])
         guard formats.contains(format) else {
-            throw QueryError(parameter: "format", value: format.rawValue, "export writes csv or json")
+            throw QueryError(
+                parameter: "format", value: format.rawValue,
+                "\(rawValue) writes \(formats.map(\.rawValue).joined(separator: " or "))")
         }
         return format
     }
@@ -49,7 +69,8 @@ public enum Read: String, Sendable, CaseIterable {
     /// it, or for an export what it covers. Every error about the request comes from here, before anything is
     /// written; the export's rows are read as ``Prepared/write(progress:to:)`` writes them.
     public func prepare(
-        _ parameters: ReadParameters, defaultFormat: ReadFormat, engine: () async throws -> WindowEngine, now: Int64
+        _ parameters: ReadParameters, defaultFormat: ReadFormat, settings: ReadSettings,
+        engine: () async throws -> WindowEngine, now: Int64
     ) async throws -> Prepared {
         try parameters.check(known: names)
         switch self {
@@ -73,6 +94,29 @@ public enum Read: String, Sendable, CaseIterable {
             let read = try ExportRead(parameters)
             let format = try self.format(parameters, default: defaultFormat)
             return Prepared(format: format, export: try read.plan(await engine(), now: now))
+        case .snapshot:
+            let read = try SnapshotRead(parameters)
+            let format = try self.format(parameters, default: defaultFormat)
+            let snapshot = Snapshot(
+                try await read.answer(engine(), contents: settings.snapshot, now: now), source: "netpulse")
+            return Prepared(format: format, text: format == .json ? snapshot.json : snapshot.csv)
+        case .alerts, .events:
+            let read = try AlertsRead(parameters)
+            let format = try self.format(parameters, default: defaultFormat)
+            let engine = try await engine()
+            let state = try await read.answer(engine.store, now: now)
+            let listing = AlertListing(
+                now: now, rules: Dictionary(settings.alertRules.map { ($0.name, $0) }) { first, _ in first },
+                instances: state.instances, events: state.events, silences: state.silences, queued: state.queued)
+            let text =
+                switch (self, format) {
+                case (.alerts, .json): listing.json
+                case (.alerts, _): listing.table(engine.calendar)
+                case (_, .json): listing.eventsJSON
+                case (_, .csv): listing.eventsCSV
+                default: listing.eventsTable(engine.calendar)
+                }
+            return Prepared(format: format, text: text)
         }
     }
 
@@ -99,6 +143,18 @@ public enum Read: String, Sendable, CaseIterable {
             if let text { try await write(text) }
             if let export { try await ExportText.write(export, json: format == .json, progress: progress, to: write) }
         }
+    }
+}
+
+/// What some reads take from the daemon's config rather than from their parameters: what a snapshot holds
+/// (`[snapshots]`), and the alert rules (how an alert's value is written).
+public struct ReadSettings: Sendable {
+    public var snapshot: SnapshotQuery.Contents
+    public var alertRules: [AlertRule]
+
+    public init(snapshot: SnapshotQuery.Contents, alertRules: [AlertRule]) {
+        self.snapshot = snapshot
+        self.alertRules = alertRules
     }
 }
 

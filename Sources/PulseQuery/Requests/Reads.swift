@@ -253,3 +253,44 @@ extension ExportRead.Plan {
         }
     }
 }
+
+/// An analytics snapshot (`docs/snapshots.md`) as of now, holding what the daemon's `[snapshots]` say: the same
+/// contents as the files the daemon writes, read when asked.
+public struct SnapshotRead: Sendable {
+    public static let names: Set<String> = []
+
+    public init(_ parameters: ReadParameters) throws(QueryError) {}
+
+    public func answer(_ engine: WindowEngine, contents: SnapshotQuery.Contents, now: Int64) async throws
+        -> SnapshotData
+    {
+        try await SnapshotQuery(engine: engine).read(contents, now: now)
+    }
+}
+
+/// The alerts as the store holds them (`netpulse alerts`, `/api/v1/alerts`): pending and firing, the events of the
+/// last `since` (newest first, at most `limit`), the silences in force; `netpulse alerts events` and
+/// `/api/v1/events` are the events alone.
+public struct AlertsRead: Sendable {
+    /// How far back the events go, in milliseconds.
+    public var since: Int64
+    public var limit: Int
+
+    public static let names: Set<String> = ["since", "limit"]
+    /// The most events one read returns: the history is kept for long (`[alerts] history`), and a request must not
+    /// be able to ask the daemon for all of it at once.
+    public static let mostEvents = 10_000
+
+    public init(_ parameters: ReadParameters) throws(QueryError) {
+        let text = parameters["since"] ?? "24h"
+        guard let back = Units.parseDuration(text), back > 0 else {
+            throw QueryError(parameter: "since", value: text, "not a duration; use 1h, 24h or 7d")
+        }
+        since = back
+        limit = try parameters.integer("limit", in: 1...Self.mostEvents, default: 50)
+    }
+
+    public func answer(_ store: any MetricStore, now: Int64) async throws -> AlertState {
+        try await AlertStateQuery(store: store).read(now: now, since: now - since, limit: limit)
+    }
+}
