@@ -49,12 +49,7 @@ struct HTTPRoutes: Sendable {
         let router = Router(context: HTTPContext.self)
         if let authentication { router.add(middleware: authentication) }
         router.add(middleware: APIErrors(logger: logger))
-        router.get("metrics") { _, _ in
-            let body = await metrics.exposition(from: sources)
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: body)))
-        }
+        router.get("metrics") { _, _ in await MetricsService.exposition(metrics, sources) }
         let api = router.group("api/v1")
         let openAPI = ByteBuffer(string: OpenAPIDocument.json(version: NetpulseVersion.string))
         api.get("openapi.json") { _, _ in
