@@ -79,11 +79,9 @@ struct StepCounter {
                 let scopes = try await self.scopes(
                     of: name, agent: agent, at: received, catalogue: &catalogue, commit: &commit, in: db)
                 commit.addUnplaced(step.counted, series: series, scopes: scopes, at: recorded, sign: 1)
-                try await db.saveGap(
-                    StoreWriter.Gap(
-                        previous: previous, next: next, scopes: scopes, isVirtual: false, step: step,
-                        recorded: recorded),
-                    series: series, revision: commit.revision)
+                try await Self.saveGap(
+                    previous: previous, next: next, scopes: scopes, isVirtual: false, step: step, parts: [],
+                    recorded: recorded, series: series, revision: commit.revision, in: db)
                 commit.unplacedSteps += 1
                 continue
             }
@@ -101,7 +99,8 @@ struct StepCounter {
             } else if AgentDirectory.sameGroups(agent.memberships, at: start, end) {
                 var at = next
                 at.time = end
-                scopes = try await self.scopes(of: name, agent: agent, at: at, catalogue: &catalogue, commit: &commit, in: db)
+                scopes = try await self.scopes(
+                    of: name, agent: agent, at: at, catalogue: &catalogue, commit: &commit, in: db)
                 parts = []
                 known = (next.kind, next.relation, end, scopes)
             } else {
@@ -121,10 +120,9 @@ struct StepCounter {
                     into: &commit)
             }
             if step.timing.mayBeSplit {
-                try await db.saveGap(
-                    StoreWriter.Gap(
-                        previous: previous, next: next, scopes: scopes, isVirtual: isVirtual, step: step, parts: parts),
-                    series: series, revision: commit.revision)
+                try await Self.saveGap(
+                    previous: previous, next: next, scopes: scopes, isVirtual: isVirtual, step: step, parts: parts,
+                    recorded: 0, series: series, revision: commit.revision, in: db)
             }
             if step.events.contains(.implausible) {
                 commit.anomalies.append(
@@ -136,6 +134,27 @@ struct StepCounter {
         commit.changedStates.insert(series)
     }
 
+    /// Saves a step that may be split later (``StoreWriter/Gap``): built and awaited here, in a function the optimizer
+    /// leaves alone.
+    ///
+    /// Swift 6.3.1's release builds miscompiled this call where it stood, inside
+    /// ``place(_:series:name:agent:catalogue:placement:commit:in:)``: the await of `db.saveGap` wrote 8 bytes past the
+    /// end of `place`'s async frame, into the task allocator's memory, and the daemon later died of heap corruption
+    /// ("double free or corruption") applying a batch whose interface had a gap. Moved into a function of its own but
+    /// optimized, the same call ran the task's deallocation against no task. Unoptimized, it is right. Found with
+    /// AddressSanitizer on a release build (`docs/reliability.md`, "Release builds under AddressSanitizer"); debug
+    /// builds never showed it. A gap is saved a few times per outage, so the cost is nil.
+    @inline(never) @_optimize(none)
+    private static func saveGap(
+        previous: StepSample, next: StepSample, scopes: [Int64], isVirtual: Bool, step: CountedStep,
+        parts: [Range<Int64>?], recorded: Int64, series: Int64, revision: Int64, in db: some IngestTransaction
+    ) async throws {
+        var gap = StoreWriter.Gap(
+            previous: previous, next: next, scopes: scopes, isVirtual: isVirtual, step: step, parts: parts)
+        gap.recorded = recorded
+        try await db.saveGap(gap, series: series, revision: revision)
+    }
+
     /// Writes the first and last samples of the `changed` series (once each, however many batches moved them), and
     /// empties `changed`.
     func writeStates(_ changed: inout Set<Int64>, in db: some IngestTransaction) async throws {
@@ -143,7 +162,9 @@ struct StepCounter {
         changed.removeAll(keepingCapacity: true)
     }
 
-    private mutating func state(of series: Int64, in db: some IngestTransaction) async throws -> StoreWriter.SeriesState? {
+    private mutating func state(of series: Int64, in db: some IngestTransaction) async throws -> StoreWriter
+        .SeriesState?
+    {
         if let known = states[series] { return known }
         guard let state = try await db.seriesState(series) else { return nil }
         states[series] = state
