@@ -291,7 +291,8 @@
       this.svg.appendChild(rect);
     }
 
-    // Fetches the panel again; replaces it (and its data) only when the server drew something else.
+    // Fetches the panel again; replaces it only when the server drew something else. The picture is what a
+    // person waits for: it is swapped in at once, and the data under the pointer follows (reload()).
     async refresh() {
       const headers = this.etag ? { "If-None-Match": this.etag } : {};
       const response = await fetch(here(this.figure.dataset.svg), { credentials: "same-origin", cache: "no-store", headers });
@@ -301,11 +302,16 @@
       const text = await response.text();
       const parsed = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
       if (parsed.nodeName !== "svg") throw new Error(`panel ${this.figure.dataset.panel}: not an SVG`);
-      const cursor = this.cursor;
+      this.cursorBefore = this.cursor;
       this.holder.replaceChild(document.importNode(parsed, true), this.svg);
+      return true;
+    }
+
+    // After a redraw: the new picture's data, for the value under the pointer, and the cursor where it was.
+    async reload() {
+      const cursor = this.cursorBefore;
       await this.load();
       if (cursor >= 0) this.show(Math.min(cursor, this.times.length - 1));
-      return true;
     }
   }
 
@@ -336,6 +342,9 @@
         performance.mark("netpulse-painted", { detail: { committed: announcement.committed, changed } });
         window.netpulsePaints.push({ committed: announcement.committed, painted, changed });
         say(`Updated ${timeFormat.format(new Date())} (${zoneName}): ${changed} panel${changed === 1 ? "" : "s"} redrawn.`);
+        await Promise.all(
+          panels.filter((panel, index) => results[index] && panel.isTimeChart).map((panel) =>
+            panel.reload().catch((error) => say(`Values under the pointer unavailable: ${error.message}`))));
       }
     } finally {
       redrawing = false;
