@@ -72,7 +72,7 @@ struct DaemonClient {
     /// daemon writes times.
     func silence(_ request: SilenceRequest) async throws -> (id: String, until: String) {
         let fields: [String: Any] = [
-            "match": request.matchers, "for": "\(request.length / 1_000)s", "comment": request.comment,
+            "match": request.matchers, "for": Units.formatDuration(request.length), "comment": request.comment,
             "author": request.author,
         ]
         let body = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])

@@ -193,6 +193,11 @@ extension EndToEnd {
                 "http://netpulse/api/v1/silences", "-d", #"{"match": {"host": "*"}, "for": "1h"}"#,
             ])
             #expect(refused.hasSuffix(" 403") && refused.contains("allow_silences"), "\(refused)")
+            let notEnded = try run([
+                "curl", "-s", "-w", " %{http_code}", "--unix-socket", socket, "-X", "DELETE",
+                "http://netpulse/api/v1/silences/x",
+            ])
+            #expect(notEnded.hasSuffix(" 403") && notEnded.contains("allow_silences"), "\(notEnded)")
         }
 
         /// With `[http] allow_silences`, operators make and end silences over HTTP: the author is who logged in, and
@@ -242,12 +247,22 @@ extension EndToEnd {
             #expect(fleet.daemon!.output.contains("silence \(id) made over HTTP by bob"))
 
             // Mistakes and excess are a 4xx naming the field, and store nothing.
-            func post(_ body: String) throws -> String {
-                try run([
-                    "curl", "-s", "-w", " %{http_code}", "--unix-socket", socket, "-X", "POST",
-                    "http://netpulse/api/v1/silences", "--data-binary", body,
-                ])
+            func post(_ body: String, _ headers: [String] = ["Content-Type: application/json"]) throws -> String {
+                try run(
+                    [
+                        "curl", "-s", "-w", " %{http_code}", "--unix-socket", socket, "-X", "POST",
+                        "http://netpulse/api/v1/silences", "--data-binary", body,
+                    ] + headers.flatMap { ["-H", $0] })
             }
+            // What a page on another site could send with the operator's browser: a form or plain text (no
+            // preflight), or anything the browser marks as cross-site.
+            let valid = #"{"match": {"alertname": "*"}, "for": "1h"}"#
+            #expect(try post(valid, ["Content-Type: text/plain"]).hasSuffix(" 415"))
+            #expect(try post(valid, ["Content-Type: application/x-www-form-urlencoded"]).hasSuffix(" 415"))
+            #expect(
+                try post(valid, ["Content-Type: application/json", "Sec-Fetch-Site: cross-site"]).hasSuffix(" 403"))
+            #expect(
+                try post(valid, ["Content-Type: application/json", "Origin: https://evil.example"]).hasSuffix(" 403"))
             #expect(try post(#"{"match": {}, "for": "1h"}"#).hasSuffix(#""parameter":"match"}"# + "\n 400"))
             #expect(try post(#"{"match": {"host": "a"}, "for": "2x"}"#).hasSuffix(#""parameter":"for"}"# + "\n 400"))
             #expect(try post(#"{"match": {"host": "a"}, "for": "400d"}"#).hasSuffix(" 400"))

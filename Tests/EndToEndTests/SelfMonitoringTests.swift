@@ -63,6 +63,8 @@ extension EndToEnd {
             #expect(missing == "404")
             let posted = try run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", endpoint])
             #expect(posted == "405")
+            let head = try run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-I", endpoint])
+            #expect(head == "200")
             #expect(fleet.daemon!.stop() == 0, "netpulsed:\n\(fleet.daemon!.output)")
         }
 

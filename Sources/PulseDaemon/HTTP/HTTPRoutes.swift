@@ -46,7 +46,8 @@ struct HTTPRoutes: Sendable {
     let logger: Logger
 
     func router(authentication: HTTPAuthentication?) -> Router<HTTPContext> {
-        let router = Router(context: HTTPContext.self)
+        // HEAD is answered from each GET's route (`curl -I`), as a static server would.
+        let router = Router(context: HTTPContext.self, options: .autoGenerateHeadEndpoints)
         if let authentication { router.add(middleware: authentication) }
         router.add(middleware: APIErrors(logger: logger))
         router.get("metrics") { _, _ in await MetricsService.exposition(metrics, sources) }

@@ -29,10 +29,10 @@ struct SilenceRoutes: Sendable {
 
     func add(to api: RouterGroup<HTTPContext>) {
         api.post("silences") { request, context in try await create(request, context) }
-        api.delete("silences/:id") { _, context in
+        api.delete("silences/:id") { request, context in
             // The path's segment as sent: percent-encoded.
             let raw = try context.parameters.require("id")
-            return try await expire(raw.removingPercentEncoding ?? raw, context)
+            return try await expire(raw.removingPercentEncoding ?? raw, request, context)
         }
     }
 
@@ -45,13 +45,37 @@ struct SilenceRoutes: Sendable {
         }
     }
 
+    /// The most silences in force at once that clients may make over HTTP: each round of notifications reads them
+    /// all, so one with the right to silence must not be able to add them without end.
+    static let mostInForce = 1_000
+
+    /// A write only from a client that means it: a JSON body (a page on another site can post a form or plain text
+    /// with the browser's credentials, but not JSON without a preflight this server never grants) and nothing a
+    /// browser marks as coming from another site.
+    func refuseCrossSite(_ request: Request) throws {
+        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+        guard type?.lowercased() == "application/json" else {
+            throw APIError(.unsupportedMediaType, "send the silence as Content-Type: application/json")
+        }
+        if let site = request.headers[HTTPFields.Element.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none"
+        {
+            throw APIError(.forbidden, "a silence cannot be made from another site's page (Sec-Fetch-Site: \(site))")
+        }
+        if let origin = request.headers[.origin], let host = request.head.authority,
+            origin != "https://\(host)", origin != "http://\(host)"
+        {
+            throw APIError(.forbidden, "a silence cannot be made from another site's page (Origin: \(origin))")
+        }
+    }
+
     func create(_ request: Request, _ context: HTTPContext) async throws -> Response {
         try refuseUnlessAllowed()
+        try refuseCrossSite(request)
         var request = request
         let body: ByteBuffer
         do {
             body = try await request.collectBody(upTo: Self.largestBody)
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw APIError(.contentTooLarge, "the body is larger than \(Self.largestBody) bytes")
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
@@ -78,6 +102,14 @@ struct SilenceRoutes: Sendable {
                 .badRequest, #"match must be an object of label names and globs: {"host": "web-*"}"#,
                 parameter: "match")
         }
+        let now = clock.now()
+        let inForce = try await store.silences().count { $0.endsAt > now }
+        guard inForce < Self.mostInForce else {
+            throw APIError(
+                .conflict,
+                "\(inForce) silences are in force, the most that can be made over HTTP; end some (DELETE /api/v1/silences/ID) first"
+            )
+        }
         let author: String
         if let identity = context.identity {
             author = identity
@@ -86,7 +118,7 @@ struct SilenceRoutes: Sendable {
         }
         let silence = try SilenceRequest(
             matchers: matchers, for: try text("for"), comment: try text("comment", default: ""), author: author
-        ).silence(id: UUID().uuidString.lowercased(), now: clock.now())
+        ).silence(id: UUID().uuidString.lowercased(), now: now)
         try await store.saveSilence(silence)
         logger.notice(
             "silence \(silence.id) made over HTTP by \(author) until \(RFC3339.text(silence.endsAt)): \(silence.matchers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
@@ -101,8 +133,12 @@ struct SilenceRoutes: Sendable {
             body: .init(byteBuffer: ByteBuffer(string: answer + "\n")))
     }
 
-    func expire(_ id: String, _ context: HTTPContext) async throws -> Response {
+    func expire(_ id: String, _ request: Request, _ context: HTTPContext) async throws -> Response {
         try refuseUnlessAllowed()
+        if let site = request.headers[HTTPFields.Element.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none"
+        {
+            throw APIError(.forbidden, "a silence cannot be ended from another site's page (Sec-Fetch-Site: \(site))")
+        }
         guard id.utf8.count <= 128, try await store.expireSilence(id: id, at: clock.now()) else {
             throw APIError(.notFound, "no silence \(id.prefix(128)); /api/v1/alerts lists them")
         }

@@ -28,10 +28,10 @@ final class MetricsService: Service, Sendable {
         if let reason = Self.unbindable(address) {
             throw DaemonError("cannot serve metrics on \(address) ([metrics] listen): \(reason)")
         }
-        let router = Router()
+        let router = Router(options: .autoGenerateHeadEndpoints)
         router.get("metrics") { _, _ in await Self.exposition(metrics, sources) }
-        // GET and HEAD (which hummingbird answers from GET's route) only; another path is a 404.
-        for method in [HTTPRequest.Method.post, .put, .delete, .patch, .options] {
+        // GET and HEAD (answered from GET's route) only; another path is a 404.
+        for method in [HTTPRequest.Method.post, .put, .delete, .patch, .options, .trace, .connect] {
             router.on("metrics", method: method) { _, _ in
                 Response(
                     status: .methodNotAllowed, headers: [.allow: "GET, HEAD", .contentType: "text/plain"],
