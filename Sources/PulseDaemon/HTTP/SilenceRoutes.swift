@@ -49,28 +49,41 @@ struct SilenceRoutes: Sendable {
     /// all, so one with the right to silence must not be able to add them without end.
     static let mostInForce = 1_000
 
-    /// A write only from a client that means it: a JSON body (a page on another site can post a form or plain text
-    /// with the browser's credentials, but not JSON without a preflight this server never grants) and nothing a
-    /// browser marks as coming from another site.
-    func refuseCrossSite(_ request: Request) throws {
+    /// A silence only as JSON: a page on another site can post a form or plain text with the browser's
+    /// credentials, but not JSON without a preflight this server never grants.
+    func refuseUnlessJSON(_ request: Request) throws {
         let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
         guard type?.lowercased() == "application/json" else {
             throw APIError(.unsupportedMediaType, "send the silence as Content-Type: application/json")
         }
+    }
+
+    /// Nothing a browser marks as coming from another site's page (`Sec-Fetch-Site`, or an `Origin` other than the
+    /// daemon's own), whether a silence is made or `ended`.
+    func refuseFromAnotherSite(_ request: Request, _ doing: String) throws {
         if let site = request.headers[HTTPFields.Element.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none"
         {
-            throw APIError(.forbidden, "a silence cannot be made from another site's page (Sec-Fetch-Site: \(site))")
+            throw APIError(
+                .forbidden, "a silence cannot be \(doing) from another site's page (Sec-Fetch-Site: \(site))")
         }
         if let origin = request.headers[.origin], let host = request.head.authority,
             origin != "https://\(host)", origin != "http://\(host)"
         {
-            throw APIError(.forbidden, "a silence cannot be made from another site's page (Origin: \(origin))")
+            throw APIError(.forbidden, "a silence cannot be \(doing) from another site's page (Origin: \(origin))")
         }
+    }
+
+    /// A JSON answer, never cached.
+    static func answer(_ status: HTTPResponse.Status, _ fields: [(String, String)]) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: JSONText.object(fields) + "\n")))
     }
 
     func create(_ request: Request, _ context: HTTPContext) async throws -> Response {
         try refuseUnlessAllowed()
-        try refuseCrossSite(request)
+        try refuseUnlessJSON(request)
+        try refuseFromAnotherSite(request, "made")
         var request = request
         let body: ByteBuffer
         do {
@@ -123,30 +136,22 @@ struct SilenceRoutes: Sendable {
         logger.notice(
             "silence \(silence.id) made over HTTP by \(author) until \(RFC3339.text(silence.endsAt)): \(silence.matchers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
         )
-        let answer = JSONText.object([
-            ("id", JSONText.string(silence.id)), ("endsAt", JSONText.string(RFC3339.text(silence.endsAt))),
-            ("until", JSONText.string(config.calendar.localText(silence.endsAt))),
-            ("createdBy", JSONText.string(silence.createdBy)),
-        ])
-        return Response(
-            status: .created, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(string: answer + "\n")))
+        return Self.answer(
+            .created,
+            [
+                ("id", JSONText.string(silence.id)), ("endsAt", JSONText.string(RFC3339.text(silence.endsAt))),
+                ("until", JSONText.string(config.calendar.localText(silence.endsAt))),
+                ("createdBy", JSONText.string(silence.createdBy)),
+            ])
     }
 
     func expire(_ id: String, _ request: Request, _ context: HTTPContext) async throws -> Response {
         try refuseUnlessAllowed()
-        if let site = request.headers[HTTPFields.Element.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none"
-        {
-            throw APIError(.forbidden, "a silence cannot be ended from another site's page (Sec-Fetch-Site: \(site))")
-        }
+        try refuseFromAnotherSite(request, "ended")
         guard id.utf8.count <= 128, try await store.expireSilence(id: id, at: clock.now()) else {
             throw APIError(.notFound, "no silence \(id.prefix(128)); /api/v1/alerts lists them")
         }
         logger.notice("silence \(id) ended over HTTP by \(context.identity ?? "a user of the unix socket")")
-        return Response(
-            status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: .init(
-                byteBuffer: ByteBuffer(
-                    string: JSONText.object([("id", JSONText.string(id)), ("ended", "true")]) + "\n")))
+        return Self.answer(.ok, [("id", JSONText.string(id)), ("ended", "true")])
     }
 }
