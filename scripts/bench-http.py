@@ -215,6 +215,24 @@ class EventLatency(threading.Thread):
                 data = None
 
 
+class MemoryTrace(threading.Thread):
+    """The daemon's RSS once a second over the live part (bytes, with seconds since it began): when the peak came."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.samples, self.stop = pid, [], False
+
+    def run(self):
+        began = time.monotonic()
+        while not self.stop:
+            try:
+                _, rss, _ = process_usage(self.pid)
+            except (OSError, KeyError):
+                return
+            self.samples.append((time.monotonic() - began, rss))
+            time.sleep(1)
+
+
 def live():
     ca = f"{STORE}/ca"
     agents = []
@@ -237,6 +255,11 @@ key = "{ca}/live-{index}-key.pem"
         connection = UnixConnection(SOCKET)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and f"host-live-{AGENTS - 1}" not in get(connection, "/").decode():
+            time.sleep(1)
+        # They come back from an outage (the last run): their real pace begins once what they spooled meanwhile is
+        # sent, with every spool empty.
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and any(os.listdir(f"{STORE}/live-{index}/spool") for index in range(AGENTS)):
             time.sleep(1)
         return measure_live(agents)
     finally:
@@ -274,16 +297,22 @@ def measure_live(agents):
             driver.get(f"https://127.0.0.1:{PORT}{page}")
             handles.append(driver.current_window_handle)
         cpu_before, _, peak_before = process_usage(DAEMON.pid)
+        memory = MemoryTrace(DAEMON.pid)
+        memory.start()
         began = time.monotonic()
         time.sleep(LIVE_SECONDS)
         cpu_after, rss, peak = process_usage(DAEMON.pid)
+        memory.stop = True
         elapsed = time.monotonic() - began
         paints = {"fleet": [], "host": []}
         for page, handle in zip(pages, handles):
             driver.switch_to.window(handle)
             for paint in driver.execute_script("return window.netpulsePaints || []"):
-                if paint.get("committed"):
-                    paints["fleet" if "fleet" in page else "host"].append(paint["painted"] - paint["committed"])
+                if paint.get("committed") and paint.get("received"):
+                    paint["page"] = page
+                    paints["fleet" if "fleet" in page else "host"].append(paint)
+        with open(f"{STORE}/paints.json", "w") as handle:
+            json.dump(paints, handle)
     finally:
         driver.quit()
         for stream in streams:
@@ -294,12 +323,24 @@ def measure_live(agents):
     print(f"  SSE commit-to-event        p50 {percentile(events, 50):6.1f} ms, p99 {percentile(events, 99):6.1f} ms "
           f"({len(events)} events on the 10 pages' streams)")
     for kind in ["host", "fleet"]:
-        values = paints[kind]
+        unchanged = [paint for paint in paints[kind] if not paint["painted"]]
+        paints[kind] = [paint for paint in paints[kind] if paint["painted"]]
+        values = [paint["painted"] - paint["committed"] for paint in paints[kind]]
         print(f"  commit-to-paint, {kind:<5} p50 {percentile(values, 50):6.1f} ms, p99 {percentile(values, 99):6.1f} "
-              f"ms ({len(values)} redraws)")
+              f"ms ({len(values)} redraws; {len(unchanged)} more changed no panel)")
+        # Where the time went: commit to the page's receipt of the event, receipt to every panel back from the
+        # server, and those pictures to the painted frame.
+        stages = [("received", "committed", "event"), ("fetched", "received", "panels"), ("painted", "fetched", "paint")]
+        print("    " + "; ".join(
+            f"{name} p50 {percentile([p[end] - p[start] for p in paints[kind]], 50):.1f} / p99 "
+            f"{percentile([p[end] - p[start] for p in paints[kind]], 99):.1f} ms" for end, start, name in stages))
     print(f"  netpulsed CPU              {(cpu_after - cpu_before) / elapsed * 100:.1f}% of one core; "
           f"RSS {rss / 1048576:.0f} MiB at the end, peak {peak / 1048576:.0f} MiB (before the live part: peak "
           f"{peak_before / 1048576:.0f} MiB, from the API and render reads)")
+    if memory.samples:
+        at, highest = max(memory.samples, key=lambda sample: sample[1])
+        print(f"  netpulsed RSS, sampled each second: median {statistics.median(s[1] for s in memory.samples) / 1048576:.0f}"
+              f" MiB, highest {highest / 1048576:.0f} MiB at {at:.0f} s (a peak between samples shows only above)")
 
 
 if __name__ == "__main__":

@@ -106,6 +106,11 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// may have changed (not last-seen times), so a catalogue read at one generation holds while it stays the same;
     /// nil when the store cannot tell, and the catalogue must be read each time.
     func catalogueGeneration() -> Int64?
+
+    /// A number that changes whenever a commit may have changed what a read of buckets, bills or the catalogue
+    /// gives, so an answer read at one generation holds while it stays the same (the live pages' shared reads);
+    /// nil when the store cannot tell (another process writes it).
+    func dataGeneration() -> Int64?
 }
 
 extension MetricStore {
@@ -123,6 +128,8 @@ extension MetricStore {
     public func keepRecentBuckets(from: Int64?) async throws {}
 
     public func catalogueGeneration() -> Int64? { nil }
+
+    public func dataGeneration() -> Int64? { nil }
 }
 
 /// How much ``MetricStore/keepRecentBuckets(from:)`` may ask a store to hold.

@@ -132,5 +132,6 @@ extension SQLiteStore {
     private func wrotePastTheWriter() {
         recent.forget()
         catalogueCommits.add(1, ordering: .releasing)
+        dataChanged()
     }
 }

@@ -44,6 +44,7 @@ extension SQLiteStore {
                 return db.changesCount
             }
             report.rawChunks += deleted
+            dataChanged()
             if deleted < slice { break }
         }
         // Rollups per series (a range of the primary key each), a few hundred series per transaction.
@@ -69,6 +70,7 @@ extension SQLiteStore {
                     }
                     return deleted
                 }
+                dataChanged()
             }
         }
         // Instant and unplaced steps late data could still split, once it no longer can (`late_data`): a batch landing
@@ -83,12 +85,14 @@ extension SQLiteStore {
                         """, arguments: [now - policy.lateData, slice])
                 return db.changesCount
             }
+            dataChanged()
             if deleted < slice { break }
         }
         if let coarsest = levels.max(), let keep = policy.keeps(coarsest) {
             _ = try await pool.write { db in
                 try db.execute(sql: "DELETE FROM unplaced WHERE day < ?", arguments: [now - keep])
             }
+            dataChanged()
         }
         // Anomalies are kept as long as the finest rollups that would show them.
         let anomalyCutoff = now - (levels.first.flatMap { policy.keeps($0) } ?? policy.raw)

@@ -20,6 +20,8 @@ public final class SQLiteStore: JournaledStore {
     let recent = RecentBuckets()
     /// Counts commits that changed what a catalogue holds (``catalogueGeneration()``).
     let catalogueCommits = Atomic<Int64>(0)
+    /// Counts commits that may have changed what a read gives (``dataGeneration()``).
+    let dataCommits = Atomic<Int64>(0)
     /// Whether this process is the store's one writer of rollups and catalogue (the daemon).
     let isOwner: Bool
 
@@ -135,6 +137,7 @@ public final class SQLiteStore: JournaledStore {
     /// its generation. Called inside the writer's lock, right after the commit. A commit that wrote nothing (every
     /// batch a duplicate) has no revision of its own.
     func committed(_ writer: borrowing StoreWriter) {
+        dataChanged()
         // (An agent's new hostname is committed even when all its batches were duplicates: no revision then.)
         if writer.catalogueChanged { catalogueCommits.add(1, ordering: .releasing) }
         guard writer.revision == writer.pendingRevision else { return }
@@ -148,6 +151,17 @@ public final class SQLiteStore: JournaledStore {
     /// the number is the same. Only the daemon's own store can tell (it makes every such change); nil elsewhere.
     public func catalogueGeneration() -> Int64? {
         isOwner ? catalogueCommits.load(ordering: .acquiring) : nil
+    }
+
+    /// Moved after every commit of this process that wrote buckets, series, bills or memberships, or deleted rows
+    /// (ingest, relabelling, retention, kept bills). Only the daemon's own store can tell; nil elsewhere.
+    public func dataGeneration() -> Int64? {
+        isOwner ? dataCommits.load(ordering: .acquiring) : nil
+    }
+
+    /// Called after each commit that may have changed what a read gives.
+    func dataChanged() {
+        dataCommits.add(1, ordering: .releasing)
     }
 
     /// The levels a reader can use: the store's own.

@@ -78,24 +78,16 @@ extension EndToEnd {
             // One frozen instant for the daemon and the local command, so `now` (rates' "last seen", windows
             // ending now) is the same on both sides.
             let instant = Date().addingTimeInterval(5)
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-            let frozen = [
-                "FAKETIME_DONT_FAKE_MONOTONIC=1", "TZ=UTC", "/usr/bin/faketime", "-f", formatter.string(from: instant),
-            ]
-            let daemon = try Daemonized(
-                ["/usr/bin/env"] + frozen + [Build.netpulsed, "--config", "\(fleet.directory)/netpulsed.toml"],
-                log: "\(fleet.directory)/netpulsed-frozen.log")
+            let frozen = Self.frozenClock(at: instant)
+            let daemon = try Self.startDaemon(fleet, frozen: frozen)
             defer { _ = try? run(["pkill", "-TERM", "-P", "\(daemon.pid)"], allowFailure: true) }
             try eventually("the frozen daemon serves HTTPS", timeout: 30) {
                 daemon.output.contains("serving the API on https://") && daemon.output.contains("unix:\(socket)")
             }
 
             let day = DateFormatter()
-            day.locale = formatter.locale
-            day.timeZone = formatter.timeZone
+            day.locale = Locale(identifier: "en_US_POSIX")
+            day.timeZone = TimeZone(identifier: "UTC")
             day.dateFormat = "yyyy-MM-dd"
             let from = day.string(from: instant.addingTimeInterval(-86_400))
             let to = day.string(from: instant.addingTimeInterval(86_400))
@@ -289,6 +281,92 @@ extension EndToEnd {
                 ["sh", "-c", "\"$@\" 2>&1", "sh", Build.cli, "--daemon", "unix:\(socket)", "alerts", "expire", "x<y"],
                 allowFailure: true)
             #expect(never.contains("the daemon answered 404: no silence x<y"), "\(never)")
+        }
+
+        /// Live pages share reads (`LiveReads`): requests for one dashboard and range in the same second, while nothing
+        /// was stored, get one answer. What was stored since is never hidden: a redraw after a commit shows it, even
+        /// within the same second. The daemon's clock stands still (libfaketime), ten minutes ahead of the agent's,
+        /// so every request below falls in one second and the agent's samples in buckets the last hour draws.
+        @Test(.timeLimit(.minutes(2)))
+        func aPanelAskedForAgainShowsWhatWasStoredSinceEvenInTheSameSecond() throws {
+            let fleet = try Fleet(agents: ["agent-1"])
+            let socket = "\(fleet.directory)/http.sock"
+            // The agent's own uploads cross `lo`: counted, the fleet's totals move with every batch stored.
+            try fleet.editDaemonConfig { $0 + "\n[aggregation]\ncount = [\"loopback\"]\n" }
+            let daemon = try Self.startDaemon(fleet, frozen: Self.frozenClock(at: Date().addingTimeInterval(600)))
+            defer { _ = try? run(["pkill", "-TERM", "-P", "\(daemon.pid)"], allowFailure: true) }
+            try eventually("the frozen daemon listens", timeout: 30) {
+                daemon.output.contains("listening on") && daemon.output.contains("unix:\(socket)")
+            }
+            let config = try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#)
+            /// The fleet's top hosts by bytes over the last hour, as a page's redraw asks for it: its entity tag, and the
+            /// sum of every value drawn (more samples stored, more bytes).
+            func panel() throws -> (tag: String, sum: Double, json: String) {
+                let headers = try run([
+                    "curl", "-s", "-D", "-", "-o", "/dev/null", "--unix-socket", socket,
+                    "http://netpulse/dashboards/fleet/panels/1.svg?range=hour&inline=1",
+                ])
+                let tag = try #require(
+                    headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("etag:") }.map {
+                        String($0.dropFirst(5)).trimmingCharacters(in: .whitespaces)
+                    })
+                let json = try run([
+                    "curl", "-s", "--fail", "--unix-socket", socket,
+                    "http://netpulse/dashboards/fleet/panels/1.json?range=hour",
+                ])
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+                let rows = try #require(object["rows"] as? [[Any]])
+                return (tag, rows.flatMap { $0 }.compactMap { ($0 as? NSNumber)?.doubleValue }.reduce(0, +), json)
+            }
+            /// Stops the agent and waits until its last batch is stored.
+            func stop(_ agent: Daemonized) throws -> Int {
+                _ = agent.stop()
+                var last = -1
+                try eventually("the agent's last batch is stored", timeout: 30) {
+                    let count = try fleet.samples("agent-1", "lo").count
+                    defer { last = count }
+                    usleep(500_000)
+                    return count == last
+                }
+                return last
+            }
+
+            var agent = try fleet.startAgent("agent-1", config: config)
+            try eventually("the agent's first samples are stored", timeout: 30) {
+                try fleet.samples("agent-1", "lo").count >= 10
+            }
+            let count = try stop(agent)
+            let before = try panel()
+            #expect(before.sum > 0, "the samples stored are drawn: \(before.json)")
+            #expect(try panel() == before, "nothing stored in between: the same answer")
+
+            agent = try fleet.startAgent("agent-1", config: config)
+            try eventually("more samples are stored", timeout: 30) {
+                try fleet.samples("agent-1", "lo").count >= count + 10
+            }
+            _ = try stop(agent)
+            let after = try panel()
+            #expect(after.sum > before.sum, "what was stored since is drawn (\(before.sum) before, \(after.sum) after)")
+            #expect(after.tag != before.tag)
+        }
+
+        /// The start of a command line (for `/usr/bin/env`) on which the clock stands still at `instant` (libfaketime),
+        /// in UTC; the monotonic clock runs on, so timers still fire.
+        static func frozenClock(at instant: Date) -> [String] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+            return [
+                "FAKETIME_DONT_FAKE_MONOTONIC=1", "TZ=UTC", "/usr/bin/faketime", "-f", formatter.string(from: instant),
+            ]
+        }
+
+        /// The fleet's daemon under `frozen` (``frozenClock(at:)``); stop it with `pkill -P` on its pid (faketime's).
+        static func startDaemon(_ fleet: Fleet, frozen: [String]) throws -> Daemonized {
+            try Daemonized(
+                ["/usr/bin/env"] + frozen + [Build.netpulsed, "--config", "\(fleet.directory)/netpulsed.toml"],
+                log: "\(fleet.directory)/netpulsed-frozen.log")
         }
 
         /// An operator's key cannot send data as an agent: the agents' listener refuses its certificate.

@@ -224,7 +224,8 @@ def run(driver, with_login):
     # A new point by Server-Sent Events: the window moves at the next minute and the page redraws on its own.
     # The page records a redraw once its frame is painted, just after it replaced the SVGs.
     paints = wait(driver, "a new bucket drawn after an event", lambda d: svg_domain(d, 0)[1] > drawn_until and (
-        d.execute_script("return window.netpulsePaints.length ? window.netpulsePaints : null")), timeout=100)
+        d.execute_script("const p = window.netpulsePaints.filter((r) => r.painted); return p.length ? p : null")),
+        timeout=100)
     status, _, body = fetch(f"/dashboards/host-{AGENT}/panels/0.json?range=hour")
     moved = json.loads(body)
     domain = svg_domain(driver, 0)

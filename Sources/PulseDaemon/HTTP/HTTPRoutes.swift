@@ -44,6 +44,8 @@ struct HTTPRoutes: Sendable {
     /// The catalogue the daemon's readers share, read again when the store's series change.
     let catalogues: CatalogueCache
     let logger: Logger
+    /// The live pages' shared reads, for every listener.
+    let liveReads = LiveReads()
 
     func router(authentication: HTTPAuthentication?) -> Router<HTTPContext> {
         // HEAD is answered from each GET's route (`curl -I`), as a static server would.
@@ -62,7 +64,7 @@ struct HTTPRoutes: Sendable {
             }
         }
         SilenceRoutes(store: store, config: config, clock: clock, logger: logger).add(to: api)
-        LiveRoutes(routes: self, announcer: announcer).add(to: router)
+        LiveRoutes(routes: self, announcer: announcer, reads: liveReads).add(to: router)
         return router
     }
 

@@ -25,6 +25,8 @@ import ServiceLifecycle
 struct LiveRoutes: Sendable {
     let routes: HTTPRoutes
     let announcer: BucketAnnouncer
+    /// Reads shared by the requests of one page (its panels, their data) and by pages showing the same thing.
+    let reads: LiveReads
 
     /// Only the daemon's own files, fetched from pages it served; no inline script or style, no framing.
     static let securityHeaders: HTTPFields = [
@@ -74,15 +76,20 @@ struct LiveRoutes: Sendable {
 
     // MARK: Reading
 
-    /// The dashboards as the daemon draws them now, over the catalogue as the store holds it (new hosts appear).
-    func dashboards() async throws -> (WindowEngine, [DashboardSpec]) {
+    /// The dashboards as the daemon draws them now, over the catalogue as the store holds it (new hosts appear), in
+    /// order and by file stem.
+    func dashboards() async throws -> (WindowEngine, ordered: [DashboardSpec], byStem: [String: DashboardSpec]) {
         let config = routes.config
+        let generation = routes.store.catalogueGeneration()
         let engine = try await config.windowEngine(over: routes.store, cache: routes.catalogues)
-        return (engine, config.dashboards.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy))
+        let (ordered, byStem) = reads.dashboards(generation: generation) {
+            config.dashboards.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy)
+        }
+        return (engine, ordered, byStem)
     }
 
     func index(_ pages: LivePages) async throws -> Response {
-        let (_, specs) = try await dashboards()
+        let (_, specs, _) = try await dashboards()
         let html = pages.index(
             specs, ranges: DashboardRange.standard, zone: routes.config.calendar.name, now: routes.clock.now())
         return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(string: html))
@@ -116,12 +123,8 @@ struct LiveRoutes: Sendable {
         return .custom(from: start, to: end)
     }
 
-    /// `spec` (or only its panel `panel`) read for `range` as of `now`.
-    func read(
-        _ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, panel: Int? = nil, now: Int64
-    ) async throws -> DashboardData {
-        var spec = spec
-        if let panel { spec.panels = [spec.panels[panel]] }
+    /// `spec` read for `range` as of `now`.
+    func read(_ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, now: Int64) async throws -> DashboardData {
         let query = DashboardQuery(engine: engine)
         switch range {
         case .named(let named):
@@ -134,8 +137,21 @@ struct LiveRoutes: Sendable {
         }
     }
 
-    func spec(_ stem: String, in specs: [DashboardSpec]) throws -> DashboardSpec {
-        guard let spec = specs.first(where: { $0.fileStem == stem }) else {
+    /// `spec` read for `range` as of `now` and its panels drawn, shared with the other requests for the same while
+    /// the store's data stays at `generation` (``LiveReads``).
+    func drawn(
+        _ pages: LivePages, _ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, now: Int64,
+        generation: Int64?
+    ) async throws -> LiveReads.Drawn {
+        let key = generation.map { LiveReads.Key(stem: spec.fileStem, range: range, second: now, data: $0) }
+        return try await reads.drawn(key) {
+            let data = try await read(spec, engine: engine, range: range, now: now)
+            return LiveReads.Drawn(data: data, charts: pages.charts(data))
+        }
+    }
+
+    func spec(_ stem: String, in specs: [String: DashboardSpec]) throws -> DashboardSpec {
+        guard let spec = specs[stem] else {
             throw APIError(.notFound, "no dashboard \(stem); / lists them")
         }
         return spec
@@ -144,20 +160,23 @@ struct LiveRoutes: Sendable {
     // MARK: Pages and panels
 
     func page(_ pages: LivePages, _ request: Request, stem: String) async throws -> Response {
-        let (engine, specs) = try await dashboards()
+        // Before anything is read: a commit after it makes the next request read again.
+        let generation = routes.store.dataGeneration()
+        let (engine, _, specs) = try await dashboards()
         let spec = try spec(stem, in: specs)
-        let now = routes.clock.now()
+        let now = LiveReads.second(of: routes.clock.now())
         let view: LiveRange
-        let data: DashboardData
+        let drawn: LiveReads.Drawn
         do {
             view = try range(request, calendar: engine.calendar, now: now)
-            data = try await read(spec, engine: engine, range: view, now: now)
+            drawn = try await self.drawn(pages, spec, engine: engine, range: view, now: now, generation: generation)
         } catch let error as QueryError {
             return errorPage(spec, stem: stem, error.parameterText)
         } catch let error as DashboardError {
             return errorPage(spec, stem: stem, error.description)
         }
-        let html = pages.page(data, range: view, ranges: DashboardRange.standard, calendar: engine.calendar)
+        let html = pages.page(
+            drawn.data, charts: drawn.charts, range: view, ranges: DashboardRange.standard, calendar: engine.calendar)
         return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(string: html))
     }
 
@@ -174,27 +193,32 @@ struct LiveRoutes: Sendable {
             throw APIError(.notFound, "no panel file \(file); use N.svg, N.csv or N.json")
         }
         let format = String(parts[1])
-        let (engine, specs) = try await dashboards()
+        let generation = routes.store.dataGeneration()
+        let (engine, _, specs) = try await dashboards()
         let spec = try spec(stem, in: specs)
         guard spec.panels.indices.contains(index) else {
             throw APIError(.notFound, "dashboard \(stem) has panels 0 to \(spec.panels.count - 1), not \(index)")
         }
-        let now = routes.clock.now()
+        let now = LiveReads.second(of: routes.clock.now())
         let view = try range(request, calendar: engine.calendar, now: now, allowing: ["inline"])
-        let data: DashboardData
+        let drawn: LiveReads.Drawn
         do {
-            data = try await read(spec, engine: engine, range: view, panel: index, now: now)
+            drawn = try await self.drawn(pages, spec, engine: engine, range: view, now: now, generation: generation)
         } catch let error as DashboardError {
             throw APIError(.badRequest, error.description)
         }
-        guard let chart = pages.charts(data).first else { throw APIError(.notFound, "panel \(index) drew nothing") }
+        guard drawn.charts.indices.contains(index) else { throw APIError(.notFound, "panel \(index) drew nothing") }
+        let chart = drawn.charts[index]
         let name = "\(stem)-\(index).\(format)"
         let download: HTTPFields = [.contentDisposition: "inline; filename=\"\(name)\""]
         switch format {
         case "svg":
-            let inline = request.uri.queryParameters["inline"] != nil
-            let svg = inline ? pages.inlinePanelSVG(chart, index: index) : pages.panelSVG(chart)
-            let tag = "\"\(Self.fingerprint(svg))\""
+            let (svg, tag) =
+                request.uri.queryParameters["inline"] != nil
+                ? drawn.inlineSVG(index, pages: pages)
+                : {
+                    let svg = pages.panelSVG(chart); return (svg, Self.entityTag(svg))
+                }()
             if request.headers[.ifNoneMatch] == tag {
                 return Self.response(.notModified, "image/svg+xml", ByteBuffer(), extra: [.eTag: tag])
             }
@@ -206,19 +230,19 @@ struct LiveRoutes: Sendable {
                 .ok, "text/csv; charset=utf-8", ByteBuffer(string: LivePages.csv(chart.dataTable())), extra: download)
         default:
             let json = LivePages.json(
-                chart.dataTable(), panel: index, window: data.panels.window, level: data.panels.level)
+                chart.dataTable(), panel: index, window: drawn.data.panels.window, level: drawn.data.panels.level)
             return Self.response(.ok, "application/json", ByteBuffer(string: json), extra: download)
         }
     }
 
-    /// FNV-1a over the bytes, as hex: an entity tag, not a checksum anyone relies on for integrity.
-    static func fingerprint(_ text: String) -> String {
+    /// FNV-1a over the bytes, as quoted hex: an entity tag, not a checksum anyone relies on for integrity.
+    static func entityTag(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash &*= 0x100_0000_01b3
         }
-        return String(hash, radix: 16)
+        return "\"\(String(hash, radix: 16))\""
     }
 
     // MARK: Events
@@ -229,7 +253,7 @@ struct LiveRoutes: Sendable {
     /// only fill the bucket in progress, which no page draws, are not announced: with agents sending every 10 s, a
     /// page of the last hour hears of a few commits a minute rather than of every one.
     func events(_ request: Request, stem: String) async throws -> Response {
-        let (engine, specs) = try await dashboards()
+        let (engine, _, specs) = try await dashboards()
         let spec = try spec(stem, in: specs)
         let now = routes.clock.now()
         guard case .named(let range) = try range(request, calendar: engine.calendar, now: now, allowing: ["drawn"])

@@ -84,9 +84,10 @@ public struct LivePages: Sendable {
         return Self.document(title: "Netpulse dashboards", bodyAttributes: [], body: body)
     }
 
-    /// A dashboard's page for one range.
+    /// A dashboard's page for one range, with its panels' charts (``charts(_:)`` of `data`, when already drawn).
     public func page(
-        _ data: DashboardData, range view: LiveRange, ranges: [DashboardRange], calendar: CivilCalendar
+        _ data: DashboardData, charts drawn: [Chart]? = nil, range view: LiveRange, ranges: [DashboardRange],
+        calendar: CivilCalendar
     ) -> String {
         let spec = data.spec
         let path = "/dashboards/\(PercentEncoding.encode(spec.fileStem))"
@@ -107,7 +108,7 @@ public struct LivePages: Sendable {
                     ? "Drawn \(calendar.localText(data.now)); this view follows new buckets."
                     : "Drawn \(calendar.localText(data.now)); a picked range stays as it is.") + "\n"
         var figures = [String]()
-        for (index, chart) in charts(data).enumerated() {
+        for (index, chart) in (drawn ?? charts(data)).enumerated() {
             let base = "\(path)/panels/\(index)"
             let exports = ["svg", "csv", "json"].map { format in
                 Markup.text(

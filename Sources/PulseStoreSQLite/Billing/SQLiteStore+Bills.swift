@@ -105,6 +105,7 @@ extension SQLiteStore {
             try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'bill_cursor'", arguments: [update.cursor])
             try Self.raiseBillMark(to: update.cursor, in: db)
         }
+        dataChanged()
     }
 
     /// Settles change records (`bill_change`, `forward_change`: per series and bucket, amounts added since a pass

@@ -25,8 +25,9 @@
     });
   }
   const status = document.getElementById("np-status");
-  // What the page measured: for each redraw the stream caused, when the store committed and when the page painted
-  // (ms since the Unix epoch), for the benchmark of commit-to-paint.
+  // What the page measured: for each redraw the stream caused, when the store committed, when the page received the
+  // announcement, when it had every panel back from the server, and when it painted (ms since the Unix epoch; null
+  // when no panel changed), with how many panels changed, for the benchmark of commit-to-paint.
   window.netpulsePaints = [];
 
   // Same-origin URLs without the page's user and password: a page opened as https://user:pass@host/ would make
@@ -336,11 +337,13 @@
     try {
       const results = await Promise.all(panels.map((panel) => panel.refresh().catch(() => false)));
       const changed = results.filter(Boolean).length;
+      const fetched = performance.timeOrigin + performance.now();
+      const record = { committed: announcement.committed, received: announcement.received, fetched, painted: null, changed };
+      window.netpulsePaints.push(record);
       if (changed > 0) {
         await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-        const painted = performance.timeOrigin + performance.now();
+        record.painted = performance.timeOrigin + performance.now();
         performance.mark("netpulse-painted", { detail: { committed: announcement.committed, changed } });
-        window.netpulsePaints.push({ committed: announcement.committed, painted, changed });
         say(`Updated ${timeFormat.format(new Date())} (${zoneName}): ${changed} panel${changed === 1 ? "" : "s"} redrawn.`);
         await Promise.all(
           panels.filter((panel, index) => results[index] && panel.isTimeChart).map((panel) =>
@@ -367,6 +370,8 @@
       } catch (error) {
         announcement = {};
       }
+      if (typeof announcement !== "object" || announcement === null) announcement = {};
+      announcement.received = performance.timeOrigin + performance.now();
       performance.mark("netpulse-announced", { detail: announcement });
       redraw(announcement);
     });

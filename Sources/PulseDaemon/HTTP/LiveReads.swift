@@ -1,0 +1,103 @@
+import PulseCharts
+import PulseQuery
+import PulseReports
+import Synchronization
+
+/// The live pages' reads, shared: the requests for one dashboard over one range within one second, while the store
+/// holds the same data, are answered from one read and one drawing of its panels.
+///
+/// A page redraws by asking again for each of its panels' SVGs, then for the data of each time chart it redrew; each
+/// of those requests used to read the whole scope (its members, buckets, figures and bill) to draw one panel, and
+/// at a bucket boundary every open page does it at once. Sharing turns a host page's nine reads per redraw into one.
+///
+/// Why a shared answer is the one each request would have read alone:
+/// - every read is made as of the start of its second (``second(of:)``). Every rollup level and billing interval is
+///   a whole number of seconds, so no bucket boundary falls inside a second, and what a page draws depends on `now`
+///   only through its boundaries;
+/// - the key holds the store's data generation (``MetricStore/dataGeneration()``: every commit moves it, a change of
+///   the catalogue too), taken before the read starts: a commit during a read makes the next request read again;
+/// - a store that cannot tell (PostgreSQL, which other daemons write) shares nothing.
+///
+/// A write that forgot to move the generation could make a page at most that second out of date.
+final class LiveReads: Sendable {
+    struct Key: Hashable, Sendable {
+        var stem: String
+        var range: LiveRange
+        var second: Int64
+        var data: Int64
+    }
+
+    /// One dashboard over one range as read, and its panels drawn from it: each panel's inline SVG (what pages and
+    /// their redraws fetch) is rendered once.
+    final class Drawn: Sendable {
+        let data: DashboardData
+        let charts: [Chart]
+        private let inline = Mutex<[Int: (svg: String, tag: String)]>([:])
+
+        init(data: DashboardData, charts: [Chart]) {
+            self.data = data
+            self.charts = charts
+        }
+
+        /// Panel `index` as a page holds it inline, and its entity tag.
+        func inlineSVG(_ index: Int, pages: LivePages) -> (svg: String, tag: String) {
+            if let drawn = inline.withLock({ $0[index] }) { return drawn }
+            let svg = pages.inlinePanelSVG(charts[index], index: index)
+            let drawn = (svg, LiveRoutes.entityTag(svg))
+            inline.withLock { $0[index] = drawn }
+            return drawn
+        }
+    }
+
+    /// The most reads held at once: those of the current second and the one before, for as many dashboards and
+    /// ranges as pages ask for together; past this, requests read on their own.
+    static let most = 256
+
+    private let reads = Mutex<[Key: Task<Drawn, any Error>]>([:])
+    /// The dashboards of the catalogue at a generation, by file stem (646 of them for 10,000 interfaces: made once
+    /// per change of the catalogue, not per request).
+    private let dashboards = Mutex<(generation: Int64, ordered: [DashboardSpec], byStem: [String: DashboardSpec])?>(nil)
+
+    /// `now` (ms) rounded down to its second: the time a shared read is made as of.
+    static func second(of now: Int64) -> Int64 {
+        now - ((now % 1_000) + 1_000) % 1_000
+    }
+
+    /// What `read` gives for `key`, read once for every request with the same key (nil: read alone). A failed read
+    /// is not kept: the next request tries again.
+    func drawn(_ key: Key?, _ read: @escaping @Sendable () async throws -> Drawn) async throws -> Drawn {
+        guard let key else { return try await read() }
+        let task = reads.withLock { reads -> Task<Drawn, any Error> in
+            if let task = reads[key] { return task }
+            // Reads of an earlier generation or second are never asked for again.
+            reads = reads.filter { $0.key.data == key.data && $0.key.second >= key.second - 1_000 }
+            // Not the request's own task: a page that goes away does not cancel what others wait for.
+            let task = Task { try await read() }
+            if reads.count < Self.most { reads[key] = task }
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            reads.withLock { reads in
+                if reads[key] == task { reads[key] = nil }
+            }
+            throw error
+        }
+    }
+
+    /// The dashboards as `make` gives them for the catalogue at `generation` (read before the catalogue, so that a
+    /// change in between makes the next call build them again); nil: built each time.
+    func dashboards(
+        generation: Int64?, _ make: () -> [DashboardSpec]
+    ) -> (ordered: [DashboardSpec], byStem: [String: DashboardSpec]) {
+        if let generation, let kept = dashboards.withLock({ $0 }), kept.generation == generation {
+            return (kept.ordered, kept.byStem)
+        }
+        let ordered = make()
+        // The first of two dashboards with one stem, as the pages on disk do.
+        let byStem = Dictionary(ordered.map { ($0.fileStem, $0) }, uniquingKeysWith: { first, _ in first })
+        if let generation { dashboards.withLock { $0 = (generation, ordered, byStem) } }
+        return (ordered, byStem)
+    }
+}
