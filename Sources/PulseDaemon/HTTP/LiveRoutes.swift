@@ -260,7 +260,12 @@ struct LiveRoutes: Sendable {
         else {
             throw APIError(.badRequest, "a picked range does not change: only range=NAME has events", parameter: "from")
         }
-        let level = range.resolution
+        // The level the page is drawn at: its range's resolution, or the next kept one (a store without minutes
+        // draws the last hour at five minutes, and a page would otherwise hear of every minute for nothing).
+        let level =
+            DashboardQuery.level(
+                preferred: range.resolution, length: range.length, now: now, levels: engine.levels, requireKept: true)
+            ?? range.resolution
         // The end of the window the page drew (its events link says), else the current boundary.
         let drawn = request.uri.queryParameters["drawn"].flatMap { Int64(String($0)) }
         let shownFrom = min(drawn ?? level.bucketStart(now), level.bucketStart(now))
