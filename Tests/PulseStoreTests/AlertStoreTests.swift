@@ -97,6 +97,15 @@ import Testing
         // History retention.
         #expect(try await store.pruneAlertEvents(before: 5_000) == 2)
         #expect(try await store.alertEvents(from: 0, to: 10_000).map(\.at) == [5_000, 9_000])
+        // Silences that ended before the history's start go with it; one in force, or ended since, stays.
+        for (id, end) in [("ended", Int64(4_000)), ("ends-later", 9_000)] {
+            try await store.saveSilence(
+                Silence(id: id, matchers: ["host": "a"], startsAt: 1_000, endsAt: end, createdBy: "ops", comment: ""))
+        }
+        #expect(try await store.pruneSilences(endedBefore: 5_000) == 1)
+        #expect(try await store.silences().map(\.id) == ["ends-later"])
+        #expect(try await store.pruneSilences(endedBefore: 10_000) == 1)
+        #expect(try await store.silences().isEmpty)
     }
 
     /// `netpulse alerts silence` opens the daemon's store as an editor: it writes silences into a store that

@@ -182,13 +182,17 @@ final class AlertService: Service, Sendable {
         }
     }
 
-    /// Alert history and its files past `[alerts] history`.
+    /// Alert history and its files past `[alerts] history`, and the silences that ended before it (made and ended
+    /// over and over, over HTTP too, they would otherwise pile up for ever).
     private func prune(now: Int64, config: DaemonConfig) async {
         let before = now - config.alerts.history
         do {
             let events = try await store.pruneAlertEvents(before: before)
             let files = try AlertFiles.prune(in: config.alerts.directory, before: before)
-            if events + files > 0 { logger.info("alert history pruned: \(events) events, \(files) files") }
+            let silences = try await store.pruneSilences(endedBefore: before)
+            if events + files + silences > 0 {
+                logger.info("alert history pruned: \(events) events, \(files) files, \(silences) ended silences")
+            }
         } catch {
             logger.error("alert history not pruned: \(error)")
         }

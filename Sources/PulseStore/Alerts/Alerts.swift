@@ -98,6 +98,8 @@ public protocol AlertStore: Sendable {
     func saveSilence(_ silence: Silence) async throws
     /// Ends a silence at `at`; false when there is none with that id.
     func expireSilence(id: String, at: Int64) async throws -> Bool
+    /// Deletes the silences that ended before `before` (alert history past `[alerts] history`); returns how many.
+    func pruneSilences(endedBefore before: Int64) async throws -> Int
 
     func notificationGroups() async throws -> [NotificationGroup]
     /// Queues a notification and records what its group was told, in one transaction; a nil notification only

@@ -145,6 +145,12 @@ extension PostgresStore {
         }
     }
 
+    public func pruneSilences(endedBefore before: Int64) async throws -> Int {
+        try await write { session in
+            try await session.query("DELETE FROM alert_silence WHERE ends_at < \(before) RETURNING 1").count
+        }
+    }
+
     // MARK: Notifications
 
     public func notificationGroups() async throws -> [NotificationGroup] {

@@ -128,6 +128,13 @@ extension SQLiteStore {
         }
     }
 
+    public func pruneSilences(endedBefore before: Int64) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM alert_silence WHERE ends_at < ?", arguments: [before])
+            return db.changesCount
+        }
+    }
+
     // MARK: Notifications
 
     public func notificationGroups() async throws -> [NotificationGroup] {
