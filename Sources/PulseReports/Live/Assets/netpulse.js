@@ -340,6 +340,8 @@
       const fetched = performance.timeOrigin + performance.now();
       const record = { committed: announcement.committed, received: announcement.received, fetched, painted: null, changed };
       window.netpulsePaints.push(record);
+      // A page left open for weeks keeps its last thousand.
+      if (window.netpulsePaints.length > 1000) window.netpulsePaints.shift();
       if (changed > 0) {
         await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
         record.painted = performance.timeOrigin + performance.now();
