@@ -175,8 +175,10 @@ struct LiveRoutes: Sendable {
         } catch let error as DashboardError {
             return errorPage(spec, stem: stem, error.description)
         }
+        // The same inline pictures the page's redraws fetch (drawn once per shared read).
+        let panels = drawn.charts.indices.map { drawn.inlineSVG($0, pages: pages).svg }
         let html = pages.page(
-            drawn.data, charts: drawn.charts, range: view, ranges: DashboardRange.standard, calendar: engine.calendar)
+            drawn.data, panels: panels, range: view, ranges: DashboardRange.standard, calendar: engine.calendar)
         return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(string: html))
     }
 

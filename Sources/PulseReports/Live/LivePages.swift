@@ -84,9 +84,10 @@ public struct LivePages: Sendable {
         return Self.document(title: "Netpulse dashboards", bodyAttributes: [], body: body)
     }
 
-    /// A dashboard's page for one range, with its panels' charts (``charts(_:)`` of `data`, when already drawn).
+    /// A dashboard's page for one range, with each of its panels as drawn inline (``inlinePanelSVG(_:index:)`` of
+    /// ``charts(_:)`` of `data`, in order).
     public func page(
-        _ data: DashboardData, charts drawn: [Chart]? = nil, range view: LiveRange, ranges: [DashboardRange],
+        _ data: DashboardData, panels: [String], range view: LiveRange, ranges: [DashboardRange],
         calendar: CivilCalendar
     ) -> String {
         let spec = data.spec
@@ -108,7 +109,7 @@ public struct LivePages: Sendable {
                     ? "Drawn \(calendar.localText(data.now)); this view follows new buckets."
                     : "Drawn \(calendar.localText(data.now)); a picked range stays as it is.") + "\n"
         var figures = [String]()
-        for (index, chart) in (drawn ?? charts(data)).enumerated() {
+        for (index, svg) in panels.enumerated() {
             let base = "\(path)/panels/\(index)"
             let exports = ["svg", "csv", "json"].map { format in
                 Markup.text(
@@ -125,7 +126,7 @@ public struct LivePages: Sendable {
                         ("class", "panel"), ("id", "panel-\(index)"), ("data-panel", "\(index)"),
                         ("data-svg", "\(base).svg?\(query)&inline=1"), ("data-json", "\(base).json?\(query)"),
                     ],
-                    Markup.element("div", [("class", "plot"), ("tabindex", "0")], inlinePanelSVG(chart, index: index))
+                    Markup.element("div", [("class", "plot"), ("tabindex", "0")], svg)
                         + Markup.element(
                             "figcaption", [],
                             Markup.element(
