@@ -97,10 +97,12 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
 
     // MARK: Held in memory
 
-    /// Asks the store to keep every series' buckets of its finest level from `from` on in memory, fed by its own
-    /// commits, so ``RollupReader/sums(level:series:from:to:fields:)`` over them reads no rows (the alert service
-    /// asks, every round); nil keeps none. A store that cannot (PostgreSQL, written by several daemons) ignores it.
-    func keepRecentBuckets(from: Int64?) async throws
+    /// Asks the store to keep every series' buckets of its finest level from `from` on in memory for `holder`, fed
+    /// by its own commits, so ``RollupReader/sums(level:series:from:to:fields:)`` over them reads no rows; nil: this
+    /// holder needs none. The store holds from the earliest its holders ask for (the alert service asks every
+    /// round, the live pages while one is open). A store that cannot (PostgreSQL, written by several daemons)
+    /// ignores it.
+    func keepRecentBuckets(from: Int64?, for holder: RecentBucketHolder) async throws
 
     /// A number that changes whenever the series, their link facts, the agents' names and labels or the memberships
     /// may have changed (not last-seen times), so a catalogue read at one generation holds while it stays the same;
@@ -125,14 +127,23 @@ extension MetricStore {
         }
     }
 
-    public func keepRecentBuckets(from: Int64?) async throws {}
+    public func keepRecentBuckets(from: Int64?, for holder: RecentBucketHolder) async throws {}
 
     public func catalogueGeneration() -> Int64? { nil }
 
     public func dataGeneration() -> Int64? { nil }
 }
 
-/// How much ``MetricStore/keepRecentBuckets(from:)`` may ask a store to hold.
+/// Who asks a store to hold recent buckets (``MetricStore/keepRecentBuckets(from:for:)``): each asks for its own
+/// `from`, and one letting go leaves the others' held.
+public enum RecentBucketHolder: Hashable, Sendable {
+    /// The alert service, for its rules' windows.
+    case alerts
+    /// The live pages, for the windows of the open ones.
+    case livePages
+}
+
+/// How much ``MetricStore/keepRecentBuckets(from:for:)`` may ask a store to hold.
 public enum RecentBucketLimit {
     /// The most buckets of one series: a bound on memory (10,000 interfaces and their scopes × 64 × 192 bytes is
     /// about 130 MB). Longer windows are read from the rows.

@@ -3,7 +3,7 @@ import PulseStore
 import Synchronization
 
 /// The newest buckets of the finest rollup level, every series', held in memory by the SQLite store that writes
-/// them, so the alert service's round reads its window here rather than from the file.
+/// them, so the alert service's round and the open live pages read their windows here rather than from the file.
 ///
 /// Why: a round over 10,000 interfaces read their last two buckets as 20,000 rows scattered over the rollup table,
 /// about 100 ms of SQLite on two reader connections (docs/benchmarks.md, Alerts), where the aim is the evaluation
@@ -12,7 +12,7 @@ import Synchronization
 /// What it holds mirrors the rows exactly: it is read from the file once, inside the writer's lock (no commit can
 /// fall between that read and the first update), then every commit adds its bucket changes after it commits, with
 /// the same merge as the upsert (sums added, peaks and speed the larger). It holds the buckets starting at or after
-/// ``Held/from``, which the alert service moves forward each round. Virtual gaps are not in it: readers spread them
+/// ``Held/from``, which its holders move forward (the alert service each round, the live pages as they read). Virtual gaps are not in it: readers spread them
 /// from the gap table as for rows, in one read transaction whose revision must be the one the held buckets are as
 /// of; when it is not (a commit landed between the two), the reader takes the rows instead.
 final class RecentBuckets: Sendable {
@@ -90,8 +90,8 @@ final class RecentBuckets: Sendable {
             }
             current.revision = revision
             held = current
-            // A bound of its own, should the alert service stop moving `from` (its rules removed, its rounds
-            // failing): never twice the buckets it may ask for.
+            // A bound of its own, should its holders stop moving `from` (the alert rules removed, rounds failing, a
+            // page open with nothing to redraw): never twice the buckets they may ask for.
             let span = Int64(RecentBucketLimit.perSeries) * current.level.width
             if newest - current.from >= 2 * span { prune(&held, to: newest - span) }
         }

@@ -16,8 +16,11 @@ public final class SQLiteStore: JournaledStore {
     /// The writer's caches: ids, each series' first and last sample, memberships. Only touched inside write
     /// transactions, which GRDB runs one at a time; rebuilt from the database after a failed commit.
     let writer: Mutex<StoreWriter>
-    /// The newest buckets of the finest level, once the alert service asks for them (``keepRecentBuckets(from:)``).
+    /// The newest buckets of the finest level, once the alert service or the live pages ask for them
+    /// (``keepRecentBuckets(from:for:)``).
     let recent = RecentBuckets()
+    /// The earliest bucket each holder asked to be held.
+    let recentHolders = Mutex<[RecentBucketHolder: Int64]>([:])
     /// Counts commits that changed what a catalogue holds (``catalogueGeneration()``).
     let catalogueCommits = Atomic<Int64>(0)
     /// Counts commits that may have changed what a read gives (``dataGeneration()``).

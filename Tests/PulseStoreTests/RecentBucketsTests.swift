@@ -53,7 +53,7 @@ import Testing
         let c = batches(agent: "db-01", site: "fra", interface: "bond0", ifindex: 4, count: 12)
         // Before anything is held: the first minutes of two agents.
         _ = try await store.ingest(Array(a[0..<3]) + Array(b[0..<3]), receivedAt: day + 200_000)
-        try await store.keepRecentBuckets(from: day + 60_000)
+        try await store.keepRecentBuckets(from: day + 60_000, for: .alerts)
         #expect(store.recent.covers(level: .oneMinute, from: day + 60_000))
         let windows: [(Int64, Int64)] = [
             (day + 60_000, day + 12 * 60_000), (day + 120_000, day + 240_000), (day + 300_000, day + 660_000),
@@ -80,7 +80,7 @@ import Testing
         #expect(total[fleet.id]?.measuredMilliseconds == measured)
 
         // Held from later on: the earlier buckets are let go, and a window reaching before them reads the rows.
-        try await store.keepRecentBuckets(from: day + 300_000)
+        try await store.keepRecentBuckets(from: day + 300_000, for: .alerts)
         let ids = try await reader.series().map(\.id)
         #expect(
             try await store.heldSums(level: .oneMinute, series: ids, from: day, to: day + 600_000, fields: .all) == nil)
@@ -89,7 +89,7 @@ import Testing
                 == (try await reader.sums(level: .oneMinute, series: ids, from: day, to: day + 600_000)))
         try await expectSameSums(store, reader, windows: [(day + 300_000, day + 900_000)], "held from later")
         // Held from earlier again: read from the file once more.
-        try await store.keepRecentBuckets(from: day)
+        try await store.keepRecentBuckets(from: day, for: .alerts)
         try await expectSameSums(store, reader, windows: [(day, day + 3_600_000)], "read again")
         // Coarser levels are always read from the rows.
         #expect(
@@ -105,7 +105,7 @@ import Testing
         let reader = try SQLiteStore(path: path, readOnly: true)
         let minutes = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 140)
         _ = try await store.ingest([minutes[0]], receivedAt: day + 100_000)
-        try await store.keepRecentBuckets(from: day)
+        try await store.keepRecentBuckets(from: day, for: .alerts)
         for minute in minutes.dropFirst() { _ = try await store.ingest([minute], receivedAt: day + 9_000_000) }
         #expect(!store.recent.covers(level: .oneMinute, from: day))
         let from = day + Int64(139 - RecentBucketLimit.perSeries) * 60_000
@@ -120,7 +120,7 @@ import Testing
         let reader = try SQLiteStore(path: path, readOnly: true)
         let minutes = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 12)
         for minute in minutes { _ = try await store.ingest([minute], receivedAt: day + 800_000) }
-        try await store.keepRecentBuckets(from: day)
+        try await store.keepRecentBuckets(from: day, for: .alerts)
         let policy = RetentionPolicy(raw: 60_000, levels: [.oneMinute: 300_000], lateData: 60_000)
         _ = try await store.prune(policy, now: day + 720_000, slice: 1_000)
         #expect(!store.recent.covers(level: .oneMinute, from: day))
@@ -135,7 +135,7 @@ import Testing
         let store = try SQLiteStore(path: path)
         let a = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 6)
         _ = try await store.ingest([a[0]], receivedAt: day + 100_000)
-        try await store.keepRecentBuckets(from: day)
+        try await store.keepRecentBuckets(from: day, for: .alerts)
         let ids = try await store.series().map(\.id)
         #expect(
             try await store.heldSums(level: .oneMinute, series: ids, from: day, to: day + 600_000, fields: .all) != nil)
@@ -149,6 +149,36 @@ import Testing
         #expect(sums[eth0.id]?.measuredMilliseconds == 119_000)
         _ = try await store.ingest([a[2]], receivedAt: day + 300_000)
         #expect(!store.recent.covers(level: .oneMinute, from: day))
+    }
+
+    /// The alert service and the live pages each ask for their own window: the store holds from the earliest, one
+    /// moving on or letting go never takes what the other still reads, and with neither nothing is held.
+    @Test func eachHolderKeepsItsOwnWindowHeld() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        let minutes = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 30)
+        _ = try await store.ingest(Array(minutes[0..<20]), receivedAt: day + 1_300_000)
+        // The pages' hour first, then a rule's last five minutes: the hour stays held.
+        try await store.keepRecentBuckets(from: day + 60_000, for: .livePages)
+        try await store.keepRecentBuckets(from: day + 900_000, for: .alerts)
+        #expect(store.recent.covers(level: .oneMinute, from: day + 60_000))
+        _ = try await store.ingest(Array(minutes[20..<30]), receivedAt: day + 1_900_000)
+        try await expectSameSums(store, reader, windows: [(day + 60_000, day + 1_800_000)], "both holding")
+        // The rules go: the pages' window is still held.
+        try await store.keepRecentBuckets(from: nil, for: .alerts)
+        #expect(store.recent.covers(level: .oneMinute, from: day + 60_000))
+        // The pages move on: older buckets are let go.
+        try await store.keepRecentBuckets(from: day + 600_000, for: .livePages)
+        #expect(!store.recent.covers(level: .oneMinute, from: day + 60_000))
+        #expect(store.recent.covers(level: .oneMinute, from: day + 600_000))
+        // A rule asking for earlier buckets than the pages' has them read from the file again.
+        try await store.keepRecentBuckets(from: day + 120_000, for: .alerts)
+        try await expectSameSums(store, reader, windows: [(day + 120_000, day + 1_800_000)], "read again")
+        // Neither holding: nothing is.
+        try await store.keepRecentBuckets(from: nil, for: .alerts)
+        try await store.keepRecentBuckets(from: nil, for: .livePages)
+        #expect(!store.recent.covers(level: .oneMinute, from: day + 1_700_000))
     }
 
     /// The alert service reads the catalogue again only when its generation moves: it must move with every change a

@@ -164,7 +164,9 @@ final class FakeNotifySocket {
         let watchdog = Watchdog(loops: [healthy, stuck], logger: Logger(label: "test"))
         let task = Task { await watchdog.run() }
         let before = socket.drain(for: 1)
-        #expect(before.filter { $0 == "WATCHDOG=1" }.count >= 3)
+        // Every 200 ms, so five in the second; at least two even while the test run keeps both cores busy (a
+        // parallel run once delayed the watchdog's task enough for only two).
+        #expect(before.filter { $0 == "WATCHDOG=1" }.count >= 2)
 
         stuck.beat(within: -LoopHeartbeat.grace - 1)
         let after = socket.drain(for: 1)

@@ -54,7 +54,7 @@ final class AlertService: Service, Sendable {
                     try await evaluate(at: now, config: config)
                     metrics?.alertEvaluationDuration.record(ContinuousClock.now - started)
                 } else {
-                    try await store.keepRecentBuckets(from: nil)  // no rule reads them any more
+                    try await store.keepRecentBuckets(from: nil, for: .alerts)  // no rule reads them any more
                 }
                 reported.removeAll()
             } catch {
@@ -83,7 +83,8 @@ final class AlertService: Service, Sendable {
         let engine = try await config.windowEngine(over: store, cache: catalogues)
         let evaluator = AlertEvaluator(engine: engine)
         do {
-            try await store.keepRecentBuckets(from: Self.recentFrom(settings.rules, evaluator: evaluator, now: now))
+            try await store.keepRecentBuckets(
+                from: Self.recentFrom(settings.rules, evaluator: evaluator, now: now), for: .alerts)
         } catch {
             // Only a way to read faster: without it the round reads the rows.
             logger.warning("alert round: recent buckets not held in memory: \(error)")
@@ -110,7 +111,7 @@ final class AlertService: Service, Sendable {
     }
 
     /// The earliest bucket the rules' windows read at `now`, for the store to hold in memory
-    /// (``MetricStore/keepRecentBuckets(from:)``); windows longer than the store holds are read from the rows, and
+    /// (``MetricStore/keepRecentBuckets(from:for:)``); windows longer than the store holds are read from the rows, and
     /// billing rules read bills. Nil when no rule reads buckets.
     static func recentFrom(_ rules: [AlertRule], evaluator: AlertEvaluator, now: Int64) -> Int64? {
         let level = evaluator.query.engine.finest

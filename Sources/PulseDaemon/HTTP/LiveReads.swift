@@ -1,6 +1,8 @@
+import PulseAnalytics
 import PulseCharts
 import PulseQuery
 import PulseReports
+import PulseStore
 import Synchronization
 
 /// The live pages' reads, shared: the requests for one dashboard over one range within one second, while the store
@@ -57,6 +59,38 @@ final class LiveReads: Sendable {
     /// The dashboards of the catalogue at a generation, by file stem (646 of them for 10,000 interfaces: made once
     /// per change of the catalogue, not per request).
     private let dashboards = Mutex<(generation: Int64, ordered: [DashboardSpec], byStem: [String: DashboardSpec])?>(nil)
+
+    /// The length of the range (ms) of each open event stream whose window the store can hold in memory, by stream.
+    private let streams = Mutex<[Int: Int64]>([:])
+
+    /// Whether a live page of `length` ms is one whose window the store holds in memory while it is open: its
+    /// finest-level buckets, and the one filling, within ``RecentBucketLimit/perSeries`` (the last hour: 13
+    /// buckets at five minutes, 61 at minutes; a day is read from the rows).
+    static func holds(length: Int64, finest: RollupLevel) -> Bool {
+        (length + finest.width - 1) / finest.width + 1 <= Int64(RecentBucketLimit.perSeries)
+    }
+
+    /// Notes that event stream `id` of a page of `length` ms opened (true: its window is to be held).
+    func opened(_ id: Int, length: Int64, finest: RollupLevel) -> Bool {
+        guard Self.holds(length: length, finest: finest) else { return false }
+        streams.withLock { $0[id] = length }
+        return true
+    }
+
+    /// Notes that event stream `id` closed.
+    func closed(_ id: Int) {
+        streams.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// The earliest bucket of `finest` the open pages' windows read as of `now`; nil with none open.
+    ///
+    /// Why the live pages hold them: a page of the fleet ranks all its interfaces by their sums over the window,
+    /// and every late batch after a boundary makes its open pages read again (10,000 interfaces: 130,000 rollup
+    /// rows, about 100 ms of SQLite each time, beside every other page's read on two cores).
+    func heldFrom(now: Int64, finest: RollupLevel) -> Int64? {
+        guard let longest = streams.withLock({ $0.values.max() }) else { return nil }
+        return finest.bucketStart(now) - (longest + finest.width - 1) / finest.width * finest.width
+    }
 
     /// `now` (ms) rounded down to its second: the time a shared read is made as of.
     static func second(of now: Int64) -> Int64 {

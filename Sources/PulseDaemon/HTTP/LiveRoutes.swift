@@ -145,8 +145,19 @@ struct LiveRoutes: Sendable {
     ) async throws -> LiveReads.Drawn {
         let key = generation.map { LiveReads.Key(stem: spec.fileStem, range: range, second: now, data: $0) }
         return try await reads.drawn(key) {
+            await holdRecent(now: now, finest: engine.finest)
             let data = try await read(spec, engine: engine, range: range, now: now)
             return LiveReads.Drawn(data: data, charts: pages.charts(data))
+        }
+    }
+
+    /// Asks the store to hold in memory the finest buckets the open live pages read (``LiveReads/heldFrom``), or
+    /// none when no page is open; a store that cannot ignores it, and one that fails only makes reads slower.
+    func holdRecent(now: Int64, finest: RollupLevel) async {
+        do {
+            try await routes.store.keepRecentBuckets(from: reads.heldFrom(now: now, finest: finest), for: .livePages)
+        } catch {
+            routes.logger.warning("live pages: recent buckets not held in memory: \(error)")
         }
     }
 
@@ -279,13 +290,22 @@ struct LiveRoutes: Sendable {
             }
         let announcer = self.announcer
         let (stream, id) = announcer.subscribe(agent: agent)
+        // While it is open, its window is held in memory for its reads (the first redraw after it opens, or this).
+        let finest = engine.finest
+        if reads.opened(id, length: range.length, finest: finest) {
+            Task { await holdRecent(now: routes.clock.now(), finest: finest) }
+        }
         var headers = Self.securityHeaders
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
-                defer { announcer.unsubscribe(id) }
+                defer {
+                    announcer.unsubscribe(id)
+                    reads.closed(id)
+                    Task { await holdRecent(now: routes.clock.now(), finest: finest) }
+                }
                 let pinger = Task {
                     while !Task.isCancelled {
                         try await Task.sleep(for: Self.pingEvery)

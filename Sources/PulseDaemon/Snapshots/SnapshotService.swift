@@ -8,8 +8,8 @@ import PulseSettings
 import PulseStore
 import ServiceLifecycle
 
-/// Writes analytics snapshots every `[snapshots] interval` (aligned to the wall clock, a few seconds after each
-/// boundary so the last batches of the period are in): JSON and CSV, each written atomically, `latest.json` and
+/// Writes analytics snapshots every `[snapshots] interval` (aligned to the wall clock, ``settle(interval:)`` after
+/// each boundary so the last batches of the period are in): JSON and CSV, each written atomically, `latest.json` and
 /// `latest.csv` always naming the newest complete file, older ones deleted past `keep` (only files it wrote and
 /// recorded in the directory's ledger, ``PublishedFiles/Ledger``).
 struct SnapshotService: Service, Sendable {
@@ -28,7 +28,7 @@ struct SnapshotService: Service, Sendable {
         }
         while !Task.isShuttingDownGracefully {
             let now = clock.now()
-            let next = (now / settings.interval + 1) * settings.interval + 5_000
+            let next = (now / settings.interval + 1) * settings.interval + Self.settle(interval: settings.interval)
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(next - now)) }
             } catch {
@@ -41,6 +41,17 @@ struct SnapshotService: Service, Sendable {
                 logger.error("snapshot failed: \(error)")
             }
         }
+    }
+
+    /// How long after a boundary a snapshot is made: the dashboards' settling time (agents close batches every 10 s
+    /// and they commit soon after, so the period just ended is complete by then), or half the interval when that
+    /// is shorter.
+    ///
+    /// Why not sooner: the live pages redraw in the seconds after a boundary, as the first batches past it commit,
+    /// and a snapshot of 10,000 interfaces is about 20 s of a core's work; started 5 s after the boundary, it fell
+    /// on their redraws (docs/benchmarks.md, "HTTP").
+    static func settle(interval: Int64) -> Int64 {
+        min(DashboardService.settle, interval / 2)
     }
 
     /// Computes and writes one snapshot; returns the files written.

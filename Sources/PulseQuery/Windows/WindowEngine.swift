@@ -91,15 +91,23 @@ public struct WindowEngine: Sendable {
         _ series: [SeriesRecord], window: Window, now: Int64, resolution: RollupLevel? = nil
     ) async throws -> [ScopeFigures] {
         let level = try self.resolution(for: window, now: now, preferred: resolution)
-        let buckets = try await store.buckets(level: level, series: series.map(\.id), from: window.from, to: window.to)
+        let interfaces = Set(series.lazy.filter { $0.kind == .interface }.map(\.id))
         // A scope's coverage and utilisation rest on the member time and capacity its buckets carry, not on who
-        // its members are today (`docs/windows.md`, "Rollups").
+        // its members are today (`docs/windows.md`, "Rollups"). Each series' buckets are dropped once its figures
+        // are made: a snapshot's month of 5-minute buckets for 646 hosts and groups, held at once, took 1.1 GB.
+        let figures = try await store.reduceBuckets(
+            level: level, series: series.map(\.id), from: window.from, to: window.to, fields: .all
+        ) { id, buckets in
+            WindowFigures.compute(
+                buckets: buckets, window: window, resolution: level, now: now, isInterface: interfaces.contains(id))
+        }
         return series.map { record in
             ScopeFigures(
                 series: record,
-                figures: WindowFigures.compute(
-                    buckets: buckets[record.id] ?? [], window: window, resolution: level, now: now,
-                    isInterface: record.kind == .interface))
+                figures: figures[record.id]
+                    ?? WindowFigures.compute(
+                        buckets: [], window: window, resolution: level, now: now,
+                        isInterface: record.kind == .interface))
         }
     }
 
