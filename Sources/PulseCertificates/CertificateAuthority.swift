@@ -16,8 +16,8 @@ import X509
 /// every peer already has as its trust anchor (`ca.pem`), so sending it again in the handshake adds bytes and
 /// nothing else, and a one-certificate file cannot be mistaken for a bundle by tools that read only the first.
 ///
-/// There is no revocation (CRL/OCSP): a certificate stops working only when it expires or the fleet moves to
-/// a new CA, which is why issued certificates are short-lived compared with the CA.
+/// Revocation is a list the daemon reads (``RevocationList``, `netpulse ca revoke`), not a CRL or OCSP: the daemon
+/// is the only party that checks these certificates.
 ///
 /// All methods block on the file system and key generation; call them from the CLI, not from an event loop.
 public struct CertificateAuthority: Sendable {
@@ -29,9 +29,9 @@ public struct CertificateAuthority: Sendable {
     public static let defaultCommonName = "Netpulse Fleet CA"
     /// Ten years: replacing a CA means reissuing every certificate in the fleet, so it should rarely happen.
     public static let defaultCAValidityDays = 3650
-    /// One year, as kubeadm does for its leaf certificates. Without revocation, expiry is the only thing that
-    /// retires a leaked key, which argues for short; each renewal is a manual step on every host, which argues
-    /// for long. A yearly rotation is a routine operators already know.
+    /// One year, as kubeadm does for its leaf certificates. Expiry retires a leaked key nobody noticed (a noticed
+    /// one is revoked), which argues for short; each renewal is a manual step on every host, which argues for
+    /// long. A yearly rotation is a routine operators already know.
     public static let defaultLeafValidityDays = 365
     /// An upper bound that catches typos (`36500` meant as `365`) rather than a cryptographic limit.
     public static let maximumValidityDays = 36_500

@@ -43,6 +43,10 @@ public struct CertificateAuthorityError: Error, Sendable, Hashable, CustomString
         case noSuchGroup
         /// The group named to read a key already reads a key of the other role.
         case sharedKeyGroup
+        /// A revocation list has a line that is not an entry.
+        case invalidRevocationList
+        /// What `netpulse ca revoke` was given is neither a certificate issued here nor a serial number.
+        case unknownCertificate
     }
 
     /// What kind of failure this is.
@@ -312,6 +316,40 @@ extension CertificateAuthorityError {
             Group \(group) already reads the \(otherRole.rawValue) key \(otherKey); giving it this \(role.rawValue) \
             key too means \(roles). Give each role a group of its own: --group netpulse-daemon for the daemon, \
             --group netpulse-agents for agents (scripts/install.sh makes both and runs each service with its own).
+            """
+        )
+    }
+
+    static func missingRevocationList(_ path: String) -> Self {
+        Self(
+            .missingFile,
+            path: path,
+            """
+            There is no revocation list at \(path). `netpulse ca revoke` writes it in the CA directory; copy it \
+            here, or remove [tls] revoked from the daemon's config if no certificate is revoked.
+            """
+        )
+    }
+
+    static func invalidRevocationList(_ path: String, line: Int, reason: String) -> Self {
+        Self(
+            .invalidRevocationList,
+            path: path,
+            """
+            \(path):\(line): \(reason). Each line is a serial number in hex, then the name and the time \
+            (as `netpulse ca revoke` writes them); lines starting with # are comments.
+            """
+        )
+    }
+
+    static func unknownCertificate(_ value: String, directory: String) -> Self {
+        Self(
+            .unknownCertificate,
+            path: directory,
+            """
+            \(quoted(value)) is neither a certificate in \(directory) (no \(value).pem there) nor a serial number \
+            in hex. Give the name a certificate was issued to (with --dir where it was written), its serial \
+            (openssl x509 -noout -serial -in NAME.pem), or --certificate FILE.
             """
         )
     }

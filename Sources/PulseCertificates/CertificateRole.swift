@@ -63,7 +63,7 @@ public enum CertificateRole: String, Sendable, Hashable, CaseIterable {
         self.init(of: certificate)
     }
 
-    private static func contains(_ bytes: [UInt8], _ part: [UInt8]) -> Bool {
+    static func contains(_ bytes: [UInt8], _ part: [UInt8]) -> Bool {
         guard bytes.count >= part.count else { return false }
         return (0...(bytes.count - part.count)).contains { start in
             bytes[start..<(start + part.count)].elementsEqual(part)

@@ -24,6 +24,9 @@ public struct DaemonConfig: Sendable, Hashable {
     /// Milliseconds without any frame after which a connection is closed (agents send keepalives every 20 s).
     public var idleTimeout: Int64
     public var tls: TLSFiles
+    /// The revocation list `netpulse ca revoke` writes (`[tls] revoked`): client certificates in it are refused at
+    /// the handshake; nil: none is.
+    public var revoked: String?
 
     /// The SQLite database file (the store unless `postgresql` is set).
     public var storePath: String
@@ -128,6 +131,7 @@ public struct DaemonConfig: Sendable, Hashable {
                 ca: try reader.string("tls", "ca", default: "/etc/netpulse/ca.pem"),
                 certificate: try reader.string("tls", "certificate", default: "/etc/netpulse/netpulsed.pem"),
                 key: try reader.string("tls", "key", default: "/etc/netpulse/netpulsed-key.pem")))
+        config.revoked = try reader.optionalString("tls", "revoked")
         config.name = try reader.string("daemon", "name", default: "netpulsed")
         config.calendar = try reader.calendar("daemon", "time_zone", default: .utc)
         config.maximumConnections = Int(

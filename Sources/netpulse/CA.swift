@@ -10,7 +10,7 @@ struct CA: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ca",
         abstract: "Make a fleet CA and certificates for the daemon and agents.",
-        subcommands: [Init.self, Issue.self])
+        subcommands: [Init.self, Issue.self, Revoke.self])
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -103,6 +103,50 @@ struct CA: ParsableCommand {
                 print("issued \(issued.role.rawValue) certificate '\(issued.name)'")
                 print("  certificate: \(issued.certificatePath)")
                 print("  private key: \(issued.keyPath)\(keyGroup.map { "  (readable by group \($0.name))" } ?? "")")
+            } catch {
+                throw fail(error)
+            }
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a certificate: the daemon refuses it at the handshake once it reads the list.",
+            discussion: """
+                Adds the certificate to the revocation list (DIR/revoked.txt unless --list says otherwise). Copy the \
+                list to each daemon, name it in [tls] revoked, and reload the daemon (systemctl reload netpulsed): \
+                agents and operators presenting the certificate are refused from then on.
+                """)
+
+        @Argument(
+            help:
+                "The name a certificate was issued to (NAME.pem in --dir), or its serial number in hex (openssl x509 -noout -serial)."
+        )
+        var nameOrSerial: String?
+
+        @Option(name: .long, help: "Revoke the certificate in this PEM file instead.")
+        var certificate: String?
+
+        @Option(name: .long, help: "The CA directory, where `netpulse ca issue` wrote NAME.pem.")
+        var dir = "/etc/netpulse/ca"
+
+        @Option(name: .long, help: "The revocation list to add it to (default: revoked.txt in the CA directory).")
+        var list: String?
+
+        func validate() throws {
+            guard (nameOrSerial == nil) != (certificate == nil) else {
+                throw ValidationError("give a NAME or SERIAL, or --certificate FILE (one of them)")
+            }
+        }
+
+        func run() throws {
+            let path = list ?? "\(dir)/\(RevocationList.defaultFileName)"
+            do {
+                let target: RevocationList.Target =
+                    certificate.map { .certificate(path: $0) } ?? .nameOrSerial(nameOrSerial ?? "", directory: dir)
+                let (entry, added) = try RevocationList.revoke(target, in: path)
+                print(added ? "revoked \(entry.description)" : "already revoked: \(entry.description)")
+                print("  list: \(path)  (copy it to each daemon's [tls] revoked, then: systemctl reload netpulsed)")
             } catch {
                 throw fail(error)
             }

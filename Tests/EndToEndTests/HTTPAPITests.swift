@@ -190,6 +190,20 @@ extension EndToEnd {
                 "http://netpulse/api/v1/silences/x",
             ])
             #expect(notEnded.hasSuffix(" 403") && notEnded.contains("allow_silences"), "\(notEnded)")
+
+            // Alice's certificate revoked (`netpulse ca revoke`, the list named in [tls] revoked, a reload): refused
+            // from then on, and said in the log; bob's password still lets him in.
+            let alice = ["--cert", "\(ca)/alice.pem", "--key", "\(ca)/alice-key.pem", "\(https)/api/v1/rates"]
+            #expect(try status(alice) == "200")
+            try run([Build.cli, "ca", "revoke", "alice", "--dir", ca])
+            try fleet.editDaemonConfig {
+                $0.replacingOccurrences(of: "[tls]\n", with: "[tls]\nrevoked = \"\(ca)/revoked.txt\"\n")
+            }
+            // The frozen daemon runs under faketime, as its child.
+            _ = try run(["pkill", "-HUP", "-P", "\(daemon.pid)"])
+            try eventually("alice's certificate is refused") { try status(alice) == "403" }
+            #expect(daemon.output.contains("http: refused the operator certificate alice (serial "))
+            #expect(try status(["-u", "bob:\(password)", "\(https)/api/v1/rates"]) == "200")
         }
 
         /// With `[http] allow_silences`, operators make and end silences over HTTP: the author is who logged in, and

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -10,11 +11,16 @@ import X509
 /// Who may read over TCP: a client certificate of the operator role (`netpulse ca issue --operator NAME`), which
 /// TLS has already chained to the fleet CA, or HTTP basic auth against `[http] users_file`. An agent's certificate
 /// is refused (403): an agent's key, on every host of the fleet, must not read the fleet's data. Anything else gets
-/// a 401 asking for basic auth.
+/// a 401 asking for basic auth. An operator's certificate in the revocation list (`[tls] revoked`) is refused
+/// (403) and logged: browsers present none, so the HTTP listener lets TLS chain a certificate and checks the list
+/// here, per request, with the list the agents' listener uses (reloaded with it).
 struct HTTPAuthentication: RouterMiddleware {
     let users: BasicAuthUsers?
     /// Whether the listener is TLS (a peer certificate may then be there).
     let certificates: Bool
+    /// The revocation list in force.
+    var revoked: @Sendable () -> RevocationList = { RevocationList() }
+    var logger: Logger? = nil
     /// Where passwords are checked: off the Swift runtime's threads, a few at a time.
     let checks = PasswordChecks()
 
@@ -30,6 +36,10 @@ struct HTTPAuthentication: RouterMiddleware {
                     .forbidden,
                     "this client certificate is not an operator's: issue one with `netpulse ca issue --operator NAME`"
                 ).response
+            }
+            if let entry = revoked().entry(for: certificate.serialNumber) {
+                logger?.warning("http: refused the operator certificate \(entry.description): it is revoked")
+                return APIError(.forbidden, "this client certificate is revoked").response
             }
             context.identity = "operator \(CertificateRole.commonName(of: certificate) ?? "?")"
             return try await next(request, context)

@@ -6,6 +6,7 @@ import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOSSL
+import PulseCertificates
 import PulseCore
 import PulseSettings
 import PulseStore
@@ -26,8 +27,12 @@ import ServiceLifecycle
 enum HTTPServer {
     /// The services serving `settings`: none when neither the socket nor TCP is set. Files (the TLS certificate and
     /// key, the users file) are read now, so a bad one stops the daemon's start with its path.
+    ///
+    /// - Parameter revoked: the revocation list in force (``TLSContextBox``): an operator's certificate in it is
+    ///   refused.
     static func services(
-        _ settings: HTTPSettings, routes: HTTPRoutes, logger: Logger, onListening: @escaping @Sendable (String) -> Void
+        _ settings: HTTPSettings, revoked: @escaping @Sendable () -> RevocationList = { RevocationList() },
+        routes: HTTPRoutes, logger: Logger, onListening: @escaping @Sendable (String) -> Void
     ) throws -> [any Service] {
         var services = [any Service]()
         let http1 = HTTP1Channel.Configuration(idleTimeout: .milliseconds(settings.idleTimeout))
@@ -57,7 +62,8 @@ enum HTTPServer {
         }
         if let listen = settings.listen {
             let users = try settings.usersFile.map(BasicAuthUsers.init(path:))
-            let authentication = HTTPAuthentication(users: users, certificates: settings.tls)
+            let authentication = HTTPAuthentication(
+                users: users, certificates: settings.tls, revoked: revoked, logger: logger)
             let server: HTTPServerBuilder
             if settings.tls, let files = settings.files {
                 var tls: TLSConfiguration

@@ -307,7 +307,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             ("PEER_DID_NOT_RETURN_A_CERTIFICATE", "the client sent no certificate"),
             (
                 "CERTIFICATE_VERIFY_FAILED",
-                "the client's certificate did not verify against the CA: from another CA, expired or not yet valid"
+                "the client's certificate was refused (another CA's, expired, not a client's, or revoked: the \"refused … connection(s)\" line says which)"
             ),
             ("UNSUPPORTED_PROTOCOL", "the client offered only TLS versions older than 1.2"),
             ("NO_SHARED_CIPHER", "the client offered no cipher suite the daemon accepts"),

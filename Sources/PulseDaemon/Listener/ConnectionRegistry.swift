@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOSSL
 import PulseCore
 import Synchronization
 
@@ -108,6 +109,28 @@ public final class ConnectionRegistry: Sendable {
             let span =
                 state.refusals.count == 1 && total == 1 ? "" : " in the last \(every.nanoseconds / 1_000_000_000) s"
             return "refused \(total) connection(s)\(span): \(parts.joined(separator: "; "))"
+        }
+    }
+
+    /// Closes each connection past `HELLO` whose client certificate (DER) `refuse` gives a reason for, saying so
+    /// through `closed` (the agent and the reason): a certificate revoked by a reload is refused at the next
+    /// handshake, and its connections open now must not carry on. Each certificate is read on its connection's
+    /// event loop; what the agent sent and was not acknowledged it sends again, and is refused.
+    func closeConnections(
+        refusing refuse: @escaping @Sendable ([UInt8]) -> String?, closed: @escaping @Sendable (String, String) -> Void
+    ) {
+        let open = state.withLockedValue { state in
+            state.channels.map { (channel: $0.value, agent: state.agentOf[$0.key] ?? "?") }
+        }
+        for (channel, agent) in open {
+            channel.eventLoop.execute {
+                guard
+                    let handler = try? channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self),
+                    let der = try? handler.peerCertificate?.toDERBytes(), let reason = refuse(der)
+                else { return }
+                closed(agent, reason)
+                channel.close(promise: nil)
+            }
         }
     }
 

@@ -24,7 +24,7 @@ public final class ListenerService: Service, Sendable {
     let loopHeartbeats: [LoopHeartbeat]
 
     init(
-        config: DaemonConfig, queue: IngestQueue, registry: ConnectionRegistry, logger: Logger,
+        config: DaemonConfig, tls: TLSContextBox, queue: IngestQueue, registry: ConnectionRegistry, logger: Logger,
         labelPolicy: @escaping @Sendable (String, Labels) -> Labels,
         labelGeneration: @escaping @Sendable () -> Int,
         onListening: @escaping @Sendable (SocketAddress) -> Void
@@ -36,7 +36,7 @@ public final class ListenerService: Service, Sendable {
         self.labelPolicy = labelPolicy
         self.labelGeneration = labelGeneration
         self.onListening = onListening
-        tls = try TLSContextBox(config.tls)
+        self.tls = tls
         group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         for loop in group.makeIterator() { loop.execute { ThreadPriority.raiseCurrentThread() } }
         loopHeartbeats = group.makeIterator().enumerated().map { index, loop in

@@ -109,8 +109,10 @@ public struct DaemonRuntime: Sendable {
             metricsService = nil
         }
         if let warning = config.http.plainTextWarning { logger.warning("\(warning)") }
+        // The agents' listener and the HTTP server refuse the same revoked certificates, reloaded together.
+        let tls = try TLSContextBox(config.tls, revoked: config.revoked)
         httpServices = try HTTPServer.services(
-            config.http,
+            config.http, revoked: { tls.check.revoked },
             routes: HTTPRoutes(
                 store: store, config: config, clock: clock, metrics: metrics, sources: sources,
                 announcer: announcer, catalogues: catalogues, logger: logger),
@@ -118,7 +120,7 @@ public struct DaemonRuntime: Sendable {
         let current = self.current
         let labelValues = LabelValueLimit()
         listener = try ListenerService(
-            config: config, queue: queue, registry: registry, logger: logger,
+            config: config, tls: tls, queue: queue, registry: registry, logger: logger,
             labelPolicy: { [logger] agent, sent in
                 // Of what the agent may set itself, only a bounded number of distinct values (`[limits]`).
                 let config = current.value
@@ -213,7 +215,8 @@ public struct DaemonRuntime: Sendable {
             .init(service: leaderOnly(CancelledOnStop(notifier))),
             .init(
                 service: ReloadService(
-                    configPath: configPath, current: current, tls: listener.tls, status: status, store: store,
+                    configPath: configPath, current: current, tls: listener.tls, registry: registry, status: status,
+                    store: store,
                     clock: clock, logger: logger)),
             .init(service: status, successTerminationBehavior: .ignore),
         ]

@@ -1,9 +1,11 @@
 import Logging
+import PulseCertificates
 import PulseCore
 import PulseSettings
 import PulseStore
 import PulseSystemd
 import ServiceLifecycle
+import X509
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +13,8 @@ import ServiceLifecycle
     import Musl
 #endif
 
-/// SIGHUP: re-reads the config file and the certificates it names. New connections get the new certificates;
+/// SIGHUP: re-reads the config file and the certificates it names. New connections get the new certificates and
+/// the new revocation list (`[tls] revoked`), and open connections whose certificate it names are closed;
 /// agents' labels follow the new `[labels.*]` at once: known agents are moved to their new groups when the reload is
 /// read (``LabelMoves``), and connected ones carry the new labels from their next batch. Alert
 /// rules and notification settings (`[alert.*]`, `[alerts]`) apply from the next evaluation, unchanged rules
@@ -20,15 +23,18 @@ final class ReloadService: Service, Sendable {
     let configPath: String?
     let current: CurrentConfig
     let tls: TLSContextBox
+    /// The open connections, closed when a reloaded revocation list names their certificate.
+    let registry: ConnectionRegistry?
     let status: StatusService
     let store: any MetricStore
     let clock: WallClock
     let logger: Logger
 
     init(
-        configPath: String?, current: CurrentConfig, tls: TLSContextBox, status: StatusService,
-        store: any MetricStore, clock: WallClock, logger: Logger
+        configPath: String?, current: CurrentConfig, tls: TLSContextBox, registry: ConnectionRegistry? = nil,
+        status: StatusService, store: any MetricStore, clock: WallClock, logger: Logger
     ) {
+        self.registry = registry
         self.clock = clock
         self.configPath = configPath
         self.current = current
@@ -53,9 +59,20 @@ final class ReloadService: Service, Sendable {
         do {
             let running = current.value
             let fresh = try configPath.map { try DaemonConfig.load(path: $0) } ?? running
-            try tls.reload(fresh.tls)
+            try tls.reload(fresh.tls, revoked: fresh.revoked)
+            let revoked = tls.check.revoked
+            registry?.closeConnections(
+                refusing: { der in
+                    (try? Certificate(derEncoded: der)).flatMap { revoked.entry(for: $0.serialNumber) }.map { entry in
+                        "(serial \(entry.serial)) was revoked" + (entry.revokedAt.map { " on \($0)" } ?? "")
+                    }
+                },
+                closed: { [logger] agent, reason in
+                    logger.warning("closed the connection of agent \(agent): its certificate \(reason)")
+                })
             var others = fresh
             others.tls = running.tls
+            others.revoked = running.revoked
             others.labels = running.labels
             others.alerts = running.alerts
             let restartNote =
@@ -63,6 +80,7 @@ final class ReloadService: Service, Sendable {
                 ? "" : "; settings other than [tls], [labels.*], [alerts] and [alert.*] take effect after a restart"
             var applied = running
             applied.tls = fresh.tls
+            applied.revoked = fresh.revoked
             applied.labels = fresh.labels
             applied.alerts = fresh.alerts
             current.replace(applied)

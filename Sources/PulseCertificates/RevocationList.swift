@@ -1,0 +1,212 @@
+import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The certificates the fleet no longer accepts: what `netpulse ca revoke` writes and the daemon reads (`[tls]
+/// revoked`), refusing them at the handshake.
+///
+/// A text file, one certificate a line: its serial number in hex, then the name it was issued to and when it was
+/// revoked (both for people and the daemon's log; only the serial counts). Blank lines and lines starting with `#`
+/// are skipped.
+///
+/// ```
+/// # netpulse ca revoke: certificates the daemon refuses (serial, name, revoked at)
+/// 4f1c2a…e9  web-01  2026-11-29T03:50:00Z
+/// ```
+///
+/// Why not an X.509 CRL: the daemon is the only party that checks these certificates, and it reads the list from
+/// its own disk, put there by root like `ca.pem` beside it, so the CRL's signature would prove nothing the file's
+/// place does not; a list an operator can read, grep and diff is what they need when a host is lost.
+public struct RevocationList: Sendable, Hashable {
+    /// One revoked certificate.
+    public struct Entry: Sendable, Hashable {
+        /// The serial number: lowercase hex, no colons, no leading zero bytes (``serialText(_:)``).
+        public var serial: String
+        /// The name it was issued to (its common name), when known.
+        public var name: String?
+        /// When it was revoked (RFC 3339), when known.
+        public var revokedAt: String?
+
+        public init(serial: String, name: String?, revokedAt: String?) {
+            self.serial = serial
+            self.name = name
+            self.revokedAt = revokedAt
+        }
+
+        /// "web-01 (serial 4f1c…, revoked 2026-11-29T03:50:00Z)", for log lines.
+        public var description: String {
+            let details = ["serial \(serial)"] + (revokedAt.map { ["revoked \($0)"] } ?? [])
+            return (name.map { "\($0) " } ?? "") + "(" + details.joined(separator: ", ") + ")"
+        }
+    }
+
+    /// The file `netpulse ca revoke` writes in the CA directory unless told otherwise.
+    public static let defaultFileName = "revoked.txt"
+
+    static let header = "# netpulse ca revoke: certificates the daemon refuses (serial, name, revoked at)"
+
+    /// The revoked certificates, in the order they were revoked.
+    public private(set) var entries: [Entry]
+    private var bySerial: [String: Int]
+
+    /// A list of `entries`; a serial given twice keeps its first entry.
+    public init(_ entries: [Entry] = []) {
+        self.entries = []
+        bySerial = [:]
+        for entry in entries { add(entry) }
+    }
+
+    /// The entry revoking the certificate with `serial`, if any.
+    public func entry(for serial: Certificate.SerialNumber) -> Entry? {
+        bySerial[Self.serialText(serial)].map { entries[$0] }
+    }
+
+    /// The entry revoking the serial written `text` (hex, colons allowed), if any.
+    public func entry(forSerialText text: String) -> Entry? {
+        Self.normalisedSerial(text).flatMap { bySerial[$0] }.map { entries[$0] }
+    }
+
+    /// Adds `entry`; false when its serial is already revoked (the list is left as it was).
+    @discardableResult
+    public mutating func add(_ entry: Entry) -> Bool {
+        guard bySerial[entry.serial] == nil else { return false }
+        bySerial[entry.serial] = entries.count
+        entries.append(entry)
+        return true
+    }
+
+    /// The file's text.
+    public var text: String {
+        ([Self.header]
+            + entries.map { entry in
+                ([entry.serial] + [entry.name, entry.revokedAt].compactMap { $0 }).joined(separator: "  ")
+            }).joined(separator: "\n") + "\n"
+    }
+
+    /// A serial number as the list writes it: lowercase hex without colons or leading zero bytes (DER adds one to
+    /// keep a serial positive; `openssl x509 -serial` leaves it out).
+    public static func serialText(_ serial: Certificate.SerialNumber) -> String {
+        hex(Array(serial.bytes.drop { $0 == 0 }))
+    }
+
+    /// `text` (hex, upper or lower case, colons allowed, as `openssl x509 -serial` or this list prints it) as the
+    /// list writes serials; nil when it is not hex.
+    public static func normalisedSerial(_ text: String) -> String? {
+        let digits = text.filter { $0 != ":" }.lowercased()
+        guard !digits.isEmpty, digits.count <= 2 * 20, digits.allSatisfy(\.isHexDigit) else { return nil }
+        let even = digits.count % 2 == 1 ? "0" + digits : digits
+        var bytes = [UInt8]()
+        var index = even.startIndex
+        while index < even.endIndex {
+            let next = even.index(index, offsetBy: 2)
+            bytes.append(UInt8(even[index..<next], radix: 16)!)
+            index = next
+        }
+        let trimmed = Array(bytes.drop { $0 == 0 })
+        return trimmed.isEmpty ? nil : hex(trimmed)
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { byte in (byte < 0x10 ? "0" : "") + String(byte, radix: 16) }.joined()
+    }
+
+    // MARK: Revoking
+
+    /// What `netpulse ca revoke` was asked to revoke.
+    public enum Target: Sendable {
+        /// A certificate issued into `directory` as `NAME.pem`, or else a serial number.
+        case nameOrSerial(String, directory: String)
+        /// The certificate in a PEM file.
+        case certificate(path: String)
+    }
+
+    /// Adds `target` to the list at `path` (made when missing), revoked at `now`; returns its entry and whether it
+    /// was new (false: it was revoked already, and the file is left as it was).
+    /// - Throws: ``CertificateAuthorityError`` when the target names nothing, or a file cannot be read or written.
+    public static func revoke(
+        _ target: Target, in path: String, now: Date = Date()
+    ) throws(CertificateAuthorityError) -> (entry: Entry, added: Bool) {
+        var list = SecureFile.exists(path) ? try load(path: path) : RevocationList()
+        let certificatePath: String?
+        var serial: String?
+        switch target {
+        case .certificate(let file): certificatePath = file
+        case .nameOrSerial(let value, let directory):
+            let issued = SecureFile.path(value + ".pem", in: directory)
+            if (try? NameRules.validateCertificateName(value)) != nil, SecureFile.exists(issued) {
+                certificatePath = issued
+            } else if let normalised = normalisedSerial(value) {
+                certificatePath = nil
+                serial = normalised
+            } else {
+                throw .unknownCertificate(value, directory: directory)
+            }
+        }
+        var name: String?
+        if let certificatePath {
+            let text: String
+            switch SecureFile.readText(certificatePath) {
+            case .success(let read): text = read
+            case .failure(.missing): throw .unreadable(certificatePath, reason: "there is no such file")
+            case .failure(.unreadable(let reason)): throw .unreadable(certificatePath, reason: reason)
+            }
+            let certificate = try PEMEncoding.decodeCertificate(text, path: certificatePath).certificate
+            serial = serialText(certificate.serialNumber)
+            // One field of the line: a name with spaces (not one `netpulse ca` issues) keeps them as underscores.
+            name = CertificateRole.commonName(of: certificate).map {
+                $0.split(whereSeparator: \.isWhitespace).joined(separator: "_")
+            }
+        }
+        let entry = Entry(serial: serial ?? "", name: name, revokedAt: DateText.format(now))
+        if let existing = list.bySerial[entry.serial].map({ list.entries[$0] }) { return (existing, false) }
+        list.add(entry)
+        try list.write(to: path)
+        return (entry, true)
+    }
+
+    // MARK: Reading and writing
+
+    /// Reads the list at `path`.
+    /// - Throws: ``CertificateAuthorityError`` naming the file and, for a line that is not an entry, its number.
+    public static func load(path: String) throws(CertificateAuthorityError) -> RevocationList {
+        switch SecureFile.readText(path) {
+        case .success(let text): return try parse(text, path: path)
+        case .failure(.missing): throw .missingRevocationList(path)
+        case .failure(.unreadable(let reason)): throw .unreadable(path, reason: reason)
+        }
+    }
+
+    /// The list `text` holds (read from `path`, for errors).
+    public static func parse(_ text: String, path: String) throws(CertificateAuthorityError) -> RevocationList {
+        var list = RevocationList()
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            guard let first = fields.first, !first.hasPrefix("#") else { continue }
+            guard let serial = normalisedSerial(String(first)) else {
+                throw .invalidRevocationList(
+                    path, line: index + 1, reason: "\"\(first.prefix(60))\" is not a serial number in hex")
+            }
+            list.add(
+                Entry(
+                    serial: serial, name: fields.count > 1 ? String(fields[1]) : nil,
+                    revokedAt: fields.count > 2 ? String(fields[2]) : nil))
+        }
+        return list
+    }
+
+    /// Writes the list to `path` (mode 0644), replacing what was there in one step: a reader sees the old list or
+    /// the new one, never part of either.
+    public func write(to path: String) throws(CertificateAuthorityError) {
+        let staged = try SecureFile.stage(text, for: path, mode: 0o644)
+        do {
+            try staged.commit(replacing: true)
+        } catch {
+            staged.discard()
+            throw error
+        }
+    }
+}
