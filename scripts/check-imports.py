@@ -7,7 +7,8 @@ Usage: scripts/check-imports.py [--package-path DIR]   check the package (defaul
 Package.swift's dependency lists are the truth about which module may import which. The check fails (exit 1, one line
 per problem) when
   - a Swift file of a target imports a module the target does not declare directly: a module that builds only because
-    another dependency brings it in transitively, or that is left over from a move;
+    another dependency brings it in transitively, or that is left over from a move (BUNDLED below lists the one kept on
+    purpose, a module a product builds in without exporting it, with the reason);
   - a target declares a dependency that none of its Swift files imports, unless LINK_ONLY below lists it with the
     reason it is needed for linking alone (and LINK_ONLY entries that no longer apply are problems too).
 Modules that come with the toolchain (TOOLCHAIN_MODULES, and any module whose name starts with "_") need no declaration.
@@ -49,6 +50,15 @@ TOOLCHAIN_MODULES = {
 
 # Product name → the modules it provides, where that is not just the module of the product's name.
 PRODUCT_MODULES = {}
+
+# Modules a target imports that come with one of its declared products without being products themselves:
+# (target, module) → (the product, the reason). An entry that no longer applies fails.
+BUNDLED = {
+    ("PulseAgent", "CNIOBoringSSL"): (
+        "NIOSSL",
+        "swift-nio-ssl's BoringSSL, already in the agent, makes its key and certificate request (CertificateRequest.swift)",
+    ),
+}
 
 IMPORT_RE = re.compile(
     r"""^\s*
@@ -272,6 +282,7 @@ def check(package_dir):
                 spelling[module] = spelled
 
     problems = []
+    used_bundled = set()
     checked_targets = checked_files = 0
     imported_by = {}  # target → modules its files import
     declared_by = {}
@@ -302,6 +313,10 @@ def check(package_dir):
                 imported.add(module)
                 if module == own or module in declared or is_toolchain_module(module):
                     continue
+                bundled = BUNDLED.get((name, module))
+                if bundled and bundled[0] in declared:
+                    used_bundled.add((name, module))
+                    continue
                 if module in spelling:
                     hint = f"add {spelling[module]} to the target's dependencies"
                 else:
@@ -328,6 +343,12 @@ def check(package_dir):
         elif module in imported_by.get(name, set()):
             problems.append(
                 f"check-imports.py: LINK_ONLY lists {name}'s {module}, which {name} imports (remove the entry)"
+            )
+    for entry in BUNDLED:
+        if entry not in used_bundled:
+            problems.append(
+                f"check-imports.py: BUNDLED lists {entry[0]}'s {entry[1]}, which it does not import through "
+                f"{BUNDLED[entry][0]} (remove the entry)"
             )
     return problems, checked_targets, checked_files
 

@@ -84,8 +84,38 @@ extension CertificateAuthority {
         try SecureFile.makeDirectory(outputDirectory, mode: 0o755)
 
         let key = P256.Signing.PrivateKey()
-        let publicKey = Certificate.PublicKey(key.publicKey)
-        let certificate: Certificate
+        let certificate = try makeCertificate(
+            role: role, name: name, dnsNames: allDNSNames, addresses: addresses,
+            publicKey: Certificate.PublicKey(key.publicKey), notValidBefore: notValidBefore,
+            notValidAfter: notValidAfter)
+        let encoded = try PEMEncoding.encode(certificate)
+
+        try SecureFile.writeKeyAndCertificate(
+            key: key.pemRepresentation + "\n",
+            to: privateKeyPath,
+            certificate: encoded.pem,
+            to: certificatePath,
+            replacing: overwrite,
+            keyGroup: keyGroup?.id
+        )
+
+        return IssuedCertificate(
+            role: role,
+            name: name,
+            certificatePath: certificatePath,
+            keyPath: privateKeyPath,
+            dnsNames: allDNSNames,
+            ipAddresses: addresses.map(\.text),
+            certificate: certificate
+        )
+    }
+
+    /// A certificate for `role` and `name` over `publicKey`, signed by the CA: the profile ``issue(role:name:dnsNames:ipAddresses:validityDays:outputDirectory:overwrite:keyGroup:)``
+    /// describes, whoever made the key (here, or the agent that sent a request).
+    func makeCertificate(
+        role: CertificateRole, name: String, dnsNames allDNSNames: [String], addresses: [IPAddress],
+        publicKey: Certificate.PublicKey, notValidBefore: Date, notValidAfter: Date
+    ) throws(CertificateAuthorityError) -> Certificate {
         do {
             let authorityKeyIdentifier =
                 try self.certificate.extensions.subjectKeyIdentifier?.keyIdentifier
@@ -93,7 +123,7 @@ extension CertificateAuthority {
             let alternativeNames =
                 allDNSNames.map { GeneralName.dnsName($0) }
                 + addresses.map { GeneralName.ipAddress(ASN1OctetString(contentBytes: $0.bytes[...])) }
-            certificate = try Certificate(
+            return try Certificate(
                 version: .v3,
                 serialNumber: .random128(),
                 publicKey: publicKey,
@@ -118,30 +148,10 @@ extension CertificateAuthority {
         } catch {
             throw .signingFailed("\(role.rawValue) certificate", underlying: error)
         }
-        let encoded = try PEMEncoding.encode(certificate)
-
-        try SecureFile.writeKeyAndCertificate(
-            key: key.pemRepresentation + "\n",
-            to: privateKeyPath,
-            certificate: encoded.pem,
-            to: certificatePath,
-            replacing: overwrite,
-            keyGroup: keyGroup?.id
-        )
-
-        return IssuedCertificate(
-            role: role,
-            name: name,
-            certificatePath: certificatePath,
-            keyPath: privateKeyPath,
-            dnsNames: allDNSNames,
-            ipAddresses: addresses.map(\.text),
-            certificate: certificate
-        )
     }
 
     /// The name first, then each extra name once; DNS names compare case-insensitively.
-    private func uniqueDNSNames(name: String, extra: [String]) throws(CertificateAuthorityError) -> [String] {
+    func uniqueDNSNames(name: String, extra: [String]) throws(CertificateAuthorityError) -> [String] {
         var seen: Set<String> = [name.lowercased()]
         var names = [name]
         for dnsName in extra {
@@ -160,7 +170,7 @@ extension CertificateAuthority {
         return addresses
     }
 
-    private func validity(days: Int, now: Date) throws(CertificateAuthorityError) -> (Date, Date) {
+    func validity(days: Int, now: Date) throws(CertificateAuthorityError) -> (Date, Date) {
         guard (1...Self.maximumValidityDays).contains(days) else {
             throw .invalidValidity(days: days, maximum: Self.maximumValidityDays)
         }
@@ -183,7 +193,7 @@ extension CertificateAuthority {
 
     /// Refuses to touch the CA's own files, and any existing file unless overwriting was asked for, before any
     /// key is generated or directory created.
-    private func checkOutputPaths(_ paths: [String], overwrite: Bool) throws(CertificateAuthorityError) {
+    func checkOutputPaths(_ paths: [String], overwrite: Bool) throws(CertificateAuthorityError) {
         let caFiles = Set([certificatePath, privateKeyPath].compactMap(SecureFile.identity))
         for path in paths {
             if let identity = SecureFile.identity(path), caFiles.contains(identity) {

@@ -47,6 +47,8 @@ public struct CertificateAuthorityError: Error, Sendable, Hashable, CustomString
         case invalidRevocationList
         /// What `netpulse ca revoke` was given is neither a certificate issued here nor a serial number.
         case unknownCertificate
+        /// A certificate request cannot be signed: not a request, a bad signature, another name.
+        case invalidRequest
     }
 
     /// What kind of failure this is.
@@ -338,6 +340,17 @@ extension CertificateAuthorityError {
             """
             \(path):\(line): \(reason). Each line is a serial number in hex, then the name and the time \
             (as `netpulse ca revoke` writes them); lines starting with # are comments.
+            """
+        )
+    }
+
+    static func invalidRequest(_ path: String, reason: String) -> Self {
+        Self(
+            .invalidRequest,
+            path: path,
+            """
+            Not signing \(path): \(reason). Make the request again on the agent's host (netpulse-agent request) \
+            and bring that file here.
             """
         )
     }

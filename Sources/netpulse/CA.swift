@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PulseCertificates
 import PulseCore
 
@@ -10,7 +11,7 @@ struct CA: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ca",
         abstract: "Make a fleet CA and certificates for the daemon and agents.",
-        subcommands: [Init.self, Issue.self, Revoke.self])
+        subcommands: [Init.self, Issue.self, Sign.self, Revoke.self])
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -150,6 +151,75 @@ struct CA: ParsableCommand {
             } catch {
                 throw fail(error)
             }
+        }
+    }
+
+    struct Sign: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign agents' certificate requests (from netpulse-agent request): the keys stay on their hosts.",
+            discussion: """
+                Signs NAME.csr as the agent NAME's certificate (NAME.pem beside it, or in --out), after checking \
+                that the request is signed by its key and names NAME. Given a directory, signs every NAME.csr in it \
+                that has no NAME.pem yet. Copy each NAME.pem back to its host, where the agent's [daemon] \
+                certificate names it.
+                """)
+
+        @Argument(help: "A request (NAME.csr), or a directory of them.")
+        var request: String
+
+        @Option(name: .long, help: "The CA directory (from `netpulse ca init`).")
+        var dir = "/etc/netpulse/ca"
+
+        @Option(name: .long, help: "The agent the request must be for (default: the file's name, NAME.csr).")
+        var agent: String?
+
+        @Option(name: .long, help: "Where to write NAME.pem (default: beside the request).")
+        var out: String?
+
+        @Option(name: .long, help: "Validity in days.")
+        var days = CertificateAuthority.defaultLeafValidityDays
+
+        @Flag(name: .long, help: "Replace an existing NAME.pem (a request signed again).")
+        var overwrite = false
+
+        func run() throws {
+            let ca: CertificateAuthority
+            do {
+                ca = try CertificateAuthority.load(directory: dir)
+            } catch {
+                throw fail(error)
+            }
+            for warning in ca.warnings { printError("netpulse: warning: \(warning)") }
+            var isDirectory: ObjCBool = false
+            let requests: [String]
+            if FileManager.default.fileExists(atPath: request, isDirectory: &isDirectory), isDirectory.boolValue {
+                guard agent == nil else {
+                    throw fail(ValidationError("--agent names the agent of one request, not of a directory"))
+                }
+                let names = ((try? FileManager.default.contentsOfDirectory(atPath: request)) ?? [])
+                    .filter { $0.hasSuffix(".csr") }.sorted()
+                // Those signed already are left alone unless asked.
+                requests = names.map { "\(request)/\($0)" }.filter { path in
+                    overwrite
+                        || !FileManager.default.fileExists(
+                            atPath: "\(out ?? request)/\(Enrollment.name(ofRequestFile: path)).pem")
+                }
+                if requests.isEmpty { print("nothing to sign in \(request): no NAME.csr without its NAME.pem") }
+            } else {
+                requests = [request]
+            }
+            var failed = 0
+            for path in requests {
+                do {
+                    let signed = try ca.sign(
+                        requestAt: path, name: agent, validityDays: days, outputDirectory: out, overwrite: overwrite)
+                    print("signed agent certificate '\(signed.name)': \(signed.certificatePath)")
+                } catch {
+                    printError("netpulse: \(error)")
+                    failed += 1
+                }
+            }
+            if failed > 0 { throw ExitCode(1) }
         }
     }
 }
