@@ -1,5 +1,6 @@
 import ArgumentParser
 import PulseAgent
+import PulseCertificates
 import PulseCore
 import PulseSettings
 import PulseStore
@@ -41,6 +42,8 @@ struct CheckConfig: AsyncParsableCommand {
             if isDaemon {
                 let config = try DaemonConfig.parse(document)
                 _ = try TLSSetup.server(config.tls)
+                // The CA and revocation list the daemon checks client certificates against, as it reads them.
+                _ = try ClientCertificateCheck.load(ca: config.tls.ca, revoked: config.revoked)
                 // The files of TLS to PostgreSQL too (the server is contacted only below, for its replication).
                 if let location = config.postgres { try StoreBackends.checkTLSFiles(of: location) }
                 daemon = config

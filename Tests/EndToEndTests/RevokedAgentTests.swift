@@ -27,6 +27,19 @@ extension EndToEnd {
             try fleet.editDaemonConfig {
                 $0.replacingOccurrences(of: "[tls]\n", with: "[tls]\nrevoked = \"\(ca)/revoked.txt\"\n")
             }
+            let config = fleet.directory + "/netpulsed.toml"
+            #expect(try run([Build.cli, "check-config", config]).contains("OK"))
+            // A list the daemon could not read fails the check first, naming the file and line.
+            let broken = fleet.directory + "/broken.toml"
+            try String(contentsOfFile: config, encoding: .utf8)
+                .replacingOccurrences(of: "\(ca)/revoked.txt", with: "\(fleet.directory)/broken.txt")
+                .write(toFile: broken, atomically: true, encoding: .utf8)
+            try "# revoked\nweb-01 by name\n".write(
+                toFile: fleet.directory + "/broken.txt", atomically: true, encoding: .utf8)
+            let refused = try run(["sh", "-c", "\(Build.cli) check-config \(broken) 2>&1; echo exit $?"])
+            #expect(
+                refused.contains("\(fleet.directory)/broken.txt:2: \"web-01\" is not a serial number in hex")
+                    && refused.hasSuffix("exit 2\n"), "\(refused)")
             fleet.daemon!.signal(SIGHUP)
             try eventually("the revoked agent's connection is closed") {
                 fleet.daemon!.output.contains("closed the connection of agent agent-1: its certificate (serial ")

@@ -105,6 +105,18 @@ import Testing
         #expect(Units.formatDuration(1_500) == "1500ms")
     }
 
+    /// How long ago, as a table shows it: two units, largest first.
+    @Test func formatsAgesForPeople() {
+        #expect(Units.formatAge(0) == "0s")
+        #expect(Units.formatAge(999) == "0s")
+        #expect(Units.formatAge(45_500) == "45s")
+        #expect(Units.formatAge(125_000) == "2m 5s")
+        #expect(Units.formatAge(3_723_000) == "1h 2m")
+        #expect(Units.formatAge(3_600_000) == "1h 0m")
+        #expect(Units.formatAge(97_260_000) == "1d 3h")
+        #expect(Units.formatAge(-5_000) == "0s")
+    }
+
     @Test func parsesAndFormatsSizes() {
         #expect(Units.parseByteSize("256KiB") == 262_144)
         #expect(Units.parseByteSize("64MiB") == 67_108_864)

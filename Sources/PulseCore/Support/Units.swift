@@ -24,6 +24,22 @@ public enum Units {
         return "\(milliseconds)ms"
     }
 
+    /// How long ago something was, for people: the two largest whole units, `45s`, `2m 5s`, `1h 2m`, `3d 4h` (seconds
+    /// at the finest; less than a second is `0s`). `formatDuration` gives exact durations for configs, where `3723s`
+    /// is right and hard to read in a table.
+    public static func formatAge(_ milliseconds: Int64) -> String {
+        var left = max(0, milliseconds) / 1_000
+        var parts = [String]()
+        for (suffix, scale) in [("d", Int64(86_400)), ("h", 3_600), ("m", 60), ("s", 1)] {
+            guard parts.count < 2 else { break }
+            let count = left / scale
+            // Once the largest unit is given, the next is given even when zero (`1h 0m`): its place says the scale.
+            if count > 0 || !parts.isEmpty || scale == 1 { parts.append("\(count)\(suffix)") }
+            left -= count * scale
+        }
+        return parts.joined(separator: " ")
+    }
+
     /// `"65536"`, `"256KiB"`, `"64MiB"`, `"1GiB"`, `"10kB"`, `"1MB"`, `"1GB"` → bytes.
     public static func parseByteSize(_ text: String) -> Int64? {
         let trimmed = text.trimmingWhitespace()

@@ -17,7 +17,7 @@ extension RatesRead.Answer {
                     interface.facts?.kind.name ?? "unknown", TerminalText.rate(figures?.rx ?? nil),
                     TerminalText.rate(figures?.tx ?? nil), TerminalText.bytes(totals.traffic[.rxBytes]),
                     TerminalText.bytes(totals.traffic[.txBytes]),
-                    "\(Units.formatDuration(max(0, now - interface.lastSeen) / 1_000 * 1_000)) ago",
+                    "\(Units.formatAge(now - interface.lastSeen)) ago",
                 ])
             }
             return TerminalText.table(rows, numeric: [3, 4, 5, 6, 7])
