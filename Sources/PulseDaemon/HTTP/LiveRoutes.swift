@@ -145,7 +145,10 @@ struct LiveRoutes: Sendable {
     ) async throws -> LiveReads.Drawn {
         let key = generation.map { LiveReads.Key(stem: spec.fileStem, range: range, second: now, data: $0) }
         return try await reads.drawn(key) {
-            await holdRecent(now: now, finest: engine.finest)
+            // Not waited for: holding them the first time reads the window inside the store's writer, and this
+            // read takes the rows meanwhile rather than waiting for that (and for the commits queued before it).
+            let finest = engine.finest
+            Task { await holdRecent(now: now, finest: finest) }
             let data = try await read(spec, engine: engine, range: range, now: now)
             return LiveReads.Drawn(data: data, charts: pages.charts(data))
         }
