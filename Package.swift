@@ -320,7 +320,7 @@ let package = Package(
         .testTarget(
             name: "PulseCertificatesTests",
             dependencies: [
-                "PulseCertificates",
+                "PulseCertificates", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -96,8 +96,7 @@ public struct ClientCertificateCheck: Sendable {
                 if let entry = revoked.entry(for: certificate.serialNumber) {
                     let what =
                         certificate == leaf ? which : "the issuing CA (serial \(entry.serial)) of certificate \(name)"
-                    let when = entry.revokedAt.map { " on \($0)" } ?? ""
-                    return .refused("\(what) was revoked\(when), in \(revokedPath ?? "the revocation list")")
+                    return .refused("\(what) was revoked\(entry.when), in \(revokedPath ?? "the revocation list")")
                 }
             }
             return .accepted(leaf)

@@ -37,6 +37,9 @@ public struct RevocationList: Sendable, Hashable {
             self.revokedAt = revokedAt
         }
 
+        /// " on 2026-11-29T03:50:00Z", or nothing when the time is not known: after "was revoked" in log lines.
+        public var when: String { revokedAt.map { " on \($0)" } ?? "" }
+
         /// "web-01 (serial 4f1c…, revoked 2026-11-29T03:50:00Z)", for log lines.
         public var description: String {
             let details = ["serial \(serial)"] + (revokedAt.map { ["revoked \($0)"] } ?? [])
@@ -62,12 +65,12 @@ public struct RevocationList: Sendable, Hashable {
 
     /// The entry revoking the certificate with `serial`, if any.
     public func entry(for serial: Certificate.SerialNumber) -> Entry? {
-        bySerial[Self.serialText(serial)].map { entries[$0] }
+        entry(serial: Self.serialText(serial))
     }
 
-    /// The entry revoking the serial written `text` (hex, colons allowed), if any.
-    public func entry(forSerialText text: String) -> Entry? {
-        Self.normalisedSerial(text).flatMap { bySerial[$0] }.map { entries[$0] }
+    /// The entry revoking `serial`, written as the list writes serials (``serialText(_:)``), if any.
+    func entry(serial: String) -> Entry? {
+        bySerial[serial].map { entries[$0] }
     }
 
     /// Adds `entry`; false when its serial is already revoked (the list is left as it was).
@@ -162,7 +165,7 @@ public struct RevocationList: Sendable, Hashable {
             }
         }
         let entry = Entry(serial: serial ?? "", name: name, revokedAt: DateText.format(now))
-        if let existing = list.bySerial[entry.serial].map({ list.entries[$0] }) { return (existing, false) }
+        if let existing = list.entry(serial: entry.serial) { return (existing, false) }
         list.add(entry)
         try list.write(to: path)
         return (entry, true)

@@ -9,16 +9,7 @@ import Testing
 /// when a request is made again.
 @Suite struct CertificateRequestTests {
     func openssl(_ arguments: String...) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try Command.run(["openssl"] + arguments)
     }
 
     @Test func theRequestIsSignedByANewKeyAndNamesTheAgent() throws {

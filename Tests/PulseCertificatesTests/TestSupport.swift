@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import PulseCertificates
@@ -55,17 +56,8 @@ struct CommandResult: CustomStringConvertible {
 
 /// Runs `openssl` with `arguments`, capturing standard output and standard error together.
 func openssl(_ arguments: String...) throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["openssl"] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    let (status, output) = try Command.run(["openssl"] + arguments)
+    return CommandResult(status: status, output: output)
 }
 
 /// Runs `body`, which must throw a ``CertificateAuthorityError``, and returns that error.

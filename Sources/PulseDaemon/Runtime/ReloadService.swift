@@ -63,8 +63,8 @@ final class ReloadService: Service, Sendable {
             let revoked = tls.check.revoked
             registry?.closeConnections(
                 refusing: { der in
-                    (try? Certificate(derEncoded: der)).flatMap { revoked.entry(for: $0.serialNumber) }.map { entry in
-                        "(serial \(entry.serial)) was revoked" + (entry.revokedAt.map { " on \($0)" } ?? "")
+                    (try? Certificate(derEncoded: der)).flatMap { revoked.entry(for: $0.serialNumber) }.map {
+                        "(serial \($0.serial)) was revoked\($0.when)"
                     }
                 },
                 closed: { [logger] agent, reason in
