@@ -3,6 +3,22 @@ import PackageDescription
 
 // The agent links only PulseAgent + PulseCore (SwiftNIO, swift-nio-ssl, swift-log, service-lifecycle):
 // no chart, storage or certificate-authority code, and no full Foundation (it loads ICU, ~17 MiB RSS).
+// The three programs carry the Swift runtime (and the daemon and CLI Foundation), linked statically, in every build:
+// a host needs no Swift (the packages depend only on Debian's libraries), and the tests run what the packages
+// install. Linked at the products only: their modules compile as usual, so the debug build serves the tests and the
+// packages alike. Foundation's static libraries are named as one group: left to the driver, some are missing and the
+// rest come in an order the linker cannot resolve for a program that reaches Foundation's Bundle, as `netpulse`
+// does (swiftlang/swift-package-manager issue 10564).
+let staticSwiftRuntime: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+let staticFoundation: [LinkerSetting] = [
+    .unsafeFlags(
+        ["-static-stdlib", "-Xlinker", "--start-group"]
+            + [
+                "Foundation", "FoundationInternationalization", "FoundationEssentials", "CoreFoundation",
+                "_FoundationICU", "_FoundationCollections", "_FoundationCShims", "swiftSynchronization",
+            ].flatMap { ["-Xlinker", "-l\($0)"] } + ["-Xlinker", "--end-group"])
+]
+
 let package = Package(
     name: "netpulse",
     products: [
@@ -166,7 +182,8 @@ let package = Package(
         // MARK: Executables (thin: parse arguments, load config, run services)
         .executableTarget(
             name: "netpulse-agent",
-            dependencies: ["PulseAgent", "PulseCore", "PulseSystemd", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["PulseAgent", "PulseCore", "PulseSystemd", .product(name: "Logging", package: "swift-log")],
+            linkerSettings: staticSwiftRuntime
         ),
         .executableTarget(
             name: "netpulsed",
@@ -174,7 +191,8 @@ let package = Package(
                 "PulseDaemon", "PulseSettings", "PulseSystemd", "PulseCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            linkerSettings: staticFoundation
         ),
         .executableTarget(
             name: "netpulse",
@@ -188,7 +206,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ],
+            linkerSettings: staticFoundation
         ),
 
         // MARK: Benchmarks (release builds, run by scripts/bench.sh, not by the tests)

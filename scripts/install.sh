@@ -35,9 +35,9 @@ cd "$(dirname "$0")/.."
 
 if [ -z "$BINARIES" ]; then
     source scripts/lib/common.sh
-    ensure_packages
+    ensure_build_packages
     echo "==> building release binaries"
-    build_release
+    build_release "$ONLY"
     BINARIES=.build/release
     AGENT_BINARY=$AGENT_RELEASE
 else
@@ -48,7 +48,7 @@ UNITS=/etc/systemd/system
 CONF=/etc/netpulse
 install -d -m 0755 "$PREFIX/bin" "$PREFIX/share/doc/netpulse"
 echo "==> binaries in $PREFIX/bin"
-install -m 0755 "$BINARIES/netpulse" "$PREFIX/bin/netpulse"
+[ "$ONLY" = agent ] || install -m 0755 "$BINARIES/netpulse" "$PREFIX/bin/netpulse"
 [ "$ONLY" = daemon ] || install -m 0755 "$AGENT_BINARY" "$PREFIX/bin/netpulse-agent"
 [ "$ONLY" = agent ] || install -m 0755 "$BINARIES/netpulsed" "$PREFIX/bin/netpulsed"
 install -m 0644 docs/*.md "$PREFIX/share/doc/netpulse/"
@@ -133,11 +133,34 @@ systemctl try-restart "${units[@]}" 2>/dev/null || true
 if [ "$START" = yes ]; then
     systemctl start "${enabled[@]}"
 fi
+# What to do next, as it is on this host: the CA, the daemon's certificate, and the agent's by request (its key is
+# made here and never copied), each where the example configs look for it.
+echo "==> installed. Next:"
+if [ "$ONLY" != agent ]; then
+    cat <<TEXT
+    netpulse ca init --dir $CONF/ca
+    install -m 0644 $CONF/ca/ca.pem $CONF/ca.pem
+    netpulse ca issue --dir $CONF/ca --daemon netpulsed --out $CONF --group netpulse-daemon
+TEXT
+fi
+if [ "$ONLY" != daemon ]; then
+    agent_id=$(hostname)
+    cat <<TEXT
+    netpulse-agent request              # $CONF/agent-key.pem (stays on this host) and $CONF/$agent_id.csr
+TEXT
+    if [ "$ONLY" = agent ]; then
+        cat <<TEXT
+    # copy $CONF/$agent_id.csr to the CA's host, run \`netpulse ca sign --dir /etc/netpulse/ca $agent_id.csr\` there,
+    # then bring $agent_id.pem back as $CONF/agent.pem and the CA's ca.pem as $CONF/ca.pem; set [daemon] endpoints
+    # in $CONF/agent.toml to the daemon's address
+TEXT
+    else
+        cat <<TEXT
+    netpulse ca sign --dir $CONF/ca $CONF/$agent_id.csr && install -m 0644 $CONF/$agent_id.pem $CONF/agent.pem
+TEXT
+    fi
+fi
 cat <<TEXT
-==> installed. Next:
-    netpulse ca init --dir /etc/netpulse/ca
-    netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out $CONF --group netpulse-daemon
-    netpulse ca issue --dir /etc/netpulse/ca --agent \$(hostname) --out $CONF --group netpulse-agents
     systemctl start ${enabled[*]}
     systemctl status ${enabled[*]}
 TEXT

@@ -18,6 +18,11 @@ echo "==> building (debug) with $(swift --version 2>/dev/null | head -n 1)"
 # Progress lines are hidden; with pipefail the build's own status decides.
 swift build --build-tests 2>&1 | { grep -Ev '^\[[0-9]+/[0-9]+\] (Compiling|Emitting|Write|Wrapping|Linking|Applying)' || true; }
 
+# The Debian packages of this build, for the test that installs, upgrades and purges them (PackageTests): debug
+# programs linked as the release ones are (a release build would add ten minutes); revision 2 is the upgrade.
+echo "==> packaging (scripts/package.sh --debug)"
+scripts/package.sh --debug --out .build/packages/test --revision 1 --revision 2
+
 echo "==> testing"
 if [ $# -gt 0 ]; then
     swift test --skip-build "$@"

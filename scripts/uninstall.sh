@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Removes what scripts/install.sh installed: stops and disables the services and the report timer, removes units,
-# binaries and docs. Configs, certificates (/etc/netpulse) and data (/var/lib/netpulsed, /var/lib/netpulse-agent,
-# the reports in /var/lib/netpulse-reports, dashboards and snapshots in /var/lib/netpulse-published) stay unless
-# --purge.
+# binaries and docs. Configs (/etc/netpulse) and data (/var/lib/netpulsed, /var/lib/netpulse-agent, the reports in
+# /var/lib/netpulse-reports, dashboards and snapshots in /var/lib/netpulse-published) stay unless --purge. Keys,
+# certificates and CA directories stay even then: they are the operator's, and a fleet's CA cannot be made again.
 #   scripts/uninstall.sh [--prefix /usr/local] [--purge]
 set -euo pipefail
 PREFIX=/usr/local
@@ -25,12 +25,22 @@ rm -f "$PREFIX/bin/netpulse" "$PREFIX/bin/netpulse-agent" "$PREFIX/bin/netpulsed
 rm -rf "$PREFIX/share/doc/netpulse"
 if [ "$PURGE" = yes ]; then
     # StateDirectory= with DynamicUser= keeps data under /var/lib/private.
-    rm -rf /etc/netpulse /var/lib/netpulsed /var/lib/netpulse-agent /var/lib/private/netpulsed \
+    rm -f /etc/netpulse/agent.toml /etc/netpulse/netpulsed.toml
+    rmdir /etc/netpulse 2>/dev/null || true
+    rm -rf /var/lib/netpulsed /var/lib/netpulse-agent /var/lib/private/netpulsed \
         /var/lib/private/netpulse-agent /var/log/netpulsed /var/log/netpulse-agent /var/lib/netpulse-reports /var/lib/netpulse-published
-    for group in netpulse netpulse-daemon netpulse-agents; do
-        getent group $group >/dev/null && groupdel $group || true
-    done
-    echo "removed Netpulse, its configuration, certificates and data"
+    # The groups go with the last file of theirs: kept keys stay in their role's group (a group made later would
+    # otherwise inherit its number, and the keys).
+    if [ ! -d /etc/netpulse ]; then
+        for group in netpulse netpulse-daemon netpulse-agents; do
+            getent group $group >/dev/null && groupdel $group || true
+        done
+    fi
+    if [ -d /etc/netpulse ]; then
+        echo "removed Netpulse, its configuration and data; kept the keys, certificates and CA in /etc/netpulse"
+    else
+        echo "removed Netpulse, its configuration and data"
+    fi
 else
     echo "removed Netpulse; kept /etc/netpulse and the data in /var/lib (use --purge to remove them)"
 fi

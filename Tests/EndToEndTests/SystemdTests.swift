@@ -330,6 +330,29 @@ extension EndToEnd {
             }
         }
 
+        /// The steps scripts/install.sh prints at its end, run as printed on a host with no certificates yet: the
+        /// services start and the agent delivers (its config as shipped, but for the loopback it samples here).
+        @Test(.timeLimit(.minutes(2)))
+        func theNextStepsInstallPrintsWorkAsPrinted() throws {
+            let sandbox = try Sandbox()
+            let output = try sandbox.must("cd \(Build.root) && scripts/install.sh --binaries .build/debug")
+            let steps = output.components(separatedBy: "==> installed. Next:\n").last ?? ""
+            let commands = steps.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty && !$0.hasPrefix("#") && !$0.hasPrefix("systemctl status") }
+            #expect(commands.contains { $0.hasPrefix("netpulse-agent request") }, "\(steps)")
+            #expect(commands.last?.hasPrefix("systemctl start") == true, "\(steps)")
+            try sandbox.must(
+                #"sed -i -e 's/^exclude = \["lo"\]/exclude = []/' -e 's/^address = "0.0.0.0:7420"/address = "127.0.0.1:7420"/' /etc/netpulse/agent.toml /etc/netpulse/netpulsed.toml"#
+            )
+            for command in commands {
+                try sandbox.must(
+                    "set -e; " + command.replacingOccurrences(of: #"\s+# .*$"#, with: "", options: .regularExpression))
+            }
+            try eventually("the agent connects with the certificate the steps made", timeout: 30) {
+                try sandbox.property("netpulsed", "StatusText").hasPrefix("1 agent(s) connected;")
+            }
+        }
+
         @Test(.timeLimit(.minutes(2)))
         func uninstallRemovesTheServicesAndKeepsTheData() throws {
             let sandbox = try Sandbox()
@@ -344,8 +367,16 @@ extension EndToEnd {
                 try sandbox.shell(
                     "test -e /etc/netpulse/netpulsed.toml && test -e /var/lib/private/netpulsed/netpulse.db"
                 ).status == 0)
+            // --purge removes the configs and the data, never the keys, certificates or the CA.
             try sandbox.must("cd \(Build.root) && scripts/uninstall.sh --purge")
-            #expect(try sandbox.shell("test -e /etc/netpulse || test -e /var/lib/private/netpulsed").status != 0)
+            #expect(
+                try sandbox.shell(
+                    "test -e /etc/netpulse/netpulsed.toml || test -e /etc/netpulse/agent.toml || test -e /var/lib/private/netpulsed"
+                ).status != 0)
+            try sandbox.must(
+                "test -s /etc/netpulse/ca/ca-key.pem && test -s /etc/netpulse/netpulsed-key.pem && test -s /etc/netpulse/ca.pem"
+            )
+            #expect(try sandbox.must("stat -c %G /etc/netpulse/sandbox-agent-key.pem") == "netpulse-agents\n")
         }
     }
 }

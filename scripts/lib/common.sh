@@ -5,17 +5,28 @@ export PATH="/opt/swift/usr/bin:$PATH"
 export DEBIAN_FRONTEND=noninteractive
 
 # Packages for building (SQLite headers for GRDB; libsystemd for readiness, watchdog and the journal; libsnappy for
-# remote write), for the
-# tests (iproute2 for network namespaces, openssl for certificate checks, systemd to boot in a sandbox for the
+# remote write), all that scripts/install.sh needs:
+NETPULSE_BUILD_PACKAGES=(libsqlite3-dev libsystemd-dev libsnappy-dev ca-certificates)
+# and with them, for the tests (iproute2 for network namespaces, openssl for certificate checks, systemd to boot in a sandbox for the
 # service tests, librsvg2-bin and libxml2-utils to render and parse chart SVGs, tzdata for time zones, python3 for
 # the reference computation in Tests/Oracle and python3-jsonschema to validate snapshots) and for the demo.
-NETPULSE_PACKAGES=(libsqlite3-dev libsystemd-dev libsnappy-dev systemd iproute2 openssl librsvg2-bin libxml2-utils procps python3 ca-certificates
+NETPULSE_PACKAGES=("${NETPULSE_BUILD_PACKAGES[@]}" systemd iproute2 openssl librsvg2-bin libxml2-utils procps python3
     tzdata python3-jsonschema)
 
+# The build's and the tests' packages, and any named.
 ensure_packages() {
+    ensure_listed "${NETPULSE_PACKAGES[@]}" "$@"
+}
+
+# The build's packages only, and any named.
+ensure_build_packages() {
+    ensure_listed "${NETPULSE_BUILD_PACKAGES[@]}" "$@"
+}
+
+ensure_listed() {
     local missing=()
     local package
-    for package in "${NETPULSE_PACKAGES[@]}" "$@"; do
+    for package in "$@"; do
         if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
             missing+=("$package")
         fi
@@ -44,15 +55,22 @@ ensure_packages() {
 # disk, so a smaller binary with fewer relocations is a smaller process (docs/benchmarks.md). It has its own build
 # directory because these flags apply to every module it links.
 AGENT_RELEASE=.build-agent/release/netpulse-agent
-build_release() {
-    swift build -c release --product netpulsed >/dev/null
-    swift build -c release --product netpulse >/dev/null
-    swift build -c release --scratch-path .build-agent --static-swift-stdlib --product netpulse-agent \
-        -Xswiftc -Osize -Xlinker --no-export-dynamic -Xlinker --no-pie -Xlinker --icf=all >/dev/null
+build_release() { # [agent|daemon|all]: the agent, the daemon and the CLI, or all three (the default)
+    local only=${1:-all}
+    # Package.swift links the Swift runtime into each program, as the packages ship them.
+    if [ "$only" != agent ]; then
+        swift build -c release --product netpulsed >/dev/null
+        swift build -c release --product netpulse >/dev/null
+    fi
+    if [ "$only" != daemon ]; then
+        swift build -c release --scratch-path .build-agent --product netpulse-agent \
+            -Xswiftc -Osize -Xlinker --no-export-dynamic -Xlinker --no-pie -Xlinker --icf=all >/dev/null
+    fi
     # Test-only switches (TestEnvironment in Sources/PulseCore/Support: the stepping clock, the fault points) are
     # compiled out of release builds.
     local binary
     for binary in .build/release/netpulsed .build-agent/release/netpulse-agent; do
+        [ -e "$binary" ] || continue
         if grep -q NETPULSE_TEST_ "$binary"; then
             echo "error: $binary contains a test-only switch (NETPULSE_TEST_…)" >&2
             return 1

@@ -1,0 +1,178 @@
+import Foundation
+import TestSupport
+import Testing
+
+extension EndToEnd {
+    /// The Debian packages of scripts/package.sh, as an operator uses them: installed on a clean root under a real
+    /// systemd, an agent enrolled by request and signature, upgraded, an agent revoked, removed and purged.
+    ///
+    /// scripts/test.sh builds the packages before the tests run (`scripts/package.sh --debug`, revisions 1 and 2,
+    /// from the debug build the tests use, linked as the release one is): packaging takes a minute or two, and two
+    /// revisions of one build are enough to upgrade.
+    @Suite(.serialized, .enabled(if: Sandbox.isAvailable, "needs root and /lib/systemd/systemd to boot a sandbox"))
+    struct PackageTests {
+        static let directory = Build.root + "/.build/packages/test"
+
+        /// The package of that name and Debian revision in `directory`.
+        static func package(_ name: String, revision: Int) throws -> String {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            guard let file = files.first(where: { $0.hasPrefix("\(name)_") && $0.contains("-\(revision)_") }) else {
+                throw CommandFailure(
+                    description:
+                        "no \(name) package of revision \(revision) in \(directory): run scripts/package.sh --debug "
+                        + "--out .build/packages/test --revision \(revision) (scripts/test.sh does)")
+            }
+            return directory + "/" + file
+        }
+
+        @Test(.timeLimit(.minutes(5)))
+        func installEnrollUpgradeRevokeRemoveAndPurge() throws {
+            let first = try (Self.package("netpulse-server", revision: 1), Self.package("netpulse-agent", revision: 1))
+            let second = try (Self.package("netpulse-server", revision: 2), Self.package("netpulse-agent", revision: 2))
+            let sandbox = try Sandbox()
+            // A host without Swift: the packaged programs carry the runtime they need. And a host that lets
+            // packages restart their services: this machine's image has a policy-rc.d that forbids it (as container
+            // images do), which the sandbox's root (this machine's, overlaid) would otherwise inherit.
+            try sandbox.must("mount -t tmpfs tmpfs /opt/swift && rm -f /usr/sbin/policy-rc.d")
+
+            // Install on a clean root. Both units are enabled and neither is started: there is no certificate yet.
+            try sandbox.must("dpkg -i \(first.0) \(first.1)")
+            let version = try sandbox.must("dpkg-query -W -f '${Version}' netpulse-server").trimmed
+            #expect(version.hasSuffix("-1"))
+            #expect(try sandbox.must("netpulse --version").trimmed + "-1" == version)
+            #expect(try sandbox.must("netpulse-agent --version").trimmed + "-1" == version)
+            #expect(
+                try sandbox.shell("systemctl is-enabled netpulsed.service netpulse-agent.service netpulse-report.timer")
+                    .output == "enabled\nenabled\nenabled\n")
+            #expect(try sandbox.property("netpulsed", "ActiveState") == "inactive")
+            // The agent links Debian's libc family and libsystemd (which brings its own), nothing else.
+            let libraries = try sandbox.must("ldd /usr/bin/netpulse-agent | awk '{print $1}'")
+                .split(separator: "\n").map { String($0.split(separator: "/").last ?? $0) }
+            let allowed: Set = [
+                "linux-vdso.so.1", "ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1",
+                "libsystemd.so.0", "libcap.so.2", "libgcrypt.so.20", "liblzma.so.5", "libzstd.so.1", "liblz4.so.1",
+                "libgpg-error.so.0",
+            ]
+            #expect(Set(libraries).isSubset(of: allowed), "\(libraries)")
+            // Users and groups from sysusers.d, directories from tmpfiles.d, configs readable by their role only.
+            #expect(try sandbox.must("id -nG netpulsed").contains("netpulse-daemon"))
+            #expect(try sandbox.must("id -nG netpulse-agent").contains("netpulse-agents"))
+            #expect(
+                try sandbox.must(
+                    "stat -c '%a %U %G' /etc/netpulse/agent.toml /etc/netpulse/netpulsed.toml /var/lib/netpulse-published"
+                ) == "640 root netpulse-agents\n640 root netpulse-daemon\n2750 netpulsed netpulse\n")
+            // Man pages and completions.
+            try sandbox.must(
+                """
+                test -s /usr/share/man/man1/netpulse.1.gz && test -s /usr/share/man/man8/netpulsed.8.gz
+                test -s /usr/share/man/man8/netpulse-agent.8.gz
+                bash -c 'source /usr/share/bash-completion/completions/netpulse && complete -p netpulse'
+                bash -c 'source /usr/share/bash-completion/completions/netpulse-agent && complete -p netpulse-agent'
+                test -s /usr/share/zsh/vendor-completions/_netpulse && test -s /usr/share/fish/vendor_completions.d/netpulse-agent.fish
+                """)
+
+            // Enroll as docs/operations.md says: a CA and the daemon's certificate on the daemon's host; the agent's
+            // key and request on its host, signed on the CA's host. The operator edits the shipped configs.
+            try sandbox.must(
+                """
+                set -e
+                netpulse ca init --dir /etc/netpulse/ca >/dev/null
+                install -m 0644 /etc/netpulse/ca/ca.pem /etc/netpulse/ca.pem
+                netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out /etc/netpulse --group netpulse-daemon >/dev/null
+                sed -i -e 's/^# id = .*/id = "pkg-agent"/' -e 's/^exclude = \\["lo"\\]/exclude = []/' \
+                    -e 's/^interval = "10s"/interval = "1s"/' /etc/netpulse/agent.toml
+                sed -i 's/^address = "0.0.0.0:7420"/address = "127.0.0.1:7420"/' /etc/netpulse/netpulsed.toml
+                netpulse-agent request
+                netpulse ca sign /etc/netpulse/pkg-agent.csr --dir /etc/netpulse/ca
+                install -m 0644 /etc/netpulse/pkg-agent.pem /etc/netpulse/agent.pem
+                """)
+            #expect(try sandbox.must("stat -c '%a %G' /etc/netpulse/agent-key.pem") == "640 netpulse-agents\n")
+            try sandbox.must("systemctl start netpulsed.service netpulse-agent.service")
+            try eventually("the agent's loopback shows in netpulse top", timeout: 40) {
+                try sandbox.shell("netpulse top --last 1h").output.contains("pkg-agent/lo")
+            }
+            let samples = try Self.samples(sandbox)
+
+            // Upgrade both to a higher revision: each service restarts once, on the new package, and keeps its
+            // data and the edited configs.
+            let started = try Self.starts(sandbox)
+            try sandbox.must("dpkg -i \(second.0) \(second.1)")
+            #expect(try sandbox.must("dpkg-query -W -f '${Version}' netpulse-agent").hasSuffix("-2"))
+            let restarted = try Self.starts(sandbox)
+            #expect(restarted == (started.daemon + 1, started.agent + 1), "\(started) → \(restarted)")
+            #expect(try sandbox.property("netpulsed", "ActiveState") == "active")
+            #expect(try sandbox.property("netpulse-agent", "ActiveState") == "active")
+            #expect(try sandbox.must("grep -c '^id = \"pkg-agent\"' /etc/netpulse/agent.toml").trimmed == "1")
+            #expect(
+                try sandbox.must("grep -c '^address = \"127.0.0.1:7420\"' /etc/netpulse/netpulsed.toml").trimmed == "1")
+            #expect(try sandbox.must("stat -c '%a %G' /etc/netpulse/agent.toml") == "640 netpulse-agents\n")
+            try eventually("points keep arriving after the upgrade", timeout: 40) {
+                try Self.samples(sandbox) >= samples + 3
+            }
+
+            // Revoke the agent: after the daemon's reload its connection is closed and its handshakes refused.
+            try sandbox.must(
+                """
+                set -e
+                netpulse ca revoke --certificate /etc/netpulse/pkg-agent.pem --dir /etc/netpulse/ca
+                install -m 0644 /etc/netpulse/ca/revoked.txt /etc/netpulse/revoked.txt
+                sed -i 's|^# revoked = |revoked = |' /etc/netpulse/netpulsed.toml
+                systemctl reload netpulsed.service
+                """)
+            try eventually("the daemon refuses the revoked agent", timeout: 30) {
+                try sandbox.must("journalctl -u netpulsed -o cat --no-pager").contains("pkg-agent")
+                    && sandbox.must("journalctl -u netpulsed -o cat --no-pager").contains("revoked")
+            }
+            try sandbox.must("systemctl stop netpulse-agent.service")
+
+            // remove: the programs and units go; the store, the configs, the keys and the CA stay.
+            try sandbox.must("dpkg -r netpulse-agent netpulse-server")
+            #expect(try sandbox.shell("test -e /usr/bin/netpulsed || test -e /usr/bin/netpulse-agent").status != 0)
+            #expect(try sandbox.shell("test -e /lib/systemd/system/netpulsed.service").status != 0)
+            try sandbox.must(
+                """
+                test -s /var/lib/private/netpulsed/netpulse.db && test -d /var/lib/private/netpulse-agent
+                test -s /etc/netpulse/netpulsed.toml && test -s /etc/netpulse/agent.toml
+                test -s /etc/netpulse/ca/ca-key.pem && test -s /etc/netpulse/agent-key.pem
+                """)
+
+            // purge: the packages' own state and configs go; the CA, the keys and the certificates stay.
+            try sandbox.must("dpkg -P netpulse-agent netpulse-server")
+            for gone in [
+                "/var/lib/private/netpulsed", "/var/lib/netpulsed", "/var/lib/private/netpulse-agent",
+                "/var/lib/netpulse-published", "/var/lib/netpulse-reports", "/etc/netpulse/netpulsed.toml",
+                "/etc/netpulse/agent.toml",
+            ] {
+                #expect(try sandbox.shell("test -e \(gone) || test -L \(gone)").status != 0, "\(gone) is still there")
+            }
+            try sandbox.must(
+                """
+                test -s /etc/netpulse/ca/ca-key.pem && test -s /etc/netpulse/ca/ca.pem && test -s /etc/netpulse/ca/revoked.txt
+                test -s /etc/netpulse/agent-key.pem && test -s /etc/netpulse/netpulsed-key.pem && test -s /etc/netpulse/agent.pem
+                """)
+            #expect(try sandbox.shell("dpkg-statoverride --list /etc/netpulse/agent.toml").status != 0)
+        }
+
+        /// Raw samples of the agent's loopback in the daemon's store, read with the packaged CLI.
+        static func samples(_ sandbox: Sandbox) throws -> Int {
+            let csv = try sandbox.shell(
+                "netpulse export --level raw --format csv --agent pkg-agent --interface lo --last 1h"
+            ).output
+            return csv.split(separator: "\r\n").dropFirst().filter { $0.hasPrefix("pkg-agent,lo,") }.count
+        }
+
+        /// How many times each service has started: the line each program logs once at its start.
+        static func starts(_ sandbox: Sandbox) throws -> (daemon: Int, agent: Int) {
+            func count(_ unit: String, _ line: String) throws -> Int {
+                Int(
+                    try sandbox.must("journalctl -q -u \(unit) -o cat --no-pager | grep -c '^\(line)' || true").trimmed)
+                    ?? -1
+            }
+            return (try count("netpulsed", "listening on "), try count("netpulse-agent", "sampling "))
+        }
+    }
+}
+
+extension String {
+    fileprivate var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
+}
