@@ -246,7 +246,9 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "PulseCoreTests", dependencies: ["PulseCore", "TestSupport"]),
         .testTarget(
-            name: "PulseAgentTests", dependencies: ["PulseAgent", "PulseCore", "TestSupport"], exclude: ["Fixtures"]),
+            name: "PulseAgentTests",
+            dependencies: ["PulseAgent", "PulseCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            exclude: ["Fixtures"]),
         .testTarget(name: "PulseAnalyticsTests", dependencies: ["PulseAnalytics", "PulseCore", "TestSupport"]),
         // The window engine against Tests/Oracle/oracle.py, an independent reference written from docs/windows.md.
         .testTarget(

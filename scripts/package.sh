@@ -77,9 +77,18 @@ mkdir -p "$OUT"
 
 # Man pages of the programs that use swift-argument-parser, made from their own command descriptions by its
 # generate-manual tool (built once by its package plugin); the agent's is written by hand (packaging/).
-GENERATE_MANUAL=$(swift build --show-bin-path)/generate-manual
-if [ ! -x "$GENERATE_MANUAL" ]; then
+# The plugin builds the tool as generate-manual-tool (older SwiftPM: generate-manual) beside the debug build.
+find_generate_manual() {
+    local bin
+    bin=$(swift build --show-bin-path)
+    for GENERATE_MANUAL in "$bin/generate-manual-tool" "$bin/generate-manual"; do
+        [ -x "$GENERATE_MANUAL" ] && return 0
+    done
+    return 1
+}
+if ! find_generate_manual; then
     swift package --disable-sandbox generate-manual --help >/dev/null
+    find_generate_manual || { echo "package.sh: swift-argument-parser's generate-manual was not built" >&2; exit 1; }
 fi
 # The date in the man pages: the last commit's, so that the same tree makes the same pages.
 MAN_DATE=$(git log -1 --format=%cs 2>/dev/null || date -u +%F)

@@ -18,6 +18,7 @@ public struct AgentService: Sendable {
     let logger: Logger
     let clock: WallClock
     let faults: FaultPoints
+    let expiry: CertificateExpiryWatch
     /// How long a stop may take from the signal on; past it the agent exits anyway (``StopDeadline``). A stop takes
     /// a few milliseconds; the budget leaves room within systemd's and the operator's 2 s for a slow disk's fsyncs.
     static let stopBudget = Duration.milliseconds(1_500)
@@ -35,6 +36,7 @@ public struct AgentService: Sendable {
         self.configPath = configPath
         settings = try AgentSettings(config: config)
         self.logger = logger
+        expiry = CertificateExpiryWatch(logger: logger)
         self.clock = clock
         self.faults = faults
     }
@@ -88,6 +90,7 @@ public struct AgentService: Sendable {
             tasks.addTask { await watchdog.run() }
             tasks.addTask { await reportStatus(pipeline, loops: watchdog.loops) }
             tasks.addTask { for await _ in reloads { await reload(pipeline) } }
+            tasks.addTask { await watchCertificate() }
             var signals = stops.makeAsyncIterator()
             let deadline = beginStop(await signals.next() ?? SIGTERM, stops: stops)
             tasks.cancelAll()
@@ -138,12 +141,26 @@ public struct AgentService: Sendable {
             let restartNote =
                 needRestart.isEmpty ? "" : "; \(needRestart.joined(separator: ", ")) take effect after a restart"
             logger.notice("reloaded \(configPath); new connections use the new settings and certificates\(restartNote)")
+            expiry.check(path: config.tls.certificate, agent: config.agentID, now: clock.now())
             status = await pipeline.statusLine(now: clock.now(), interval: config.sampleInterval)
         } catch {
             logger.error("reload failed, keeping the running configuration: \(error)")
             status = "reload failed, running the previous configuration: \(error)"
         }
         SystemdNotifier.ready(status: status)
+    }
+
+    /// Says when the certificate nears its end (``CertificateExpiryWatch``): at start, then every hour.
+    private func watchCertificate() async {
+        while !Task.isCancelled {
+            let config = settings.config
+            expiry.check(path: config.tls.certificate, agent: config.agentID, now: clock.now())
+            do {
+                try await Task.sleep(for: .seconds(3_600))
+            } catch {
+                return
+            }
+        }
     }
 
     /// Keeps `systemctl status` current.

@@ -31,6 +31,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var tlsEstablished = false
     /// The agent, once this connection is in the registry.
     private var registered: AgentIdentity?
+    /// When the agent's certificate expires (Unix seconds), from its handshake: for `/metrics`.
+    private var certificateNotAfter: Int64?
     /// Frames not yet given to the state machine, oldest first: a batch waits here, undecoded, while the ingest
     /// queue is full, and the frames behind it wait with it; while any wait, nothing more is read. A batch is
     /// decoded only once the queue has promised it a place (``IngestQueue/reserve()``), so a connection holds at
@@ -85,6 +87,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 .peerCertificate
             let isOperator =
                 certificate.flatMap { try? $0.toDERBytes() }.flatMap(CertificateRole.init(derEncoded:)) == .operator
+            certificateNotAfter = certificate.map { Int64($0.notValidAfter) }
             perform(
                 machine.tlsEstablished(
                     certificateName: certificate.flatMap(Self.commonName), operatorCertificate: isOperator),
@@ -155,7 +158,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             logger[metadataKey: "agent"] = "\(agent.name)"
             logger.info("agent \(agent.name) connected (\(agent.hostname), version \(agent.version))")
             let limit = machine.agentLimits.connections
-            let older = registry.add(context.channel, agent: agent.name, limit: limit)
+            let older = registry.add(
+                context.channel, agent: agent.name, limit: limit, certificateNotAfter: certificateNotAfter)
             registered = agent
             if !older.isEmpty {
                 let message =

@@ -27,6 +27,8 @@ public final class ConnectionRegistry: Sendable {
         /// Each agent's connections past `HELLO`, oldest first, and whose each is.
         var byAgent: [String: [ObjectIdentifier]] = [:]
         var agentOf: [ObjectIdentifier: String] = [:]
+        /// When each connection's client certificate expires (Unix seconds).
+        var notAfterOf: [ObjectIdentifier: Int64] = [:]
 
         mutating func leaveHandshake(_ id: ObjectIdentifier) {
             guard let source = handshaking.removeValue(forKey: id) else { return }
@@ -142,6 +144,7 @@ public final class ConnectionRegistry: Sendable {
             state.open -= 1
             state.channels.removeValue(forKey: connection)
             state.leaveHandshake(connection)
+            state.notAfterOf.removeValue(forKey: connection)
             if let agent = state.agentOf.removeValue(forKey: connection) {
                 state.byAgent[agent]?.removeAll { $0 == connection }
                 if state.byAgent[agent]?.isEmpty == true { state.byAgent[agent] = nil }
@@ -152,12 +155,13 @@ public final class ConnectionRegistry: Sendable {
     /// A connection's `HELLO` was taken: it is `agent`'s now, no longer a handshake. Returns the agent's
     /// connections beyond `limit` (`[limits] connections_per_agent`), oldest first, for the caller to close: the newest
     /// stays, since an agent that reconnects after its link died silently must not wait for the idle timeout.
-    func add(_ channel: any Channel, agent: String, limit: Int) -> [any Channel] {
+    func add(_ channel: any Channel, agent: String, limit: Int, certificateNotAfter: Int64? = nil) -> [any Channel] {
         state.withLockedValue { state in
             let id = ObjectIdentifier(channel)
             state.channels[id] = channel
             state.leaveHandshake(id)
             state.agentOf[id] = agent
+            state.notAfterOf[id] = certificateNotAfter
             state.byAgent[agent, default: []].append(id)
             let connections = state.byAgent[agent] ?? []
             guard connections.count > limit else { return [] }
@@ -165,6 +169,14 @@ public final class ConnectionRegistry: Sendable {
             let older = connections.prefix(connections.count - limit)
             state.byAgent[agent] = Array(connections.dropFirst(older.count))
             return older.compactMap { state.channels[$0] }
+        }
+    }
+
+    /// When each connected agent's certificate expires (Unix seconds): that of its newest connection, which is the
+    /// one a renewed certificate arrives on.
+    public var certificateExpiries: [String: Int64] {
+        state.withLockedValue { state in
+            state.byAgent.compactMapValues { connections in connections.last.flatMap { state.notAfterOf[$0] } }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 @preconcurrency import Prometheus
 import PulseCore
 import PulseSettings
@@ -215,6 +216,8 @@ public final class DaemonMetrics: Sendable {
         var leadership: Leadership
         /// For remote write's lag behind the time.
         var clock: WallClock
+        /// The daemon's own certificate files as the current config names them, by role (`daemon`, `ca`, `http`).
+        var certificates: @Sendable () -> [(role: String, path: String)] = { [] }
     }
 
     /// The exposition: the live figures read now, then every metric in Prometheus' text format.
@@ -254,7 +257,48 @@ public final class DaemonMetrics: Sendable {
         if let files = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
             openFiles.set(Int64(files.count))
         }
-        return registry.emitToBuffer()
+        var exposition = registry.emitToBuffer()
+        exposition += Self.certificateExpiries(
+            agents: sources.registry.certificateExpiries, own: sources.certificates())
+        return exposition
+    }
+
+    /// When certificates expire, as Unix timestamps (Prometheus' convention for a point in time, as the blackbox
+    /// exporter's `probe_ssl_earliest_cert_expiry`): each connected agent's, from its handshake, and the daemon's
+    /// own, read from the files its config names now (a certificate replaced on disk shows before the reload that
+    /// puts it to use). A rule such as `netpulse_agent_certificate_expiry_timestamp_seconds - time() < 14 * 86400`
+    /// warns in time; netpulsed's own alert rule `certificate_expiry` does the same (docs/alerts.md).
+    static func certificateExpiries(agents: [String: Int64], own: [(role: String, path: String)]) -> [UInt8] {
+        var text = ""
+        if !agents.isEmpty {
+            text += "# HELP netpulse_agent_certificate_expiry_timestamp_seconds When each connected agent's client "
+            text += "certificate expires, since the Unix epoch.\n"
+            text += "# TYPE netpulse_agent_certificate_expiry_timestamp_seconds gauge\n"
+            for (agent, notAfter) in agents.sorted(by: { $0.key < $1.key }) {
+                text +=
+                    "netpulse_agent_certificate_expiry_timestamp_seconds{agent=\"\(labelValue(agent))\"} \(notAfter)\n"
+            }
+        }
+        let readable = own.compactMap { certificate -> (role: String, path: String, notAfter: Int64)? in
+            guard let leaf = try? NIOSSLCertificate.fromPEMFile(certificate.path).first else { return nil }
+            return (certificate.role, certificate.path, Int64(leaf.notValidAfter))
+        }
+        if !readable.isEmpty {
+            text += "# HELP netpulse_certificate_expiry_timestamp_seconds When the daemon's own certificates expire "
+            text += "(its server certificate, the fleet CA, the HTTP API's), since the Unix epoch.\n"
+            text += "# TYPE netpulse_certificate_expiry_timestamp_seconds gauge\n"
+            for certificate in readable {
+                text += "netpulse_certificate_expiry_timestamp_seconds{certificate=\"\(certificate.role)\","
+                text += "file=\"\(labelValue(certificate.path))\"} \(certificate.notAfter)\n"
+            }
+        }
+        return Array(text.utf8)
+    }
+
+    /// A label value in Prometheus' text format: backslash, double quote and line feed escaped.
+    static func labelValue(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 
     /// Counts remote-write samples the receiver took, or refused for good.

@@ -101,7 +101,15 @@ public struct DaemonRuntime: Sendable {
             }
         }
         let sources = DaemonMetrics.Sources(
-            registry: registry, queue: queue, ingest: ingest, store: store, leadership: leadership, clock: clock)
+            registry: registry, queue: queue, ingest: ingest, store: store, leadership: leadership, clock: clock,
+            certificates: { [configuration = self.current] in
+                let config = configuration.value
+                var files = [(role: "daemon", path: config.tls.certificate), (role: "ca", path: config.tls.ca)]
+                if let http = config.http.files, http.certificate != config.tls.certificate {
+                    files.append((role: "http", path: http.certificate))
+                }
+                return files
+            })
         if let address = config.metricsListen {
             metricsService = try await MetricsService(
                 address: address, metrics: metrics, sources: sources, logger: logger)
