@@ -81,10 +81,17 @@ public struct AlertSettings: Sendable, Hashable {
         let timing = AlertTiming(
             pendingFor: try reader.duration(table, "for", default: 0, range: 0...31 * 86_400_000),
             keepFiringFor: try reader.duration(table, "keep_firing_for", default: 0, range: 0...31 * 86_400_000))
-        let scopeText = try reader.string(table, "scope", default: condition.metric == .absent ? "host" : "interface")
+        let hostOnly = condition.metric == .certificateExpiry
+        let scopeText = try reader.string(
+            table, "scope", default: condition.metric == .absent || hostOnly ? "host" : "interface")
         let scopes: [String: SeriesKind] = ["interface": .interface, "host": .host, "group": .group, "fleet": .fleet]
         guard let scope = scopes[scopeText] else {
             throw reader.invalid(table, "scope", "is \"\(scopeText)\"; use interface, host, group or fleet")
+        }
+        // A certificate is an agent's: there is one per host, none per interface or group.
+        if hostOnly && scope != .host {
+            throw reader.invalid(
+                table, "scope", "is \"\(scopeText)\"; certificate_expiry rules watch hosts (scope = \"host\")")
         }
         let hosts = try reader.stringArray(table, "hosts", default: [])
         let interfaces = try reader.stringArray(table, "interfaces", default: [])
@@ -120,7 +127,9 @@ public struct AlertSettings: Sendable, Hashable {
             annotations["summary"] =
                 condition.metric == .absent
                 ? "{{ $labels.host }} has not reported for {{ $window }}"
-                : "\(condition.metric.rawValue) is {{ $value }} (threshold {{ $threshold }})"
+                : condition.metric == .certificateExpiry
+                    ? "the certificate of agent {{ $labels.host }} expires in {{ $value }} (warned under {{ $threshold }})"
+                    : "\(condition.metric.rawValue) is {{ $value }} (threshold {{ $threshold }})"
         }
         return AlertRule(
             name: name, condition: condition, window: window, timing: timing, scope: scope, hosts: hosts,
@@ -154,6 +163,7 @@ extension AlertMetric {
         switch unit {
         case .bitsPerSecond: "bit rate such as \"800Mbit/s\", \"1.5Gbps\" or \"100MB/s\""
         case .percent: "percentage such as \"90%\""
+        case .seconds: "duration such as \"14d\""
         case .none: "value"
         }
     }

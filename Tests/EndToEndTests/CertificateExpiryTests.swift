@@ -79,5 +79,44 @@ extension EndToEnd {
                 !(try run(["curl", "-sS", "--fail", endpoint])).contains("{agent=\"week-left\"}")
             }
         }
+
+        /// The rule config/netpulsed.toml ships, `certificate_expiry < 14d`, fires for an agent whose certificate has
+        /// ten days left and not for one with a year.
+        @Test(.timeLimit(.minutes(2)))
+        func theShippedRuleFiresForAnAgentWhoseCertificateRunsOut() throws {
+            let fleet = try Fleet(agents: [])
+            defer { fleet.shutdown() }
+            for (agent, days) in [("ten-days", "10"), ("a-year", "365")] {
+                try run([Build.cli, "ca", "issue", "--dir", "\(fleet.directory)/ca", "--agent", agent, "--days", days])
+            }
+            // The shipped rule, as the example config has it: its table and the one after (its annotations).
+            let shipped = try String(contentsOfFile: Build.root + "/config/netpulsed.toml", encoding: .utf8)
+            let start = try #require(shipped.range(of: "[alert.CertificateExpiring]\n"))
+            let rule = String(shipped[start.lowerBound...]).components(separatedBy: "\n\n")[0]
+            #expect(rule.contains(#"expr = "certificate_expiry < 14d""#), "\(rule)")
+            // Rules watch hosts that have figures: here the agents' loopback makes them.
+            try fleet.editDaemonConfig {
+                $0 + "\n[aggregation]\ncount = [\"loopback\"]\n[alerts]\nevaluation_interval = \"1s\"\n\n" + rule + "\n"
+            }
+            try fleet.startDaemon()
+            for agent in ["ten-days", "a-year"] {
+                try fleet.startAgent(agent, config: try fleet.writeAgentConfig(agent, include: #"["lo"]"#))
+            }
+            try eventually("the rule fires for the agent with ten days left", timeout: 30) {
+                AlertTests.statuses(try AlertTests.listing(fleet), rule: "CertificateExpiring") == ["firing"]
+            }
+            let listing = try AlertTests.listing(fleet)
+            let firing = try #require(
+                AlertTests.events(listing, rule: "CertificateExpiring").first { $0["status"] as? String == "firing" })
+            let labels = try #require(firing["labels"] as? [String: String])
+            #expect(labels["host"] == "ten-days", "\(firing)")
+            let value = try #require(firing["value"] as? Double)
+            #expect(value > 9 * 86_400 && value <= 10 * 86_400, "\(firing)")
+            let summary = (firing["annotations"] as? [String: String])?["summary"] ?? ""
+            #expect(summary.hasPrefix("the certificate of agent ten-days expires in 9d "), "\(summary)")
+            // Still only the one, a few rounds later.
+            Thread.sleep(forTimeInterval: 3)
+            #expect(AlertTests.statuses(try AlertTests.listing(fleet), rule: "CertificateExpiring") == ["firing"])
+        }
     }
 }

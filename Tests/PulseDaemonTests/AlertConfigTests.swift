@@ -44,13 +44,34 @@ import Testing
         #expect(config.alerts.rules[1].scope == .host)
     }
 
+    /// `certificate_expiry` takes a duration, watches hosts by default, and says its figure as a time left.
+    @Test func certificateRulesTakeADuration() throws {
+        let text = """
+            [alert.CertificateExpiring]
+            expr = "certificate_expiry < 14d"
+            clear = "21d"
+            """
+        let rule = try #require(try DaemonConfig.parse(ConfigDocument(text: text, file: "d.toml")).alerts.rules.first)
+        #expect(
+            rule.condition
+                == AlertCondition(
+                    metric: .certificateExpiry, comparison: .below, threshold: 14 * 86_400, clear: 21 * 86_400))
+        #expect(rule.scope == .host)
+        #expect(rule.condition.description == "certificate_expiry < 14d")
+        #expect(AlertMetric.certificateExpiry.format(9 * 86_400 + 5 * 3_600 + 17) == "9d 5h")
+        #expect(AlertMetric.certificateExpiry.format(-3_700) == "expired 1h 1m ago")
+        #expect(
+            rule.render(rule.annotations["summary"]!, value: 9 * 86_400 + 5 * 3_600, labels: ["host": "web-01"])
+                == "the certificate of agent web-01 expires in 9d 5h (warned under 14d)")
+    }
+
     @Test func badRulesNameTheLineAndKey() {
         let bad: [(String, ConfigError)] = [
             (
                 "[alert.A]\nexpr = \"rate_in >> 5\"\n",
                 ConfigError(
                     file: "d.toml", line: 2, key: "alert.A.expr",
-                    "is \"rate_in >> 5\"; write METRIC > THRESHOLD or METRIC < THRESHOLD (metrics: rate_in, rate_out, rate, utilisation, error_ratio, drop_ratio, billing_p95, absent), or \"absent\""
+                    "is \"rate_in >> 5\"; write METRIC > THRESHOLD or METRIC < THRESHOLD (metrics: rate_in, rate_out, rate, utilisation, error_ratio, drop_ratio, billing_p95, absent, certificate_expiry), or \"absent\""
                 )
             ),
             (
@@ -78,6 +99,18 @@ import Testing
                     file: "d.toml", line: 4, key: "alert.A.annotations.summary",
                     "uses {{ $valu }}; known: {{ $value }}, {{ $threshold }}, {{ $clear }}, {{ $window }}, {{ $for }}, {{ $labels.NAME }}"
                 )
+            ),
+            (
+                "[alert.A]\nexpr = \"certificate_expiry < 14\"\n",
+                ConfigError(
+                    file: "d.toml", line: 2, key: "alert.A.expr", "has threshold \"14\", not a duration such as \"14d\""
+                )
+            ),
+            (
+                "[alert.A]\nexpr = \"certificate_expiry < 14d\"\nscope = \"interface\"\n",
+                ConfigError(
+                    file: "d.toml", line: 3, key: "alert.A.scope",
+                    "is \"interface\"; certificate_expiry rules watch hosts (scope = \"host\")")
             ),
             (
                 "[alerts.notify]\ncommand = [\"page-oncall\"]\n",

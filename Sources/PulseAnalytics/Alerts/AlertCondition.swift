@@ -15,13 +15,17 @@ public enum AlertMetric: String, Sendable, Hashable, CaseIterable {
     case billingP95 = "billing_p95"
     /// 1 when no interface of the scope reported anything over the window, else 0.
     case absent
+    /// Seconds until the host's agent certificate expires (negative once it has), from its connection: known while
+    /// the agent is connected to the daemon that evaluates (host scope only).
+    case certificateExpiry = "certificate_expiry"
 
-    public enum Unit: Sendable { case bitsPerSecond, percent, none }
+    public enum Unit: Sendable { case bitsPerSecond, percent, seconds, none }
 
     public var unit: Unit {
         switch self {
         case .rateIn, .rateOut, .rate, .billingP95: .bitsPerSecond
         case .utilisation, .errorRatio, .dropRatio: .percent
+        case .certificateExpiry: .seconds
         case .absent: .none
         }
     }
@@ -30,7 +34,8 @@ public enum AlertMetric: String, Sendable, Hashable, CaseIterable {
     /// bytes over the time its data covers, summed (so a partly arrived current minute is not diluted); nil when
     /// nothing covers the window (no data is not a value: the rule neither fires nor resolves on it).
     ///
-    /// `billingP95` is not computed here: it comes from the kept bill.
+    /// `billingP95` and `certificateExpiry` are not computed here: they come from the kept bill and the agents'
+    /// connections.
     public func value(of members: [BucketValues]) -> Double? {
         func rate(_ field: TrafficCounter) -> Double? {
             var total = 0.0
@@ -63,7 +68,7 @@ public enum AlertMetric: String, Sendable, Hashable, CaseIterable {
         case .errorRatio: return ratio([.rxErrors, .txErrors])
         case .dropRatio: return ratio([.rxDropped, .txDropped])
         case .absent: return members.contains(where: \.hasData) ? 0 : 1
-        case .billingP95: return nil
+        case .billingP95, .certificateExpiry: return nil
         }
     }
 
@@ -72,6 +77,11 @@ public enum AlertMetric: String, Sendable, Hashable, CaseIterable {
         switch unit {
         case .bitsPerSecond: Units.formatBitRate(bytesPerSecond: value / 8)
         case .percent: "\(Units.fixed(value, significant: 3)) %"
+        case .seconds:
+            value < 0
+                ? "expired \(Units.formatAge(Int64(-value * 1_000))) ago"
+                : value.truncatingRemainder(dividingBy: 86_400) == 0
+                    ? Units.formatDuration(Int64(value * 1_000)) : Units.formatAge(Int64(value * 1_000))
         case .none: value >= 1 ? "absent" : "reporting"
         }
     }
@@ -88,6 +98,8 @@ public enum AlertMetric: String, Sendable, Hashable, CaseIterable {
             return value
         case .bitsPerSecond:
             return Self.parseBitRate(trimmed)
+        case .seconds:
+            return Units.parseDuration(trimmed).map { Double($0) / 1_000 }
         case .none:
             return nil
         }

@@ -25,8 +25,8 @@ struct AlertRound: Sendable {
 struct AlertEvaluator: Sendable {
     let query: AlertQuery
 
-    init(engine: WindowEngine) {
-        query = AlertQuery(engine: engine)
+    init(engine: WindowEngine, certificateExpiries: @escaping @Sendable () -> [String: Int64] = { [:] }) {
+        query = AlertQuery(engine: engine, certificateExpiries: certificateExpiries)
     }
 
     /// One evaluation of every rule at `now`, from the instances the store holds.

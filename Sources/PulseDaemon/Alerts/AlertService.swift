@@ -25,12 +25,16 @@ final class AlertService: Service, Sendable {
     /// The catalogue, read again only when the store says it changed (a new series, new link facts, relabelled
     /// agents), not 20 ms of rows every round.
     let catalogues: CatalogueCache
+    /// When each connected agent's certificate expires (``ConnectionRegistry/certificateExpiries``).
+    let certificateExpiries: @Sendable () -> [String: Int64]
 
     init(
         store: any MetricStore, current: CurrentConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil,
-        catalogues: CatalogueCache = CatalogueCache()
+        catalogues: CatalogueCache = CatalogueCache(),
+        certificateExpiries: @escaping @Sendable () -> [String: Int64] = { [:] }
     ) {
         self.store = store
+        self.certificateExpiries = certificateExpiries
         self.catalogues = catalogues
         self.current = current
         self.logger = logger
@@ -81,7 +85,7 @@ final class AlertService: Service, Sendable {
     func evaluate(at now: Int64, config: DaemonConfig) async throws -> [AlertEvent] {
         let settings = config.alerts
         let engine = try await config.windowEngine(over: store, cache: catalogues)
-        let evaluator = AlertEvaluator(engine: engine)
+        let evaluator = AlertEvaluator(engine: engine, certificateExpiries: certificateExpiries)
         do {
             try await store.keepRecentBuckets(
                 from: Self.recentFrom(settings.rules, evaluator: evaluator, now: now), for: .alerts)
@@ -116,8 +120,10 @@ final class AlertService: Service, Sendable {
     static func recentFrom(_ rules: [AlertRule], evaluator: AlertEvaluator, now: Int64) -> Int64? {
         let level = evaluator.query.engine.finest
         let oldest = level.bucketStart(now) - Int64(RecentBucketLimit.perSeries - 1) * level.width
-        return rules.filter { $0.condition.metric != .billingP95 }.map { evaluator.query.window(of: $0, at: now).from }
-            .filter { $0 >= oldest }.min()
+        return rules.filter { $0.condition.metric != .billingP95 && $0.condition.metric != .certificateExpiry }.map {
+            evaluator.query.window(of: $0, at: now).from
+        }
+        .filter { $0 >= oldest }.min()
     }
 
     /// Writes the chart and the event JSON; returns the chart's path.

@@ -217,7 +217,7 @@ public struct DaemonRuntime: Sendable {
                 service: leaderOnly(
                     AlertService(
                         store: store, current: current, clock: clock, logger: logger, metrics: metrics,
-                        catalogues: catalogues))),
+                        catalogues: catalogues, certificateExpiries: { registry.certificateExpiries }))),
             // Its loops wait a second between rounds without watching for a stop; cancelled, it ends at once, and
             // a notification whose delivery is cut short stays queued in the store for the next start.
             .init(service: leaderOnly(CancelledOnStop(notifier))),

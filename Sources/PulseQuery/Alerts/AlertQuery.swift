@@ -7,9 +7,13 @@ import PulseStore
 /// alert's chart. The daemon's ``AlertEvaluator`` steps each instance's phase from these.
 public struct AlertQuery: Sendable {
     public let engine: WindowEngine
+    /// When each agent's certificate expires (Unix seconds), for `certificate_expiry` rules: those connected to
+    /// the evaluating daemon.
+    public let certificateExpiries: @Sendable () -> [String: Int64]
 
-    public init(engine: WindowEngine) {
+    public init(engine: WindowEngine, certificateExpiries: @escaping @Sendable () -> [String: Int64] = { [:] }) {
         self.engine = engine
+        self.certificateExpiries = certificateExpiries
     }
 
     /// The finest buckets a rule's window touches at `now`, the current (partial) one included.
@@ -87,6 +91,15 @@ public struct AlertQuery: Sendable {
     ) async throws -> [Int64: Double] {
         guard !targets.isEmpty else { return [:] }
         var values = [Int64: Double]()
+        if rule.condition.metric == .certificateExpiry {
+            let expiries = certificateExpiries()
+            for target in targets {
+                if let agent = target.agent, let notAfter = expiries[agent] {
+                    values[target.id] = Double(notAfter - now / 1_000)
+                }
+            }
+            return values
+        }
         if rule.condition.metric == .billingP95 {
             for bill in try await engine.bills(targets, containing: { _ in now }, now: now) {
                 if let value = bill.bill.value { values[bill.series.id] = Double(value) * 8 / 1_000 }
@@ -118,7 +131,9 @@ public struct AlertQuery: Sendable {
     public func history(
         _ rule: AlertRule, series: SeriesRecord, from: Int64, to: Int64, now: Int64
     ) async throws -> (level: RollupLevel, points: [(start: Int64, value: Double?)]) {
-        let metric: AlertMetric = rule.condition.metric == .billingP95 ? .rate : rule.condition.metric
+        let metric: AlertMetric =
+            rule.condition.metric == .billingP95 || rule.condition.metric == .certificateExpiry
+            ? .rate : rule.condition.metric
         let candidates = engine.levels.map(\.level).filter { $0.aligns(from) && $0.aligns(to) }
         let level =
             rule.condition.metric == .billingP95 && candidates.contains(.fiveMinutes)

@@ -62,19 +62,22 @@ public enum AlertChart {
         let rule = input.rule
         let event = input.event
         let metric = rule.condition.metric
-        let charted: AlertMetric = metric == .billingP95 || metric == .absent ? .rate : metric
+        // What is charted for rules whose figure has no history: the host's traffic (its larger direction).
+        let charted: AlertMetric =
+            metric == .billingP95 || metric == .absent || metric == .certificateExpiry ? .rate : metric
         let format: ValueFormat =
             switch charted.unit {
             case .bitsPerSecond: .bitsPerSecond
             case .percent: .custom { Units.fixed($0, significant: 3) + " %" }
-            case .none: .number
+            case .seconds, .none: .number
             }
         let times = input.points.map { Timeline.date(min($0.start + input.level.width / 2, input.to)) }
         let values = input.points.map(\.value)
         let domain = Timeline.date(input.from)...Timeline.date(max(input.to, input.from + 1))
         let pendingEnd = input.phase.firedAt ?? (event.status == .resolved ? event.at : input.to)
         let firingEnd = event.status == .resolved ? event.at : input.to
-        let thresholds = metric == .absent ? [] : [rule.condition.threshold, rule.condition.clear]
+        let thresholds =
+            metric == .absent || metric == .certificateExpiry ? [] : [rule.condition.threshold, rule.condition.clear]
         let top = max((values.compactMap { $0 } + thresholds).max() ?? 1, 1) * 1.2
         let bottom = min((values.compactMap { $0 } + thresholds).min() ?? 0, 0)
         let status = event.status.rawValue.uppercased()
@@ -122,7 +125,7 @@ public enum AlertChart {
                         }
                 }
             }
-            if let value = event.value, metric != .absent, metric != .billingP95 {
+            if let value = event.value, metric != .absent, metric != .billingP95, metric != .certificateExpiry {
                 PointMark(x: .value("Event", Timeline.date(event.at)), y: .value(figure, value))
                     .foregroundStyle(event.status == .resolved ? .green : .red)
                     .symbolSize(60)
