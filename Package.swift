@@ -287,7 +287,7 @@ let package = Package(
             dependencies: [
                 "PulseStoreSQLite",
                 "PulseDaemon", "PulseSettings", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
-                "PulseCore",
+                "PulseCore", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

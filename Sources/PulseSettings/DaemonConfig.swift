@@ -120,6 +120,18 @@ public struct DaemonConfig: Sendable, Hashable {
 
     public static func parse(_ document: ConfigDocument) throws(ConfigError) -> DaemonConfig {
         var reader = ConfigReader(document)
+        return try parse(&reader)
+    }
+
+    /// Every setting the parser reads from `document`, by table (``ConfigReader/settingsRead``), whether or not the
+    /// document is valid.
+    public static func settingsRead(_ document: ConfigDocument) -> [String: Set<String>] {
+        var reader = ConfigReader(document)
+        _ = try? parse(&reader)
+        return reader.settingsRead
+    }
+
+    static func parse(_ reader: inout ConfigReader) throws(ConfigError) -> DaemonConfig {
         let stateDirectory = try reader.string("daemon", "state_directory", default: "/var/lib/netpulsed")
         let listenText = try reader.string("listen", "address", default: "0.0.0.0:7420")
         guard let listen = Endpoint(parsing: listenText) else {

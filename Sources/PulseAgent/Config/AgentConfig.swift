@@ -57,6 +57,18 @@ public struct AgentConfig: Sendable, Hashable {
 
     public static func parse(_ document: ConfigDocument) throws(ConfigError) -> AgentConfig {
         var reader = ConfigReader(document)
+        return try parse(&reader)
+    }
+
+    /// Every setting the parser reads from `document`, by table (``ConfigReader/settingsRead``), whether or not the
+    /// document is valid.
+    public static func settingsRead(_ document: ConfigDocument) -> [String: Set<String>] {
+        var reader = ConfigReader(document)
+        _ = try? parse(&reader)
+        return reader.settingsRead
+    }
+
+    static func parse(_ reader: inout ConfigReader) throws(ConfigError) -> AgentConfig {
         let agentID = try reader.string("agent", "id", default: Self.hostname())
         guard !agentID.isEmpty else { throw reader.invalid("agent", "id", "must not be empty") }
         var config = AgentConfig(

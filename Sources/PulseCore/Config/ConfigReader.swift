@@ -12,6 +12,11 @@ public struct ConfigReader: Sendable {
 
     private mutating func note(_ table: String, _ key: String) { known[table, default: []].insert(key) }
 
+    /// The settings read so far, by table (`""` for keys outside any table): after a whole parse, every key the
+    /// program knows for the tables the document has or implies. The test that holds docs/configuration.md and the
+    /// example configs to the parsers compares with it.
+    public var settingsRead: [String: Set<String>] { known }
+
     private func fail(_ table: String, _ key: String, _ entry: ConfigEntry?, _ message: String) -> ConfigError {
         ConfigError(
             file: document.file, line: entry?.line ?? document.tableLines[table], key: qualified(table, key), message)
@@ -274,7 +279,8 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the host is a loopback address (127.0.0.0/8, ::1) or `localhost`: reachable from this machine only.
     public var isLoopback: Bool {
-        host == "localhost" || host == "::1" || host.split(separator: ".").first == "127"
-            && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+        host == "localhost" || host == "::1"
+            || host.split(separator: ".").first == "127"
+                && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
     }
 }
