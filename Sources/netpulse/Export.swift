@@ -22,7 +22,7 @@ struct Export: AsyncParsableCommand {
     var scope: ScopeChoice?
 
     func run() async throws {
-        try await options.run(.export, [("level", level), ("scope", scope?.rawValue)])
+        try await options.run(.export, [("level", level), ("scope", scope?.rawValue)], format: .csv)
     }
 }
 

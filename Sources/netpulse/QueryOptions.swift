@@ -47,8 +47,8 @@ struct StoreLocation: ParsableArguments {
 struct QueryOptions: ParsableArguments {
     @OptionGroup var location: StoreLocation
 
-    @Option(name: .long, help: "table, json or csv.")
-    var format = Format.table
+    @Option(name: .long, help: "table, json or csv (default: table; csv for export, which writes no tables).")
+    var format: Format?
 
     @Option(name: .long, help: "Only this agent.")
     var agent: String?
@@ -81,19 +81,19 @@ struct QueryOptions: ParsableArguments {
         case table, json, csv
     }
 
-    /// The options as a read's parameters, with a command's own after them.
-    func parameters(_ own: [(String, String?)] = []) -> ReadParameters {
+    /// The options as a read's parameters, with a command's own after them; `--format` defaults to `format`.
+    func parameters(_ own: [(String, String?)] = [], format fallback: Format = .table) -> ReadParameters {
         ReadParameters(
             [
-                ("format", format.rawValue), ("agent", agent), ("interface", interface), ("group", group),
+                ("format", (format ?? fallback).rawValue), ("agent", agent), ("interface", interface), ("group", group),
                 ("last", last), ("from", from), ("to", to), ("window", window),
             ] + own)
     }
 
     /// Runs `read` with these options and a command's own parameters, printing what it writes; errors become one
     /// line on stderr and a non-zero exit.
-    func run(_ read: Read, _ own: [(String, String?)] = []) async throws {
-        try await location.run(read, parameters(own), daemon: remote.url)
+    func run(_ read: Read, _ own: [(String, String?)] = [], format fallback: Format = .table) async throws {
+        try await location.run(read, parameters(own, format: fallback), daemon: remote.url)
     }
 }
 

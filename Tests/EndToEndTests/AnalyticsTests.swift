@@ -178,6 +178,9 @@ extension EndToEnd {
                     try run(["python3", Self.checker, format, path])
                 }
             }
+            // Export has no table form: without --format it writes CSV.
+            let exported = try run([Build.cli, "export", "--level", "5m", "--interface", "*"] + store)
+            #expect(exported.hasPrefix("kind,series,start_utc,"), "\(exported.prefix(200))")
             let ratesCSV = try String(contentsOfFile: "\(outputs)/rates.csv", encoding: .utf8)
             #expect(ratesCSV.contains("agent-1,a<b&c,") && ratesCSV.contains("agent-1,\"p\"\"q>\","))
             // The daemon keeps the dashboards fresh on its own: the fleet overview and the host's page, redrawn
