@@ -28,6 +28,11 @@ struct BillCommand: AsyncParsableCommand {
     )
     var members = false
 
+    func validate() throws {
+        try options.refuseTimeRange(
+            "bill", because: "a bill covers a billing period; choose it with --period (current, previous or 2026-10)")
+    }
+
     func run() async throws {
         try await options.run(
             .bill, [("period", period), ("scope", scope?.rawValue), ("members", members ? "true" : nil)])

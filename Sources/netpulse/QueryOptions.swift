@@ -81,6 +81,15 @@ struct QueryOptions: ParsableArguments {
         case table, json, csv
     }
 
+    /// Refuses a time range for a command whose time is its own (`rates`: now; `bill`: `--period`), naming the
+    /// option given and why, rather than ignoring it.
+    func refuseTimeRange(_ command: String, because reason: String) throws {
+        let given = [("last", last), ("from", from), ("to", to), ("window", window)].filter { $0.1 != nil }
+        if let (option, value) = given.first {
+            throw fail(QueryError(parameter: option, value: value, "does not apply to \(command): \(reason)"), code: 64)
+        }
+    }
+
     /// The options as a read's parameters, with a command's own after them; `--format` defaults to `format`.
     func parameters(_ own: [(String, String?)] = [], format fallback: Format = .table) -> ReadParameters {
         ReadParameters(

@@ -10,6 +10,12 @@ struct Rates: AsyncParsableCommand {
 
     @OptionGroup var options: QueryOptions
 
+    func validate() throws {
+        try options.refuseTimeRange(
+            "rates",
+            because: "it shows each interface's rate now and today's totals (netpulse traffic and top take a range)")
+    }
+
     func run() async throws {
         try await options.run(.rates)
     }

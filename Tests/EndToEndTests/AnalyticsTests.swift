@@ -247,6 +247,12 @@ extension EndToEnd {
                 (["export", "--level", "7q"], "--level 7q: use raw, 1m, 5m, 1h or 1d"),
                 (["bill", "--period", "someday"], "--period someday"),
                 (["traffic", "--window", "fortnight"], "--window fortnight: unknown"),
+                // Options a command would ignore are refused, naming what to use instead.
+                (["rates", "--last", "1h"], "--last 1h: does not apply to rates: it shows each interface's rate now"),
+                (
+                    ["bill", "--window", "today"],
+                    "--window today: does not apply to bill: a bill covers a billing period"
+                ),
             ]
             for (arguments, message) in cases {
                 let process = try Daemonized([Build.cli] + arguments + store, log: fleet.directory + "/cli.log")

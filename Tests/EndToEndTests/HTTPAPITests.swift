@@ -162,8 +162,10 @@ extension EndToEnd {
             let paths = try #require(document["paths"] as? [String: [String: Any]])
             let common = ["format", "agent", "interface", "group", "last", "window", "from", "to"]
             let expected: [String: [String]] = [
-                "rates": common, "traffic": common + ["by", "scope"], "top": common + ["by", "top", "scope"],
-                "bill": common + ["period", "scope", "members"], "export": common + ["level", "scope"],
+                "rates": ["format", "agent", "interface", "group"], "traffic": common + ["by", "scope"],
+                "top": common + ["by", "top", "scope"],
+                "bill": ["format", "agent", "interface", "group", "period", "scope", "members"],
+                "export": common + ["level", "scope"],
                 "snapshot": ["format"], "alerts": ["format", "since", "limit"], "events": ["format", "since", "limit"],
             ]
             #expect(

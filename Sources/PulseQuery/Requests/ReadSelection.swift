@@ -17,6 +17,8 @@ public struct ReadSelection: Sendable, Hashable {
 
     /// The parameters this part of a read takes.
     public static let names: Set<String> = ["agent", "interface", "group", "last", "window", "from", "to"]
+    /// The names that pick series only, for reads whose time is their own (rates: now; bills: a billing period).
+    public static let seriesNames: Set<String> = ["agent", "interface", "group"]
 
     public init(_ parameters: ReadParameters) throws(QueryError) {
         agent = parameters["agent"]

@@ -9,7 +9,8 @@ import PulseStore
 public struct RatesRead: Sendable {
     public var selection: ReadSelection
 
-    public static let names = ReadSelection.names
+    /// No time range: the rates are now's and the totals today's, so `last` and the like are refused, not ignored.
+    public static let names = ReadSelection.seriesNames
 
     public init(_ parameters: ReadParameters) throws(QueryError) {
         selection = try ReadSelection(parameters)
@@ -137,7 +138,8 @@ public struct BillRead: Sendable {
     public var scope: ScopeChoice?
     public var members: Bool
 
-    public static let names = ReadSelection.names.union(["period", "scope", "members"])
+    /// No time range: a bill's time is its billing period (`period`), so `last` and the like are refused.
+    public static let names = ReadSelection.seriesNames.union(["period", "scope", "members"])
 
     public init(_ parameters: ReadParameters) throws(QueryError) {
         selection = try ReadSelection(parameters)
