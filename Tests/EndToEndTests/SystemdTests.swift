@@ -241,6 +241,43 @@ extension EndToEnd {
             #expect(range.contains("range-"), "\(range)")
         }
 
+        /// The report service, as its timer starts it, on a daemon whose store is a PostgreSQL database (a throwaway
+        /// cluster started in the sandbox as a service of its own, on loopback): under the unit's hardening it reaches the database and writes
+        /// the due reports.
+        @Test(
+            .enabled(
+                if: FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/15/bin/initdb"),
+                "needs Debian's postgresql-15 (scripts/test.sh installs it)"),
+            .timeLimit(.minutes(3)))
+        func theReportServiceReadsAPostgreSQLStore() throws {
+            let sandbox = try Sandbox()
+            try sandbox.install()
+            let bin = "/usr/lib/postgresql/15/bin"
+            try sandbox.must(
+                """
+                set -e
+                install -d -o postgres -g postgres -m 0700 /var/tmp/pg
+                runuser -u postgres -- \(bin)/initdb -D /var/tmp/pg/data -A trust -U netpulse -E UTF8 --no-sync >/dev/null
+                systemd-run -q --unit=test-postgresql -p User=postgres \(bin)/postgres -D /var/tmp/pg/data -h 127.0.0.1 -p 5433 -k /var/tmp/pg
+                for _ in $(seq 1 100); do \(bin)/pg_isready -q -h 127.0.0.1 -p 5433 && break; sleep 0.1; done
+                \(bin)/createdb -h 127.0.0.1 -p 5433 -U netpulse netpulse
+                printf '[store]\\npostgresql = "postgresql://netpulse@127.0.0.1:5433/netpulse?sslmode=disable"\\n' >> /etc/netpulse/netpulsed.toml
+                """)
+            try sandbox.must("systemctl start netpulsed.service netpulse-agent.service")
+            try eventually("points flow into the database", timeout: 30) {
+                let csv = try sandbox.shell(
+                    "netpulse export --level raw --format csv --agent sandbox-agent --interface lo --last 1h"
+                ).output
+                return csv.split(separator: "\r\n").dropFirst().filter { $0.hasPrefix("sandbox-agent,lo,") }.count >= 3
+            }
+            try sandbox.must("systemctl start netpulse-report.service")
+            let journal = try sandbox.must("journalctl -u netpulse-report -o cat --no-pager")
+            #expect(try sandbox.property("netpulse-report.service", "Result") == "success", "\(journal)")
+            let listing = try sandbox.must("ls /var/lib/netpulse-reports")
+            #expect(listing.contains("day-latest"), "\(listing)\n\(journal)")
+            try sandbox.must("cd /var/lib/netpulse-reports/day-latest && sha256sum --check --strict --quiet SHA256SUMS")
+        }
+
         /// What the daemon publishes and its HTTP API, under the shipped unit: a user in the group netpulse reads the
         /// dashboards (also through a static web server of their own) and the API over the Unix socket; a user outside
         /// it can do neither; over TCP an unauthenticated request gets 401.
