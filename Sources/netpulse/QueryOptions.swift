@@ -134,6 +134,10 @@ extension StoreLocation {
                 try await DaemonClient(url: url).run(read, parameters)
                 return
             }
+            if let socket = try socketForReader() {
+                try await DaemonClient(url: "unix:" + socket).run(read, parameters)
+                return
+            }
             let now = Netpulse.clock.now()
             let daemon = try daemonConfig()
             let prepared = try await read.prepare(
@@ -143,6 +147,29 @@ extension StoreLocation {
                 print($0, terminator: "")
             }
         }
+    }
+}
+
+extension StoreLocation {
+    /// On the daemon's host, for someone who may not read its config (it and the store are the daemon's group's,
+    /// `netpulse-daemon`): the daemon's socket, which the readers' group `netpulse` may use, so that its members
+    /// get the same answers as root without `--daemon`. Nil when the config can be read, or a store is named.
+    ///
+    /// - Throws: when neither the config nor the socket can be used, saying which permission is missing.
+    func socketForReader() throws -> String? {
+        guard store == nil, FileIO.exists(config), access(config, R_OK) != 0 else { return nil }
+        let socket = HTTPSettings.defaultSocket
+        if access(socket, R_OK | W_OK) == 0 { return socket }
+        // Its directory is the group's too (0750): someone outside cannot even see whether it is there.
+        var status = stat()
+        let missing = stat(socket, &status) != 0 && errno == ENOENT
+        let why =
+            !missing
+            ? "and may not use the daemon's socket \(socket) either: add yourself to its group, netpulse (usermod -aG netpulse $USER, then log in again)"
+            : "and the daemon serves no socket at \(socket) (is it running? [http] socket)"
+        throw QueryError(
+            "cannot read \(config) (it is for root and the group netpulse-daemon) \(why); or run as root, or ask another daemon with --daemon URL"
+        )
     }
 }
 

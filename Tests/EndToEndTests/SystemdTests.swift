@@ -344,8 +344,21 @@ extension EndToEnd {
             let table = try sandbox.shell(
                 "\(reader) netpulse --daemon unix:/run/netpulsed/http.sock rates")
             #expect(table.status == 0 && table.output.contains("sandbox-agent"), "\(table.output)")
+            // Without --daemon too: the config is not theirs to read, so the CLI asks the daemon's socket, and
+            // answers as it does for root.
+            let plain = try sandbox.shell("\(reader) netpulse rates --format csv 2>&1")
+            let asRoot = try sandbox.shell("netpulse --daemon unix:/run/netpulsed/http.sock rates --format csv 2>&1")
+            #expect(plain.status == 0 && plain.output.contains("sandbox-agent"), "\(plain.output)")
+            #expect(plain.output.split(separator: "\n").first == asRoot.output.split(separator: "\n").first)
             let shut = try sandbox.shell("\(outsider) \(api) 2>&1")
             #expect(shut.status != 0 && !shut.output.contains("sandbox-agent"), "\(shut.output)")
+            // Someone outside the group is told what is missing.
+            let denied = try sandbox.shell("\(outsider) netpulse rates 2>&1")
+            #expect(
+                denied.status != 0
+                    && denied.output.contains(
+                        "cannot read /etc/netpulse/netpulsed.toml (it is for root and the group netpulse-daemon) and may not use the daemon's socket /run/netpulsed/http.sock either: add yourself to its group, netpulse"
+                    ), "\(denied.output)")
             #expect(
                 try sandbox.must("curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:9470/api/v1/rates") == "401"
             )
