@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A real systemd, booted as PID 1 of a throwaway PID, mount and network namespace over an overlay of this machine's
-# root with tmpfs on top: units can be installed, started, reloaded and watched without touching the host. It never
-# boots systemd on the host's own root (systemd-tmpfiles would clean the real /tmp). Needs root.
+# A real systemd, booted as PID 1 of throwaway PID, mount, network and host-name namespaces over an overlay of this
+# machine's root with tmpfs on top: units can be installed, started, reloaded and watched without touching the host,
+# and a sandbox may be given a host name of its own (`run PID hostname web-01`). It never boots systemd on the host's
+# own root (systemd-tmpfiles would clean the real /tmp). Needs root.
 #
 #   scripts/systemd-sandbox.sh start [DIR…]     boots one; prints the PID of its systemd (give it to the others);
 #                                               DIRs (for example the repository) are bound into it at the same
@@ -28,7 +29,7 @@ start)
     shift
     binds=()
     for dir in "$@"; do binds+=("$(realpath "$dir")"); done
-    unshare --pid --fork --mount --net --propagation private "$0" boot "$state" "${binds[@]}" </dev/null >"$state/console.log" 2>&1 &
+    unshare --pid --fork --mount --net --uts --propagation private "$0" boot "$state" "${binds[@]}" </dev/null >"$state/console.log" 2>&1 &
     outer=$!
     pid=""
     for _ in $(seq 1 100); do
@@ -38,7 +39,7 @@ start)
     done
     [ -n "$pid" ] || { echo "systemd-sandbox: did not start" >&2; cat "$state/console.log" >&2; exit 1; }
     for _ in $(seq 1 200); do
-        status=$(nsenter -t "$pid" -m -p -n systemctl is-system-running 2>/dev/null || true)
+        status=$(nsenter -t "$pid" -m -p -n -u systemctl is-system-running 2>/dev/null || true)
         case "$status" in running|degraded) echo "$pid"; exit 0 ;; esac
         sleep 0.1
     done
@@ -75,7 +76,7 @@ boot)
 run)
     pid=$2
     shift 2
-    exec nsenter -t "$pid" -m -p -n -- "$@"
+    exec nsenter -t "$pid" -m -p -n -u -- "$@"
     ;;
 stop)
     # The state directory is one of the arguments of the `unshare` that started this sandbox's systemd.
@@ -92,7 +93,7 @@ stop)
     if [ -n "$state" ]; then rm -rf "$state"; fi
     ;;
 *)
-    sed -n '2,12p' "$0"
+    sed -n '2,14p' "$0"
     exit 64
     ;;
 esac

@@ -153,6 +153,71 @@ extension EndToEnd {
             #expect(try sandbox.shell("dpkg-statoverride --list /etc/netpulse/agent.toml").status != 0)
         }
 
+        /// A fleet of two, set up by following docs/operations.md ("Installing the packages") step by step: a
+        /// daemon host, `collector` (10.0.0.5), and an agent host, `web-01`, each a systemd sandbox with its own host
+        /// name, joined by a veth pair. `scp` is a copy through a directory both see.
+        @Test(.timeLimit(.minutes(5)))
+        func aFleetOfTwoSetUpAsTheOperationsGuideSays() throws {
+            let server = try Self.package("netpulse-server", revision: 1)
+            let agent = try Self.package("netpulse-agent", revision: 1)
+            let collector = try Sandbox()
+            let web = try Sandbox()
+            let transfer = Build.root + "/.build/packages/transfer-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: transfer, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: transfer) }
+            let suffix = String(UUID().uuidString.prefix(6)).lowercased()
+            try run(["ip", "link", "add", "npc\(suffix)", "type", "veth", "peer", "name", "npw\(suffix)"])
+            try run(["ip", "link", "set", "npc\(suffix)", "netns", collector.pid])
+            try run(["ip", "link", "set", "npw\(suffix)", "netns", web.pid])
+            for (sandbox, name, address, link) in [
+                (collector, "collector", "10.0.0.5", "npc\(suffix)"), (web, "web-01", "10.0.0.6", "npw\(suffix)"),
+            ] {
+                try sandbox.must(
+                    """
+                    set -e
+                    hostname \(name)
+                    ip addr add \(address)/24 dev \(link) && ip link set \(link) up
+                    mount -t tmpfs tmpfs /opt/swift && rm -f /usr/sbin/policy-rc.d
+                    """)
+            }
+
+            // On collector.
+            try collector.must(
+                """
+                set -e
+                apt-get install -y -q \(server) >/dev/null 2>&1
+                netpulse ca init --dir /etc/netpulse/ca
+                install -m 0644 /etc/netpulse/ca/ca.pem /etc/netpulse/ca.pem
+                netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --ip 10.0.0.5 --out /etc/netpulse --group netpulse-daemon
+                systemctl start netpulsed.service netpulse-report.timer
+                """)
+            // On web-01: the agent's config edited as the guide says, its key made there, its request sent.
+            try web.must(
+                """
+                set -e
+                apt-get install -y -q \(agent) >/dev/null 2>&1
+                sed -i 's/^endpoints = .*/endpoints = ["10.0.0.5:7420"]/' /etc/netpulse/agent.toml
+                netpulse-agent request
+                cp /etc/netpulse/web-01.csr \(transfer)/
+                """)
+            // On collector: sign what came; web-01 fetches its certificate and the CA's.
+            try collector.must("netpulse ca sign \(transfer) && cp /etc/netpulse/ca.pem \(transfer)/ca.pem")
+            // On web-01: both in place, then start.
+            try web.must(
+                """
+                set -e
+                cp \(transfer)/web-01.pem /etc/netpulse/agent.pem
+                cp \(transfer)/ca.pem /etc/netpulse/ca.pem
+                systemctl start netpulse-agent.service
+                """)
+            // On collector, a few seconds later: web-01's interfaces.
+            try eventually("web-01's interfaces show in netpulse top on collector", timeout: 60) {
+                try collector.shell("netpulse top --last 1h").output.contains("web-01/npw\(suffix)")
+            }
+            #expect(try web.property("netpulse-agent", "ActiveState") == "active")
+            #expect(try web.shell("test -e /etc/netpulse/ca/ca-key.pem").status != 0, "no CA key on the agent's host")
+        }
+
         /// Raw samples of the agent's loopback in the daemon's store, read with the packaged CLI.
         static func samples(_ sandbox: Sandbox) throws -> Int {
             let csv = try sandbox.shell(
