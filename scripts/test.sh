@@ -21,6 +21,7 @@ swift build --build-tests 2>&1 | { grep -Ev '^\[[0-9]+/[0-9]+\] (Compiling|Emitt
 # The Debian packages of this build, for the test that installs, upgrades and purges them (PackageTests): debug
 # programs linked as the release ones are (a release build would add ten minutes); revision 2 is the upgrade.
 echo "==> packaging (scripts/package.sh --debug)"
+rm -rf .build/packages/test  # only this build's packages: the test takes them by name and revision
 scripts/package.sh --debug --out .build/packages/test --revision 1 --revision 2
 
 echo "==> testing"

@@ -27,8 +27,15 @@ if [ "$PURGE" = yes ]; then
     # StateDirectory= with DynamicUser= keeps data under /var/lib/private.
     rm -f /etc/netpulse/agent.toml /etc/netpulse/netpulsed.toml
     rmdir /etc/netpulse 2>/dev/null || true
-    rm -rf /var/lib/netpulsed /var/lib/netpulse-agent /var/lib/private/netpulsed \
-        /var/lib/private/netpulse-agent /var/log/netpulsed /var/log/netpulse-agent /var/lib/netpulse-reports /var/lib/netpulse-published
+    # A data directory where someone keeps a key (a CA's, say) is left, and said.
+    for dir in /var/lib/netpulsed /var/lib/netpulse-agent /var/lib/private/netpulsed /var/lib/private/netpulse-agent \
+        /var/log/netpulsed /var/log/netpulse-agent /var/lib/netpulse-reports /var/lib/netpulse-published; do
+        if [ -d "$dir" ] && [ ! -L "$dir" ] && [ -n "$(find "$dir" -name '*key.pem' -print -quit)" ]; then
+            echo "keeping $dir: it holds a key (*key.pem); remove it yourself" >&2
+            continue
+        fi
+        rm -rf "$dir"
+    done
     # The groups go with the last file of theirs: kept keys stay in their role's group (a group made later would
     # otherwise inherit its number, and the keys).
     if [ ! -d /etc/netpulse ]; then

@@ -26,6 +26,11 @@ extension EndToEnd {
                 try eventually("the agents connect") { agent.output.contains("connected to netpulsed") }
             }
             let renew = "renew it: `netpulse-agent request` here"
+            // The check runs beside the connection: its lines may come a moment after "connected".
+            try eventually("the agents with little time left say so") {
+                agents["month-left"]!.output.contains("expires in")
+                    && agents["week-left"]!.output.contains("expires in")
+            }
             #expect(
                 agents["month-left"]!.output.contains(
                     "the certificate of agent month-left (\(fleet.directory)/ca/month-left.pem) expires in 20 days, at "

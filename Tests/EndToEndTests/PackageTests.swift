@@ -98,6 +98,11 @@ extension EndToEnd {
             let started = try Self.starts(sandbox)
             try sandbox.must("dpkg -i \(second.0) \(second.1)")
             #expect(try sandbox.must("dpkg-query -W -f '${Version}' netpulse-agent").hasSuffix("-2"))
+            // Once each: both have started again (the journal may lag a moment), and no more than once.
+            try eventually("both services started again after the upgrade", timeout: 20) {
+                let now = try Self.starts(sandbox)
+                return now.daemon > started.daemon && now.agent > started.agent
+            }
             let restarted = try Self.starts(sandbox)
             #expect(restarted == (started.daemon + 1, started.agent + 1), "\(started) → \(restarted)")
             #expect(try sandbox.property("netpulsed", "ActiveState") == "active")

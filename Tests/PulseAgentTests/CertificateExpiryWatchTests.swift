@@ -56,8 +56,17 @@ struct CertificateExpiryWatchTests {
         #expect(said[1].1.contains("expires in 7 days"))
         #expect(said[2].1.contains("expires within a day"))
         #expect(said[3].1.contains("expired at") && said[3].1.contains("the daemon refuses it"))
-        // A new certificate (after a reload) starts over.
-        watch.check(path: certificate, agent: "web-01", now: start)
+        // The same certificate again says nothing more; a new one (after a reload) starts over.
+        watch.check(path: certificate, agent: "web-01", now: start + 41 * day)
         #expect(lines.said.withLock { $0.count } == 4)
+        let renewed = directory + "/renewed.pem"
+        let remade = try Command.run([
+            "openssl", "req", "-x509", "-key", directory + "/agent-key.pem", "-days", "20", "-subj", "/CN=web-01",
+            "-out", renewed,
+        ])
+        #expect(remade.status == 0, "\(remade.output)")
+        watch.check(path: renewed, agent: "web-01", now: start + 60_000)
+        let again = lines.said.withLock { $0 }
+        #expect(again.count == 5 && again[4].0 == .warning && again[4].1.contains("expires in 20 days"), "\(again)")
     }
 }
