@@ -9,35 +9,25 @@ import Testing
 @Suite struct DaemonSettingsReferenceTests {
     /// What the parser reads: from the example config, from an empty one, and from one table of each named kind.
     static func parsed() throws -> [String: Set<String>] {
-        let documents = [
-            try String(contentsOfFile: SettingsReference.root + "/config/netpulsed.toml", encoding: .utf8),
-            "",
-            "[labels.web-01]\nsite = \"fra1\"\n",
-            "[billing.lab]\nmatch = \"site=lab\"\n",
-            "[aggregation.lab]\nmatch = \"site=lab\"\n",
-            "[dashboard.edge]\npanels = [\"throughput\"]\n",
-            "[alert.A]\nexpr = \"absent\"\n[alert.A.labels]\nteam = \"net\"\n[alert.A.annotations]\nsummary = \"s\"\n",
-        ]
-        var read = [String: Set<String>]()
-        for text in documents {
-            for (table, keys) in DaemonConfig.settingsRead(try ConfigDocument(text: text, file: "netpulsed.toml")) {
-                read[table, default: []].formUnion(keys)
-            }
-        }
-        return SettingsReference.normalised(read)
+        try SettingsReference.read(
+            [
+                try String(contentsOfFile: SettingsReference.root + "/config/netpulsed.toml", encoding: .utf8),
+                "",
+                "[labels.web-01]\nsite = \"fra1\"\n",
+                "[billing.lab]\nmatch = \"site=lab\"\n",
+                "[aggregation.lab]\nmatch = \"site=lab\"\n",
+                "[dashboard.edge]\npanels = [\"throughput\"]\n",
+                "[alert.A]\nexpr = \"absent\"\n[alert.A.labels]\nteam = \"net\"\n[alert.A.annotations]\nsummary = \"s\"\n",
+            ], file: "netpulsed.toml", by: DaemonConfig.settingsRead)
     }
 
     @Test func theReferenceNamesEverySettingTheParserReads() throws {
-        let differences = SettingsReference.differences(
-            try Self.parsed(), "the parser", try SettingsReference.documented(section: "Daemon"),
-            "docs/configuration.md")
+        let differences = try SettingsReference.differencesFromReference(try Self.parsed(), section: "Daemon")
         #expect(differences.isEmpty, "\n\(differences.joined(separator: "\n"))")
     }
 
     @Test func theExampleConfigNamesEverySettingTheParserReads() throws {
-        let differences = SettingsReference.differences(
-            try Self.parsed(), "the parser", try SettingsReference.exampled("config/netpulsed.toml"),
-            "config/netpulsed.toml")
+        let differences = try SettingsReference.differencesFromExample(try Self.parsed(), file: "config/netpulsed.toml")
         #expect(differences.isEmpty, "\n\(differences.joined(separator: "\n"))")
     }
 }

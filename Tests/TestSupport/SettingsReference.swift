@@ -1,4 +1,5 @@
 import Foundation
+import PulseCore
 
 /// The settings docs/configuration.md and the example configs under config/ name, read as text, for the tests that
 /// hold them to what the parsers read (`ConfigReader.settingsRead`): every key a parser knows is documented and in
@@ -28,7 +29,32 @@ public enum SettingsReference {
         return table
     }
 
-    /// Folds a parser's settings like the text's, keeping only the tables' names for free-form ones.
+    /// What a parser reads from each of `texts` (its `settingsRead`), together, folded as the text's are.
+    public static func read(
+        _ texts: [String], file: String, by settingsRead: (ConfigDocument) -> [String: Set<String>]
+    ) throws -> [String: Set<String>] {
+        var read = [String: Set<String>]()
+        for text in texts {
+            for (table, keys) in settingsRead(try ConfigDocument(text: text, file: file)) {
+                read[table, default: []].formUnion(keys)
+            }
+        }
+        return normalised(read)
+    }
+
+    /// What `parsed` and the section `## heading…` of docs/configuration.md name that the other does not.
+    public static func differencesFromReference(_ parsed: [String: Set<String>], section heading: String) throws
+        -> [String]
+    {
+        differences(parsed, "the parser", try documented(section: heading), "docs/configuration.md")
+    }
+
+    /// What `parsed` and the example config `file` name that the other does not.
+    public static func differencesFromExample(_ parsed: [String: Set<String>], file: String) throws -> [String] {
+        differences(parsed, "the parser", try exampled(file), file)
+    }
+
+    /// Folds settings' tables (idempotent), keeping only the tables' names for free-form ones.
     public static func normalised(_ settings: [String: Set<String>]) -> [String: Set<String>] {
         var folded = [String: Set<String>]()
         for (table, keys) in settings {
@@ -60,9 +86,7 @@ public enum SettingsReference {
                 }
             }
         }
-        return settings.mapValues { $0 }.reduce(into: [:]) { result, entry in
-            result[entry.key] = freeForm.contains(entry.key) ? [] : entry.value
-        }
+        return normalised(settings)
     }
 
     /// The settings of an example config (`config/agent.toml`), set or commented out: `[table]` or `# [table]`
@@ -88,9 +112,7 @@ public enum SettingsReference {
                 settings[table, default: []].insert(String(key))
             }
         }
-        return settings.reduce(into: [:]) { result, entry in
-            result[entry.key] = freeForm.contains(entry.key) ? [] : entry.value
-        }
+        return normalised(settings)
     }
 
     /// What one side names that the other does not, one line per table: empty when they agree.

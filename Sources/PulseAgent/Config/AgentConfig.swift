@@ -63,9 +63,7 @@ public struct AgentConfig: Sendable, Hashable {
     /// Every setting the parser reads from `document`, by table (``ConfigReader/settingsRead``), whether or not the
     /// document is valid.
     public static func settingsRead(_ document: ConfigDocument) -> [String: Set<String>] {
-        var reader = ConfigReader(document)
-        _ = try? parse(&reader)
-        return reader.settingsRead
+        ConfigReader.settingsRead(document) { (reader: inout ConfigReader) throws(ConfigError) in try parse(&reader) }
     }
 
     static func parse(_ reader: inout ConfigReader) throws(ConfigError) -> AgentConfig {

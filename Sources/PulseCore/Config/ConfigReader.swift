@@ -17,6 +17,15 @@ public struct ConfigReader: Sendable {
     /// example configs to the parsers compares with it.
     public var settingsRead: [String: Set<String>] { known }
 
+    /// Every setting `parse` reads from `document`, by table, whether or not the document is valid.
+    public static func settingsRead<Parsed>(
+        _ document: ConfigDocument, by parse: (inout ConfigReader) throws(ConfigError) -> Parsed
+    ) -> [String: Set<String>] {
+        var reader = ConfigReader(document)
+        _ = try? parse(&reader)
+        return reader.settingsRead
+    }
+
     private func fail(_ table: String, _ key: String, _ entry: ConfigEntry?, _ message: String) -> ConfigError {
         ConfigError(
             file: document.file, line: entry?.line ?? document.tableLines[table], key: qualified(table, key), message)
