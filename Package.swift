@@ -287,7 +287,8 @@ let package = Package(
             dependencies: [
                 "PulseStoreSQLite",
                 "PulseDaemon", "PulseSettings", "PulseStore", "PulseAnalytics", "PulseQuery", "PulseReports",
-                "PulseCore", "TestSupport",
+                "PulseCore", "PulseCertificates", "TestSupport",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -342,6 +343,9 @@ let package = Package(
             name: "PulseCertificatesTests",
             dependencies: [
                 "PulseCertificates", "TestSupport",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -112,7 +112,8 @@ echo "==> units in $UNITS"
 sed_prefix() { sed "s|/usr/local/|$PREFIX/|g" "$1"; }
 units=()
 [ "$ONLY" = daemon ] || units+=(netpulse-agent.service)
-[ "$ONLY" = agent ] || units+=(netpulsed.service netpulsed.socket netpulse-report.service netpulse-report.timer)
+[ "$ONLY" = agent ] || units+=(netpulsed.service netpulsed.socket netpulse-report.service netpulse-report.timer
+    netpulse-certificates.service netpulse-certificates.timer)
 for unit in "${units[@]}"; do
     sed_prefix "systemd/$unit" >"$UNITS/$unit.tmp" && mv "$UNITS/$unit.tmp" "$UNITS/$unit"
     chmod 0644 "$UNITS/$unit"
@@ -123,7 +124,7 @@ enabled=()
 [ "$ONLY" = daemon ] || enabled+=(netpulse-agent.service)
 if [ "$ONLY" != agent ]; then
     if [ "$SOCKET" = yes ]; then enabled+=(netpulsed.socket); else enabled+=(netpulsed.service); fi
-    enabled+=(netpulse-report.timer)
+    enabled+=(netpulse-report.timer netpulse-certificates.timer)
 fi
 if [ "$ENABLE" = yes ]; then
     systemctl enable "${enabled[@]}"

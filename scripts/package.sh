@@ -206,7 +206,8 @@ for REVISION in "${REVISIONS[@]}"; do
     stage_common netpulse-server
     install_binary netpulse-server "$DAEMON_BINARY" netpulsed
     install_binary netpulse-server "$CLI_BINARY" netpulse
-    for unit in netpulsed.service netpulsed.socket netpulse-report.service netpulse-report.timer; do
+    for unit in netpulsed.service netpulsed.socket netpulse-report.service netpulse-report.timer \
+        netpulse-certificates.service netpulse-certificates.timer; do
         install_unit netpulse-server "$unit" "man:netpulsed(8) man:netpulse(1)"
     done
     install -d "$STAGE/netpulse-server/usr/lib/tmpfiles.d"

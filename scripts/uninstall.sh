@@ -17,7 +17,8 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "uninstall.sh: run as root" >&2; exit 1; }
 
-units=(netpulse-agent.service netpulsed.socket netpulsed.service netpulse-report.timer netpulse-report.service)
+units=(netpulse-agent.service netpulsed.socket netpulsed.service netpulse-report.timer netpulse-report.service
+    netpulse-certificates.timer netpulse-certificates.service)
 systemctl disable --now "${units[@]}" 2>/dev/null || true
 for unit in "${units[@]}"; do rm -f "/etc/systemd/system/$unit"; done
 systemctl daemon-reload

@@ -15,7 +15,9 @@ extension CertificateAuthority {
     /// The certificate has subject CN=`name`, a DNS subject alternative name `name`, keyUsage digitalSignature
     /// (critical), basicConstraints CA:FALSE (critical), subject and authority key identifiers, and a new P-256
     /// key. Agents get EKU clientAuth; operators clientAuth and the operator usage (``CertificateRole/operator``);
-    /// the daemon gets EKU serverAuth and may also answer to `dnsNames` and `ipAddresses`. `NAME.pem` holds the leaf alone; peers trust it through `ca.pem`.
+    /// the daemon gets EKU serverAuth and may also answer to `dnsNames` and `ipAddresses`. `NAME.pem` holds the leaf,
+    /// then, under an issuing CA, the issuing CA's certificate (``issuedChain``); peers trust it through the root's
+    /// `ca.pem`. An issuing CA issues agents' certificates only.
     ///
     /// `outputDirectory` and any missing parents are created with mode 0755 (the key files protect themselves).
     ///
@@ -26,7 +28,7 @@ extension CertificateAuthority {
     ///   - dnsNames: Extra DNS names for a daemon certificate; must be empty for the other roles.
     ///   - ipAddresses: IPv4 or IPv6 addresses for a daemon certificate (`127.0.0.1`, `::1`); must be empty for
     ///     the other roles.
-    ///   - validityDays: How long the certificate is valid, from now; it may not outlive the CA.
+    ///   - validity: How long the certificate is valid, from now; it may not outlive the CA.
     ///   - outputDirectory: Where the two files go.
     ///   - overwrite: Whether existing `NAME.pem` / `NAME-key.pem` may be replaced. The CA's own files never are.
     ///   - keyGroup: The group that may read the key (mode 0640, set before the key gets its name); nil: the owner
@@ -40,7 +42,7 @@ extension CertificateAuthority {
         name: String,
         dnsNames: [String] = [],
         ipAddresses: [String] = [],
-        validityDays: Int = defaultLeafValidityDays,
+        validity: Validity = .days(defaultLeafValidityDays),
         outputDirectory: String,
         overwrite: Bool = false,
         keyGroup: KeyGroup? = nil
@@ -50,7 +52,7 @@ extension CertificateAuthority {
             name: name,
             dnsNames: dnsNames,
             ipAddresses: ipAddresses,
-            validityDays: validityDays,
+            validity: validity,
             outputDirectory: outputDirectory,
             overwrite: overwrite,
             keyGroup: keyGroup,
@@ -63,10 +65,11 @@ extension CertificateAuthority {
         name: String,
         dnsNames: [String],
         ipAddresses: [String],
-        validityDays: Int,
+        validity: Validity,
         outputDirectory: String,
         overwrite: Bool,
         keyGroup: KeyGroup? = nil,
+        files: (certificate: String, key: String)? = nil,
         now: Date
     ) throws(CertificateAuthorityError) -> IssuedCertificate {
         try NameRules.validateCertificateName(name)
@@ -75,10 +78,11 @@ extension CertificateAuthority {
         }
         let allDNSNames = try uniqueDNSNames(name: name, extra: dnsNames)
         let addresses = try uniqueAddresses(ipAddresses)
-        let (notValidBefore, notValidAfter) = try validity(days: validityDays, now: now)
+        try checkIssues(role)
+        let (notValidBefore, notValidAfter) = try dates(validity, now: now)
 
-        let certificatePath = SecureFile.path(name + ".pem", in: outputDirectory)
-        let privateKeyPath = SecureFile.path(name + "-key.pem", in: outputDirectory)
+        let certificatePath = files?.certificate ?? SecureFile.path(name + ".pem", in: outputDirectory)
+        let privateKeyPath = files?.key ?? SecureFile.path(name + "-key.pem", in: outputDirectory)
         try checkOutputPaths([certificatePath, privateKeyPath], overwrite: overwrite)
         try keyGroup?.checkExclusive(for: role, in: outputDirectory, replacing: privateKeyPath)
         try SecureFile.makeDirectory(outputDirectory, mode: 0o755)
@@ -88,12 +92,12 @@ extension CertificateAuthority {
             role: role, name: name, dnsNames: allDNSNames, addresses: addresses,
             publicKey: Certificate.PublicKey(key.publicKey), notValidBefore: notValidBefore,
             notValidAfter: notValidAfter)
-        let encoded = try PEMEncoding.encode(certificate)
+        let chain = try PEMEncoding.encode(chain: [certificate] + issuedChain)
 
         try SecureFile.writeKeyAndCertificate(
             key: key.pemRepresentation + "\n",
             to: privateKeyPath,
-            certificate: encoded.pem,
+            certificate: chain,
             to: certificatePath,
             replacing: overwrite,
             keyGroup: keyGroup?.id
@@ -110,7 +114,7 @@ extension CertificateAuthority {
         )
     }
 
-    /// A certificate for `role` and `name` over `publicKey`, signed by the CA: the profile ``issue(role:name:dnsNames:ipAddresses:validityDays:outputDirectory:overwrite:keyGroup:)``
+    /// A certificate for `role` and `name` over `publicKey`, signed by the CA: the profile ``issue(role:name:dnsNames:ipAddresses:validity:outputDirectory:overwrite:keyGroup:)``
     /// describes, whoever made the key (here, or the agent that sent a request).
     func makeCertificate(
         role: CertificateRole, name: String, dnsNames allDNSNames: [String], addresses: [IPAddress],
@@ -170,25 +174,43 @@ extension CertificateAuthority {
         return addresses
     }
 
-    func validity(days: Int, now: Date) throws(CertificateAuthorityError) -> (Date, Date) {
-        guard (1...Self.maximumValidityDays).contains(days) else {
-            throw .invalidValidity(days: days, maximum: Self.maximumValidityDays)
+    /// The validity dates of a certificate valid for `validity` from `now`: backdated by ``clockSkewAllowance``, or
+    /// a tenth of `validity` when that is less.
+    ///
+    /// - Parameter capped: end at the CA's expiry rather than refuse a validity that would outlive it.
+    func dates(_ validity: Validity, now: Date, capped: Bool = false) throws(CertificateAuthorityError) -> (Date, Date)
+    {
+        guard (Self.minimumValiditySeconds...(Self.maximumValidityDays * 86_400)).contains(validity.seconds) else {
+            throw .invalidValidity(validity, maximumDays: Self.maximumValidityDays)
         }
         let caExpiry = certificate.notValidAfter
         guard now < caExpiry else {
             throw .caExpired(certificatePath, notValidAfter: DateText.format(caExpiry))
         }
         let start = Self.wholeSeconds(now)
-        let end = start.addingTimeInterval(Double(days) * Self.secondsPerDay)
+        var end = start.addingTimeInterval(Double(validity.seconds))
+        if capped { end = min(end, caExpiry) }
         guard end <= caExpiry else {
             throw .outlivesCA(
-                days: days,
+                validity,
                 expiry: DateText.format(end),
                 caExpiry: DateText.format(caExpiry),
                 maximumDays: Int(caExpiry.timeIntervalSince(start) / Self.secondsPerDay)
             )
         }
-        return (start.addingTimeInterval(-Self.clockSkewAllowance), end)
+        let backdate = min(Self.clockSkewAllowance, Double(validity.seconds / 10))
+        return (start.addingTimeInterval(-backdate), end)
+    }
+
+    /// Refuses a role this CA may not issue: an issuing CA for agents (extended key usage clientAuth) issues
+    /// agents' certificates only.
+    func checkIssues(_ role: CertificateRole) throws(CertificateAuthorityError) {
+        guard role != .agent,
+            let usage = try? certificate.extensions.extendedKeyUsage,
+            !usage.contains(.any)
+        else { return }
+        if role == .daemon, usage.contains(.serverAuth) { return }
+        throw .roleNotIssued(role, by: certificatePath)
     }
 
     /// Refuses to touch the CA's own files, and any existing file unless overwriting was asked for, before any

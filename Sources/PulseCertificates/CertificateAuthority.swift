@@ -8,13 +8,20 @@ import X509
     import Foundation
 #endif
 
-/// The fleet's certificate authority: a self-signed CA certificate and its private key, kept as `ca.pem` and
-/// `ca-key.pem` in one directory.
+/// A certificate authority of the fleet: a CA certificate and its private key, kept as `ca.pem` and `ca-key.pem` in
+/// one directory. Two kinds:
 ///
-/// The daemon trusts agents whose client certificate chains to `ca.pem`, and agents trust a daemon whose
-/// server certificate does. Issued `NAME.pem` files hold the leaf certificate alone: the CA is a root that
-/// every peer already has as its trust anchor (`ca.pem`), so sending it again in the handshake adds bytes and
-/// nothing else, and a one-certificate file cannot be mistaken for a bundle by tools that read only the first.
+/// - **The root** (`netpulse ca init`, `/etc/netpulse/ca`): self-signed, the trust anchor every host holds as
+///   `ca.pem`. The daemon trusts agents whose client certificate chains to it, and agents trust a daemon whose server
+///   certificate does. It signs the daemon's and operators' certificates, and may sign agents' too.
+/// - **An issuing CA for agents** (``createIssuing(directory:commonName:validityDays:keyGroup:now:)``,
+///   `/etc/netpulse/enrollment`): signed by the root, path length 0 and extended key usage clientAuth, so its key,
+///   which the daemon holds to renew agents' certificates (`[enrollment]`), can make nothing but agent
+///   certificates: no CA, no server, no operator.
+///
+/// Issued `NAME.pem` files hold the leaf, then the certificates between it and the root: nothing more under the root,
+/// which every peer already has as its trust anchor, and the issuing CA's certificate under an issuing CA, so the
+/// daemon can build the path from the agent's certificate to the root it trusts.
 ///
 /// Revocation is a list the daemon reads (``RevocationList``, `netpulse ca revoke`), not a CRL or OCSP: the daemon
 /// is the only party that checks these certificates.
@@ -29,14 +36,27 @@ public struct CertificateAuthority: Sendable {
     public static let defaultCommonName = "Netpulse Fleet CA"
     /// Ten years: replacing a CA means reissuing every certificate in the fleet, so it should rarely happen.
     public static let defaultCAValidityDays = 3650
+    /// Where an issuing CA for agents goes unless told otherwise: `enrollment` beside the root's directory (which is
+    /// 0700, root's alone, while the daemon must read the issuing CA's key).
+    public static let issuingDirectoryName = "enrollment"
+    /// The common name of a new issuing CA unless told otherwise.
+    public static let defaultIssuingCommonName = "Netpulse Agent CA"
+    /// Five years: an issuing CA is replaced (`netpulse ca issuing`) without touching the root or any host, so it
+    /// need not live as long as the root.
+    public static let defaultIssuingValidityDays = 1826
     /// One year, as kubeadm does for its leaf certificates. Expiry retires a leaked key nobody noticed (a noticed
     /// one is revoked), which argues for short; each renewal is a manual step on every host, which argues for
     /// long. A yearly rotation is a routine operators already know.
     public static let defaultLeafValidityDays = 365
     /// An upper bound that catches typos (`36500` meant as `365`) rather than a cryptographic limit.
     public static let maximumValidityDays = 36_500
+    /// The shortest certificate issued: a minute (tests of renewal use a few); shorter ones would expire before
+    /// most hosts could even use them.
+    public static let minimumValiditySeconds = 60
 
-    /// Certificates are backdated this much so a host whose clock is a little behind accepts them at once.
+    /// Certificates are backdated this much so a host whose clock is a little behind accepts them at once; a short
+    /// certificate by a tenth of its lifetime at most, so that most of its lifetime is still ahead when it is issued
+    /// (an agent renews at a share of the lifetime, counted from the backdated start).
     static let clockSkewAllowance: Double = 3600
     static let secondsPerDay: Double = 86_400
 
@@ -53,6 +73,9 @@ public struct CertificateAuthority: Sendable {
     /// Things the operator should hear about that do not stop the CA from working (an exposed key file, a CA
     /// that expires soon).
     public let warnings: [String]
+    /// The certificates after the CA's own in `ca.pem`: those between it and the root, when it is not the root
+    /// itself and they were kept with it (a two-level fleet has none).
+    public let chain: [Certificate]
 
     let privateKey: Certificate.PrivateKey
 
@@ -66,13 +89,28 @@ public struct CertificateAuthority: Sendable {
     /// The moment the CA certificate expires; nothing it issues may outlive it.
     public var notValidAfter: Date { certificate.notValidAfter }
 
+    /// Whether this is the root: self-issued, a trust anchor (not an issuing CA under one).
+    public var isRoot: Bool { certificate.subject == certificate.issuer }
+
+    /// What an issued leaf's file carries after the leaf: nothing under the root, which every peer trusts already;
+    /// the issuing CA's certificate (and its chain) otherwise.
+    var issuedChain: [Certificate] { isRoot ? [] : [certificate] + chain }
+
+    /// How many CA certificates may follow this one in a chain (its basicConstraints path length); nil when
+    /// unlimited.
+    public var pathLength: Int? {
+        if case .isCertificateAuthority(let length) = try? certificate.extensions.basicConstraints { return length }
+        return 0
+    }
+
     // MARK: Create
 
     /// Creates a new CA and writes `ca.pem` (mode 0644) and `ca-key.pem` (mode 0600) into `directory`.
     ///
-    /// The directory is created with mode 0700 if it is missing (missing parents with 0755). The CA certificate is self-signed with a
-    /// new P-256 key and has basicConstraints CA:TRUE with pathLen 0 (critical), keyUsage keyCertSign and cRLSign
-    /// (critical), a subject key identifier and a random 16-byte serial number.
+    /// The directory is created with mode 0700 if it is missing (missing parents with 0755). The CA certificate is
+    /// self-signed with a new P-256 key and has basicConstraints CA:TRUE with pathLen 1 (critical: one issuing CA may
+    /// stand between it and a leaf, ``createIssuing(directory:commonName:validityDays:keyGroup:now:)``), keyUsage
+    /// keyCertSign and cRLSign (critical), a subject key identifier and a random 16-byte serial number.
     ///
     /// - Parameters:
     ///   - directory: Where the CA's two files go.
@@ -96,7 +134,7 @@ public struct CertificateAuthority: Sendable {
     ) throws(CertificateAuthorityError) -> CertificateAuthority {
         try NameRules.validateCommonName(commonName)
         guard (1...maximumValidityDays).contains(validityDays) else {
-            throw .invalidValidity(days: validityDays, maximum: maximumValidityDays)
+            throw .invalidValidity(.days(validityDays), maximumDays: maximumValidityDays)
         }
         let certificatePath = SecureFile.path(certificateFileName, in: directory)
         let privateKeyPath = SecureFile.path(privateKeyFileName, in: directory)
@@ -120,7 +158,7 @@ public struct CertificateAuthority: Sendable {
                 issuer: name,
                 subject: name,
                 extensions: try Certificate.Extensions {
-                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 1))
                     Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                     SubjectKeyIdentifier(hash: privateKey.publicKey)
                 },
@@ -152,6 +190,7 @@ public struct CertificateAuthority: Sendable {
             certificate: certificate,
             fingerprint: encoded.fingerprint,
             warnings: [],
+            chain: [],
             privateKey: privateKey
         )
     }
@@ -181,7 +220,21 @@ public struct CertificateAuthority: Sendable {
         case .failure(.missing): throw .missingCACertificate(certificatePath)
         case .failure(.unreadable(let reason)): throw .unreadable(certificatePath, reason: reason)
         }
-        let (certificate, fingerprint) = try PEMEncoding.decodeCertificate(certificatePEM, path: certificatePath)
+        let (certificates, fingerprint) = try PEMEncoding.decodeChain(certificatePEM, path: certificatePath)
+        let certificate = certificates[0]
+        // A root's file holds the root; an issuing CA's may hold the CAs above it, each the issuer of the one before.
+        if certificates.count > 1 {
+            guard certificate.subject != certificate.issuer else {
+                throw .invalidCertificatePEM(
+                    certificatePath,
+                    reason: "it holds \(certificates.count) certificates, where a root CA's file holds its own alone")
+            }
+            for (lower, upper) in zip(certificates, certificates.dropFirst()) where lower.issuer != upper.subject {
+                throw .invalidCertificatePEM(
+                    certificatePath,
+                    reason: "its certificates are not a chain: \(upper.subject) did not issue \(lower.subject)")
+            }
+        }
 
         let privateKeyPEM: String
         switch SecureFile.readText(privateKeyPath) {
@@ -217,6 +270,7 @@ public struct CertificateAuthority: Sendable {
             certificate: certificate,
             fingerprint: fingerprint,
             warnings: loadWarnings(certificate: certificate, privateKeyPath: privateKeyPath, now: now),
+            chain: Array(certificates.dropFirst()),
             privateKey: privateKey
         )
     }
@@ -230,15 +284,17 @@ public struct CertificateAuthority: Sendable {
             )
         }
         let daysLeft = Int(certificate.notValidAfter.timeIntervalSince(now) / secondsPerDay)
+        // An issuing CA is replaced under the same root, and no host needs to hear of it.
+        let replace =
+            certificate.subject == certificate.issuer
+            ? "create a new CA and reissue the fleet's certificates"
+            : "make a new issuing CA under the root (netpulse ca issuing) and point [enrollment] at it"
         if certificate.notValidAfter <= now {
-            warnings.append(
-                "The CA expired on \(DateText.format(certificate.notValidAfter)); create a new CA and reissue "
-                    + "the fleet's certificates."
-            )
+            warnings.append("The CA expired on \(DateText.format(certificate.notValidAfter)); \(replace).")
         } else if daysLeft < 90 {
             warnings.append(
                 "The CA expires on \(DateText.format(certificate.notValidAfter)) (in \(daysLeft) days); plan to "
-                    + "create a new CA and reissue the fleet's certificates before then."
+                    + "\(replace) before then."
             )
         }
         return warnings

@@ -49,6 +49,8 @@ public struct CertificateAuthorityError: Error, Sendable, Hashable, CustomString
         case unknownCertificate
         /// A certificate request cannot be signed: not a request, a bad signature, another name.
         case invalidRequest
+        /// An issuing CA for agents was asked for a daemon's or an operator's certificate.
+        case roleNotIssued
     }
 
     /// What kind of failure this is.
@@ -208,14 +210,14 @@ extension CertificateAuthorityError {
         )
     }
 
-    static func invalidValidity(days: Int, maximum: Int) -> Self {
+    static func invalidValidity(_ validity: Validity, maximumDays: Int) -> Self {
         Self(
             .invalidValidity,
-            "Invalid validity of \(days) days: choose between 1 and \(maximum) days."
+            "Invalid validity of \(validity): choose between 1 minute and \(maximumDays) days."
         )
     }
 
-    static func outlivesCA(days: Int, expiry: String, caExpiry: String, maximumDays: Int) -> Self {
+    static func outlivesCA(_ validity: Validity, expiry: String, caExpiry: String, maximumDays: Int) -> Self {
         let advice =
             maximumDays >= 1
             ? "Choose at most \(maximumDays) days, or create a new CA and reissue the fleet's certificates."
@@ -223,8 +225,31 @@ extension CertificateAuthorityError {
         return Self(
             .invalidValidity,
             """
-            A certificate valid for \(days) days would expire on \(expiry), after the CA that signs it \
+            A certificate valid for \(validity) would expire on \(expiry), after the CA that signs it \
             (\(caExpiry)); peers would stop trusting it early. \(advice)
+            """
+        )
+    }
+
+    static func roleNotIssued(_ role: CertificateRole, by path: String) -> Self {
+        Self(
+            .roleNotIssued,
+            path: path,
+            """
+            The CA \(path) issues agent certificates only (an issuing CA: its extended key usage is clientAuth), \
+            not \(role == .daemon ? "the daemon's" : "operators'"). Issue it with the fleet's root CA (--dir \
+            /etc/netpulse/ca).
+            """
+        )
+    }
+
+    static func noRoomForIssuingCA(_ path: String, pathLength: Int) -> Self {
+        Self(
+            .notCertificateAuthority,
+            path: path,
+            """
+            The CA \(path) is an issuing CA itself (path length \(pathLength)): an issuing CA for agents goes \
+            under the root (--dir /etc/netpulse/ca).
             """
         )
     }

@@ -93,10 +93,14 @@ public struct ClientCertificateCheck: Sendable {
         case .validCertificate(let validated):
             // The leaf and any issuing CA; the root is the trust anchor itself.
             for certificate in validated.dropLast() {
-                if let entry = revoked.entry(for: certificate.serialNumber) {
+                if let entry = revoked.entry(for: certificate) {
                     let what =
                         certificate == leaf ? which : "the issuing CA (serial \(entry.serial)) of certificate \(name)"
-                    return .refused("\(what) was revoked\(entry.when), in \(revokedPath ?? "the revocation list")")
+                    let how =
+                        entry.serial == RevocationList.everySerial
+                        ? "was revoked with every certificate of its name issued before \(entry.revokedAt ?? "?")"
+                        : "was revoked\(entry.when)"
+                    return .refused("\(what) \(how), in \(revokedPath ?? "the revocation list")")
                 }
             }
             return .accepted(leaf)

@@ -5,8 +5,8 @@
 #endif
 
 /// How dates appear in messages: ISO 8601 in UTC, the same for every operator whatever their locale.
-enum DateText {
-    static func format(_ date: Date) -> String {
+public enum DateText {
+    public static func format(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle())
     }
 }

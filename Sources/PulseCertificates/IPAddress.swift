@@ -28,6 +28,15 @@ struct IPAddress: Hashable, Sendable {
         return nil
     }
 
+    /// The address of 4 or 16 network-order bytes (as a subject alternative name holds it).
+    init?(bytes: [UInt8]) {
+        switch bytes.count {
+        case 4: self.init(bytes: bytes, family: AF_INET)
+        case 16: self.init(bytes: bytes, family: AF_INET6)
+        default: return nil
+        }
+    }
+
     private init?(bytes: [UInt8], family: Int32) {
         // INET6_ADDRSTRLEN (46) covers both families.
         var buffer = [CChar](repeating: 0, count: 46)

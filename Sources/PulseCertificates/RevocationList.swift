@@ -10,12 +10,15 @@ import X509
 /// revoked`), refusing them at the handshake.
 ///
 /// A text file, one certificate a line: its serial number in hex, then the name it was issued to and when it was
-/// revoked (both for people and the daemon's log; only the serial counts). Blank lines and lines starting with `#`
-/// are skipped.
+/// revoked (both for people and the daemon's log; only the serial counts). A line whose serial is `*` revokes every
+/// certificate issued to the name until the time it gives: the certificates the daemon renewed for an agent, whose
+/// serials no file on the CA's host holds, go with the rest (`netpulse ca revoke --name`). Blank lines and lines
+/// starting with `#` are skipped.
 ///
 /// ```
 /// # netpulse ca revoke: certificates the daemon refuses (serial, name, revoked at)
 /// 4f1c2a…e9  web-01  2026-11-29T03:50:00Z
+/// *  db-02  2026-11-29T04:10:00Z
 /// ```
 ///
 /// Why not an X.509 CRL: the daemon is the only party that checks these certificates, and it reads the list from
@@ -42,6 +45,9 @@ public struct RevocationList: Sendable, Hashable {
 
         /// "web-01 (serial 4f1c…, revoked 2026-11-29T03:50:00Z)", for log lines.
         public var description: String {
+            if serial == RevocationList.everySerial {
+                return "every certificate of \(name ?? "?") issued before \(revokedAt ?? "?")"
+            }
             let details = ["serial \(serial)"] + (revokedAt.map { ["revoked \($0)"] } ?? [])
             return (name.map { "\($0) " } ?? "") + "(" + details.joined(separator: ", ") + ")"
         }
@@ -55,6 +61,16 @@ public struct RevocationList: Sendable, Hashable {
     /// The revoked certificates, in the order they were revoked.
     public private(set) var entries: [Entry]
     private var bySerial: [String: Int]
+    /// Names whose every certificate issued until a time is revoked: the entry (serial `*`) and that time.
+    private var byName: [String: NameRevocation] = [:]
+
+    private struct NameRevocation: Sendable, Hashable {
+        var index: Int
+        var until: Date
+    }
+
+    /// The serial field of an entry that revokes a whole name.
+    public static let everySerial = "*"
 
     /// A list of `entries`; a serial given twice keeps its first entry.
     public init(_ entries: [Entry] = []) {
@@ -68,6 +84,26 @@ public struct RevocationList: Sendable, Hashable {
         entry(serial: Self.serialText(serial))
     }
 
+    /// The entry revoking `certificate`: by its serial, or by its name when it was issued before that name was
+    /// revoked as a whole.
+    public func entry(for certificate: Certificate) -> Entry? {
+        if let bySerial = entry(for: certificate.serialNumber) { return bySerial }
+        guard !byName.isEmpty, let name = CertificateRole.commonName(of: certificate),
+            let revoked = byName[name], Self.issued(certificate) < revoked.until
+        else { return nil }
+        return entries[revoked.index]
+    }
+
+    /// When `certificate` was issued: its start, less the backdating `netpulse ca` gives it (an hour, or a tenth of a
+    /// short certificate's lifetime; ``CertificateAuthority/validity(ofLifetime:)``), so that a certificate issued
+    /// just after a name was revoked is not taken for one issued before. (For a certificate made elsewhere, without
+    /// backdating, this is up to an hour late: one issued in the hour before the revocation may pass.)
+    static func issued(_ certificate: Certificate) -> Date {
+        let lifetime = certificate.notValidAfter.timeIntervalSince(certificate.notValidBefore)
+        let validity = CertificateAuthority.validity(ofLifetime: lifetime)
+        return certificate.notValidBefore.addingTimeInterval(lifetime - Double(validity.seconds))
+    }
+
     /// The entry revoking `serial`, written as the list writes serials (``serialText(_:)``), if any.
     func entry(serial: String) -> Entry? {
         bySerial[serial].map { entries[$0] }
@@ -76,10 +112,22 @@ public struct RevocationList: Sendable, Hashable {
     /// Adds `entry`; false when its serial is already revoked (the list is left as it was).
     @discardableResult
     public mutating func add(_ entry: Entry) -> Bool {
+        if entry.serial == Self.everySerial {
+            guard let name = entry.name, let until = entry.revokedAt.flatMap(Self.parseTime) else { return false }
+            if let existing = byName[name], existing.until >= until { return false }
+            byName[name] = NameRevocation(index: entries.count, until: until)
+            entries.append(entry)
+            return true
+        }
         guard bySerial[entry.serial] == nil else { return false }
         bySerial[entry.serial] = entries.count
         entries.append(entry)
         return true
+    }
+
+    /// An RFC 3339 time as the list writes it (`2026-11-29T03:50:00Z`).
+    static func parseTime(_ text: String) -> Date? {
+        try? Date(text, strategy: Date.ISO8601FormatStyle())
     }
 
     /// The file's text.
@@ -125,6 +173,8 @@ public struct RevocationList: Sendable, Hashable {
         case nameOrSerial(String, directory: String)
         /// The certificate in a PEM file.
         case certificate(path: String)
+        /// Every certificate issued to the name until now, those the daemon renewed included.
+        case everyCertificate(name: String)
     }
 
     /// Adds `target` to the list at `path` (made when missing), revoked at `now`; returns its entry and whether it
@@ -137,6 +187,12 @@ public struct RevocationList: Sendable, Hashable {
         let certificatePath: String?
         var serial: String?
         switch target {
+        case .everyCertificate(let name):
+            try NameRules.validateCertificateName(name)
+            let entry = Entry(serial: everySerial, name: name, revokedAt: DateText.format(now))
+            guard list.add(entry) else { return (entry, false) }
+            try list.write(to: path)
+            return (entry, true)
         case .certificate(let file): certificatePath = file
         case .nameOrSerial(let value, let directory):
             let issued = SecureFile.path(value + ".pem", in: directory)
@@ -157,7 +213,9 @@ public struct RevocationList: Sendable, Hashable {
             case .failure(.missing): throw .unreadable(certificatePath, reason: "there is no such file")
             case .failure(.unreadable(let reason)): throw .unreadable(certificatePath, reason: reason)
             }
-            let certificate = try PEMEncoding.decodeCertificate(text, path: certificatePath).certificate
+            // An agent's renewed current.pem holds its key before its chain.
+            let certificate = try PEMEncoding.decodeChain(text, path: certificatePath, skippingKeys: true)
+                .certificates[0]
             serial = serialText(certificate.serialNumber)
             // One field of the line: a name with spaces (not one `netpulse ca` issues) keeps them as underscores.
             name = CertificateRole.commonName(of: certificate).map {
@@ -189,6 +247,15 @@ public struct RevocationList: Sendable, Hashable {
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
             guard let first = fields.first, !first.hasPrefix("#") else { continue }
+            if first == everySerial {
+                guard fields.count > 2, parseTime(String(fields[2])) != nil else {
+                    throw .invalidRevocationList(
+                        path, line: index + 1,
+                        reason: "a '*' line names the agent, then the time (RFC 3339) it was revoked")
+                }
+                list.add(Entry(serial: everySerial, name: String(fields[1]), revokedAt: String(fields[2])))
+                continue
+            }
             guard let serial = normalisedSerial(String(first)) else {
                 throw .invalidRevocationList(
                     path, line: index + 1, reason: "\"\(first.prefix(60))\" is not a serial number in hex")

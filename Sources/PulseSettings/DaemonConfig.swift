@@ -27,6 +27,9 @@ public struct DaemonConfig: Sendable, Hashable {
     /// The revocation list `netpulse ca revoke` writes (`[tls] revoked`): client certificates in it are refused at
     /// the handshake; nil: none is.
     public var revoked: String?
+    /// `[enrollment]`: the issuing CA the daemon renews agents' certificates with, over their connections (none
+    /// when its directory holds no CA).
+    public var enrollment = EnrollmentSettings()
 
     /// The SQLite database file (the store unless `postgresql` is set).
     public var storePath: String
@@ -142,6 +145,14 @@ public struct DaemonConfig: Sendable, Hashable {
                 certificate: try reader.string("tls", "certificate", default: "/etc/netpulse/netpulsed.pem"),
                 key: try reader.string("tls", "key", default: "/etc/netpulse/netpulsed-key.pem")))
         config.revoked = try reader.optionalString("tls", "revoked")
+        let enrollmentDirectory = try reader.string(
+            "enrollment", "directory", default: EnrollmentSettings.defaultDirectory)
+        let renewedValidity = try reader.duration(
+            "enrollment", "validity", default: EnrollmentSettings.defaultValidity, range: 60_000...(3650 * 86_400_000))
+        guard renewedValidity % 1000 == 0 else {
+            throw reader.invalid("enrollment", "validity", "a certificate's validity is whole seconds (90d, 12h, 30m)")
+        }
+        config.enrollment = EnrollmentSettings(directory: enrollmentDirectory, validity: renewedValidity)
         config.name = try reader.string("daemon", "name", default: "netpulsed")
         config.calendar = try reader.calendar("daemon", "time_zone", default: .utc)
         config.maximumConnections = Int(
@@ -414,4 +425,28 @@ extension ConfigReader {
 public struct SettingsError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// `[enrollment]`: renewal of agents' certificates by the daemon (`docs/operations.md`, "Certificates that renew
+/// themselves").
+public struct EnrollmentSettings: Sendable, Hashable {
+    /// Ninety days, as Let's Encrypt issues: with renewal at two thirds of the lifetime, an agent renews every two
+    /// months and has a month to reach the daemon before its certificate lapses; a leaked key is useful for at most
+    /// that long even if nobody notices.
+    public static let defaultValidity: Int64 = 90 * 86_400_000
+
+    /// Where `netpulse ca init --dir /etc/netpulse/ca` puts the issuing CA.
+    public static let defaultDirectory = "/etc/netpulse/enrollment"
+
+    /// The issuing CA's directory (`ca.pem`, `ca-key.pem`), as `netpulse ca init` or `netpulse ca issuing` made it.
+    /// Without a `ca.pem` there, the daemon renews nothing (and says so at start), so a daemon upgraded from before
+    /// renewal, or a fleet that does without it, runs as before.
+    public var directory: String
+    /// How long a renewed certificate is valid, in milliseconds (whole seconds).
+    public var validity: Int64
+
+    public init(directory: String = defaultDirectory, validity: Int64 = defaultValidity) {
+        self.directory = directory
+        self.validity = validity
+    }
 }

@@ -25,8 +25,8 @@ extension EndToEnd {
             return directory + "/" + file
         }
 
-        @Test(.timeLimit(.minutes(5)))
-        func installEnrollUpgradeRevokeRemoveAndPurge() throws {
+        @Test(.timeLimit(.minutes(8)))
+        func installEnrollUpgradeRenewRevokeRemoveAndPurge() throws {
             let first = try (Self.package("netpulse-server", revision: 1), Self.package("netpulse-agent", revision: 1))
             let second = try (Self.package("netpulse-server", revision: 2), Self.package("netpulse-agent", revision: 2))
             let sandbox = try Sandbox()
@@ -42,8 +42,9 @@ extension EndToEnd {
             #expect(try sandbox.must("netpulse --version").trimmed + "-1" == version)
             #expect(try sandbox.must("netpulse-agent --version").trimmed + "-1" == version)
             #expect(
-                try sandbox.shell("systemctl is-enabled netpulsed.service netpulse-agent.service netpulse-report.timer")
-                    .output == "enabled\nenabled\nenabled\n")
+                try sandbox.shell(
+                    "systemctl is-enabled netpulsed.service netpulse-agent.service netpulse-report.timer netpulse-certificates.timer"
+                ).output == "enabled\nenabled\nenabled\nenabled\n")
             #expect(try sandbox.property("netpulsed", "ActiveState") == "inactive")
             // The agent links Debian's libc family and libsystemd (which brings its own), nothing else.
             let libraries = try sandbox.must("ldd /usr/bin/netpulse-agent | awk '{print $1}'")
@@ -78,14 +79,22 @@ extension EndToEnd {
                 set -e
                 netpulse ca init --dir /etc/netpulse/ca >/dev/null
                 install -m 0644 /etc/netpulse/ca/ca.pem /etc/netpulse/ca.pem
-                netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out /etc/netpulse --group netpulse-daemon >/dev/null
+                netpulse ca issue --dir /etc/netpulse/ca --daemon netpulsed --out /etc/netpulse --group netpulse-daemon --validity 4m >/dev/null
                 sed -i -e 's/^# id = .*/id = "pkg-agent"/' -e 's/^exclude = \\["lo"\\]/exclude = []/' \
                     -e 's/^interval = "10s"/interval = "1s"/' /etc/netpulse/agent.toml
                 sed -i 's/^address = "0.0.0.0:7420"/address = "127.0.0.1:7420"/' /etc/netpulse/netpulsed.toml
                 netpulse-agent request
-                netpulse ca sign /etc/netpulse/pkg-agent.csr --dir /etc/netpulse/ca
+                netpulse ca sign /etc/netpulse/pkg-agent.csr --dir /etc/netpulse/ca --validity 3m
                 install -m 0644 /etc/netpulse/pkg-agent.pem /etc/netpulse/agent.pem
                 """)
+            // Signed for three minutes: the agent must renew it through the daemon, which holds the issuing CA that
+            // `ca init` made (readable by the daemon's group) and the shipped config names.
+            let firstEnd =
+                Int(
+                    try sandbox.must(
+                        "date -u -d \"$(openssl x509 -noout -enddate -in /etc/netpulse/agent.pem | cut -d= -f2)\" +%s"
+                    ).trimmed) ?? 0
+            #expect(try sandbox.must("stat -c '%a %G' /etc/netpulse/enrollment/ca-key.pem") == "640 netpulse-daemon\n")
             #expect(try sandbox.must("stat -c '%a %G' /etc/netpulse/agent-key.pem") == "640 netpulse-agents\n")
             try sandbox.must("systemctl start netpulsed.service netpulse-agent.service")
             try eventually("the agent's loopback shows in netpulse top", timeout: 40) {
@@ -114,12 +123,55 @@ extension EndToEnd {
             try eventually("points keep arriving after the upgrade", timeout: 40) {
                 try Self.samples(sandbox) >= samples + 3
             }
+            let afterUpgrade = Int64(Date().timeIntervalSince1970 * 1000)
+
+            // The three-minute certificate renews itself, and the agent delivers past its end without a gap.
+            try eventually("the agent renews its certificate through the daemon", timeout: 170) {
+                try sandbox.must("journalctl -u netpulse-agent -o cat --no-pager").contains(
+                    "the daemon accepted the renewed certificate")
+            }
+            #expect(
+                try sandbox.must("journalctl -u netpulsed -o cat --no-pager").contains(
+                    "renewed the certificate of agent pkg-agent: serial "))
+            let wait = Double(firstEnd + 5) - Date().timeIntervalSince1970
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            try eventually("points arrive after the first certificate's end", timeout: 30) {
+                (try Self.timestamps(sandbox).last ?? 0) > Int64(firstEnd) * 1000 + 3_000
+            }
+            let delivered = try Self.timestamps(sandbox).filter { $0 >= afterUpgrade }
+            let gaps = zip(delivered, delivered.dropFirst()).map { $1 - $0 }
+            #expect(delivered.count > 60 && gaps.allSatisfy { $0 < 2_000 }, "largest gap \(gaps.max() ?? 0) ms")
+
+            // The daemon's own certificate (four minutes, now past two thirds) is renewed by the service its timer
+            // starts, under the unit's hardening: a new key keeping its group, and the daemon reloaded; an agent
+            // connecting afresh gets the new certificate.
+            let daemonEnd = try sandbox.must("openssl x509 -noout -enddate -in /etc/netpulse/netpulsed.pem").trimmed
+            try sandbox.must("systemctl start netpulse-certificates.service")
+            #expect(try sandbox.property("netpulse-certificates.service", "Result") == "success")
+            #expect(
+                try sandbox.must("journalctl -u netpulse-certificates -o cat --no-pager").contains(
+                    "renewed daemon certificate 'netpulsed' until"))
+            #expect(
+                try sandbox.must("openssl x509 -noout -enddate -in /etc/netpulse/netpulsed.pem").trimmed != daemonEnd)
+            #expect(try sandbox.must("stat -c '%a %G' /etc/netpulse/netpulsed-key.pem") == "640 netpulse-daemon\n")
+            try eventually("the daemon reloads its certificate") {
+                try sandbox.must("journalctl -u netpulsed -o cat --no-pager").contains("reloaded: new connections use")
+            }
+            let connections = try sandbox.must(
+                "journalctl -u netpulse-agent -o cat --no-pager | grep -c 'connected to netpulsed' || true"
+            ).trimmed
+            try sandbox.must("systemctl restart netpulse-agent.service")
+            try eventually("the agent connects to the daemon's renewed certificate", timeout: 30) {
+                try sandbox.must(
+                    "journalctl -u netpulse-agent -o cat --no-pager | grep -c 'connected to netpulsed' || true"
+                ).trimmed != connections
+            }
 
             // Revoke the agent: after the daemon's reload its connection is closed and its handshakes refused.
             try sandbox.must(
                 """
                 set -e
-                netpulse ca revoke --certificate /etc/netpulse/pkg-agent.pem --dir /etc/netpulse/ca
+                netpulse ca revoke --certificate /var/lib/netpulse-agent/certificate/current.pem --dir /etc/netpulse/ca
                 install -m 0644 /etc/netpulse/ca/revoked.txt /etc/netpulse/revoked.txt
                 sed -i 's|^# revoked = |revoked = |' /etc/netpulse/netpulsed.toml
                 systemctl reload netpulsed.service
@@ -220,6 +272,11 @@ extension EndToEnd {
                 try collector.shell("netpulse top --last 1h").output.contains("web-01/npw\(suffix)")
             }
             #expect(try web.property("netpulse-agent", "ActiveState") == "active")
+            // The daemon holds the issuing CA `ca init` made, so web-01's certificate renews itself.
+            #expect(
+                try collector.must("journalctl -u netpulsed -o cat --no-pager").contains(
+                    "renewing agents' certificates for 90 days with the issuing CA 'Netpulse Agent CA' in /etc/netpulse/enrollment"
+                ))
             #expect(try web.shell("test -e /etc/netpulse/ca/ca-key.pem").status != 0, "no CA key on the agent's host")
         }
 
@@ -229,6 +286,19 @@ extension EndToEnd {
                 "netpulse export --level raw --format csv --agent pkg-agent --interface lo --last 1h"
             ).output
             return csv.split(separator: "\r\n").dropFirst().filter { $0.hasPrefix("pkg-agent,lo,") }.count
+        }
+
+        /// The times of the agent's loopback samples in the daemon's store, in order (Unix milliseconds).
+        static func timestamps(_ sandbox: Sandbox) throws -> [Int64] {
+            let csv = try sandbox.shell(
+                "netpulse export --level raw --format csv --agent pkg-agent --interface lo --last 1h"
+            ).output
+            let header = csv.split(separator: "\r\n").first.map { $0.split(separator: ",").map(String.init) } ?? []
+            guard let column = header.firstIndex(of: "timestamp_ms") else { return [] }
+            return csv.split(separator: "\r\n").dropFirst().compactMap { line -> Int64? in
+                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+                return fields.count > column ? Int64(fields[column]) : nil
+            }.sorted()
         }
 
         /// How many times each service has started: the line each program logs once at its start.

@@ -15,7 +15,7 @@ extension EndToEnd {
 
             // A certificate from another CA.
             let rogueCA = fleet.directory + "/rogue"
-            try run([Build.cli, "ca", "init", "--dir", rogueCA])
+            try run([Build.cli, "ca", "init", "--dir", rogueCA, "--no-issuing"])
             try run([Build.cli, "ca", "issue", "--dir", rogueCA, "--agent", "rogue", "--out", fleet.directory + "/ca"])
             let rogue = try fleet.startAgent("rogue", config: try fleet.writeAgentConfig("rogue", include: #"["lo"]"#))
             // A valid certificate, but for another name than the agent claims.

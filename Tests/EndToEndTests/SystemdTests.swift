@@ -171,12 +171,15 @@ extension EndToEnd {
             try sandbox.install()
             for unit in [
                 "netpulse-agent.service", "netpulsed.service", "netpulsed.socket", "netpulse-report.service",
-                "netpulse-report.timer",
+                "netpulse-report.timer", "netpulse-certificates.service", "netpulse-certificates.timer",
             ] {
                 let (status, output) = try sandbox.shell("systemd-analyze verify /etc/systemd/system/\(unit) 2>&1")
                 #expect(status == 0 && output.isEmpty, "\(unit): \(output)")
             }
-            for unit in ["netpulse-agent.service", "netpulsed.service", "netpulse-report.service"] {
+            for unit in [
+                "netpulse-agent.service", "netpulsed.service", "netpulse-report.service",
+                "netpulse-certificates.service",
+            ] {
                 let report = try sandbox.must("systemd-analyze security \(unit) --no-pager")
                 let line = try #require(report.split(separator: "\n").first { $0.contains("Overall exposure level") })
                 let score = Double(line.split(separator: ":").last!.split(separator: " ").first!) ?? 99

@@ -80,7 +80,7 @@ extension EndToEnd {
 
             // A certificate from another CA.
             let rogueCA = fleet.directory + "/rogue"
-            try run([Build.cli, "ca", "init", "--dir", rogueCA])
+            try run([Build.cli, "ca", "init", "--dir", rogueCA, "--no-issuing"])
             try run([Build.cli, "ca", "issue", "--dir", rogueCA, "--agent", "agent-1"])
             offset = fleet.daemon!.output.count
             let rogue = try Self.sClient(

@@ -36,7 +36,9 @@ struct CertificateAuthorityTests {
         }
     }
 
-    @Test("the CA certificate is a P-256 CA with pathlen 0, critical key usage, a key identifier and a 16-byte serial")
+    @Test(
+        "the CA certificate is a P-256 CA with pathlen 1 (room for an issuing CA), critical key usage, a key identifier and a 16-byte serial"
+    )
     func caCertificateContents() throws {
         try withTemporaryDirectory { root in
             let ca = try CertificateAuthority.create(directory: root, commonName: "Test Fleet CA")
@@ -47,7 +49,7 @@ struct CertificateAuthorityTests {
                 "Subject: CN = Test Fleet CA",
                 "Signature Algorithm: ecdsa-with-SHA256",
                 "ASN1 OID: prime256v1",
-                "X509v3 Basic Constraints: critical\n                CA:TRUE, pathlen:0",
+                "X509v3 Basic Constraints: critical\n                CA:TRUE, pathlen:1",
                 "X509v3 Key Usage: critical\n                Certificate Sign, CRL Sign",
                 "X509v3 Subject Key Identifier",
             ] {
@@ -144,7 +146,9 @@ struct CertificateAuthorityTests {
 
             try (goodCertificate + goodCertificate).write(toFile: ca.certificatePath, atomically: true, encoding: .utf8)
             let twoCertificates = expectCAError(.invalidPEM) { _ = try CertificateAuthority.load(directory: root) }
-            #expect(twoCertificates?.message.contains("2 PEM blocks") == true)
+            #expect(
+                twoCertificates?.message.contains("holds 2 certificates, where a root CA's file holds its own alone")
+                    == true)
 
             try goodCertificate.write(toFile: ca.certificatePath, atomically: true, encoding: .utf8)
             try goodCertificate.write(toFile: ca.privateKeyPath, atomically: true, encoding: .utf8)
@@ -228,7 +232,8 @@ struct CertificateAuthorityTests {
 
             let ca = try CertificateAuthority.load(directory: root)
             #expect(ca.commonName == "Hand Made CA")
-            let agent = try ca.issue(role: .agent, name: "agent-01", validityDays: 7, outputDirectory: root + "/certs")
+            let agent = try ca.issue(
+                role: .agent, name: "agent-01", validity: .days(7), outputDirectory: root + "/certs")
             let verify = try openssl("verify", "-CAfile", ca.certificatePath, agent.certificatePath)
             #expect(verify.succeeded, "\(verify)")
         }

@@ -47,7 +47,7 @@ struct IssueTests {
                 name: "collector-1",
                 dnsNames: ["collector.example.com", "COLLECTOR-1", "collector.example.com"],
                 ipAddresses: ["127.0.0.1", "::1", "0:0::1", "192.0.2.7"],
-                validityDays: 90,
+                validity: .days(90),
                 outputDirectory: root + "/daemon"
             )
             #expect(daemon.dnsNames == ["collector-1", "collector.example.com"])
@@ -164,18 +164,18 @@ struct IssueTests {
                 _ = try ca.issue(role: .agent, name: "a", ipAddresses: ["10.0.0.1"], outputDirectory: certs)
             }
             let outlives = expectCAError(.invalidValidity) {
-                _ = try ca.issue(role: .agent, name: "a", validityDays: 365, outputDirectory: certs)
+                _ = try ca.issue(role: .agent, name: "a", validity: .days(365), outputDirectory: certs)
             }
             #expect(outlives?.message.contains("after the CA that signs it") == true)
             // 30 days when issued within the CA's first second, 29 after that.
             let advice = outlives?.message ?? ""
             #expect(advice.contains("Choose at most 29 days") || advice.contains("Choose at most 30 days"), "\(advice)")
             _ = expectCAError(.invalidValidity) {
-                _ = try ca.issue(role: .agent, name: "a", validityDays: 0, outputDirectory: certs)
+                _ = try ca.issue(role: .agent, name: "a", validity: .days(0), outputDirectory: certs)
             }
             #expect(!FileManager.default.fileExists(atPath: certs))
 
-            let fits = try ca.issue(role: .agent, name: "a", validityDays: 29, outputDirectory: certs)
+            let fits = try ca.issue(role: .agent, name: "a", validity: .days(29), outputDirectory: certs)
             #expect(fits.notValidAfter <= ca.notValidAfter)
         }
     }

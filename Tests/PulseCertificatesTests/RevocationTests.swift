@@ -1,5 +1,8 @@
+import Crypto
 import Foundation
+import SwiftASN1
 import Testing
+import X509
 
 @testable import PulseCertificates
 
@@ -86,7 +89,7 @@ import Testing
             #expect(stranger.contains("agent-01"), "\(stranger)")
             // Expired: issued for a day, two days ago.
             let old = try fleet.ca.issue(
-                role: .agent, name: "old", dnsNames: [], ipAddresses: [], validityDays: 1,
+                role: .agent, name: "old", dnsNames: [], ipAddresses: [], validity: .days(1),
                 outputDirectory: root + "/certs", overwrite: false, now: Date().addingTimeInterval(-2 * 86_400))
             guard case .refused = await check.check(try der(old)) else {
                 Issue.record("an expired certificate was accepted")
@@ -116,6 +119,67 @@ import Testing
                 _ = try ClientCertificateCheck.load(ca: fleet.ca.certificatePath, revoked: root + "/nope.txt")
             }
             #expect(missing?.message.contains("/nope.txt") == true)
+        }
+    }
+
+    /// `netpulse ca revoke --name`: every certificate issued to a name until then, the ones the daemon renewed
+    /// (whose serials no file on the CA's host holds) included; one issued after is accepted.
+    @Test func revokingANameRefusesItsEveryEarlierCertificateAndNoLaterOne() async throws {
+        try await withTemporaryDirectory { root in
+            let ca = try CertificateAuthority.create(directory: root + "/ca")
+            let issuing = try ca.createIssuing(directory: root + "/enrollment")
+            let start = Date()
+            let enrolled = try ca.issue(
+                role: .agent, name: "web-01", dnsNames: [], ipAddresses: [], validity: .days(365),
+                outputDirectory: root + "/certs", overwrite: false, now: start.addingTimeInterval(-86_400 * 30))
+            let key = Certificate.PrivateKey(P256.Signing.PrivateKey())
+            let request = try CertificateSigningRequest(
+                version: .v1, subject: try DistinguishedName { CommonName("web-01") }, privateKey: key,
+                attributes: CertificateSigningRequest.Attributes())
+            var serializer = DER.Serializer()
+            try serializer.serialize(request)
+            // Renewed a minute before the revocation, by the daemon.
+            let renewed = try issuing.renew(
+                requestDER: serializer.serializedBytes, name: "web-01", validity: .days(90),
+                now: start.addingTimeInterval(-60))
+            let other = try ca.issue(role: .agent, name: "db-01", outputDirectory: root + "/certs")
+
+            let path = root + "/revoked.txt"
+            let (entry, added) = try RevocationList.revoke(.everyCertificate(name: "web-01"), in: path, now: start)
+            #expect(
+                added && entry.serial == "*" && entry.description.hasPrefix("every certificate of web-01 issued before")
+            )
+            #expect(try !RevocationList.revoke(.everyCertificate(name: "web-01"), in: path, now: start).added)
+            #expect(try contents(path).contains("*  web-01  "))
+            let check = try ClientCertificateCheck.load(ca: ca.certificatePath, revoked: path)
+            for chain in [try der(enrolled), renewed] {
+                guard case .refused(let reason) = await check.check(chain) else {
+                    Issue.record("a certificate of web-01 issued before its revocation was accepted")
+                    continue
+                }
+                #expect(reason.contains("was revoked with every certificate of its name issued before"), "\(reason)")
+            }
+            guard case .accepted = await check.check(try der(other)) else {
+                Issue.record("another agent's certificate was refused")
+                return
+            }
+            // Enrolled again a few seconds after: accepted, though backdated by an hour.
+            let again = try ca.issue(
+                role: .agent, name: "web-01", dnsNames: [], ipAddresses: [], validity: .days(365),
+                outputDirectory: root + "/again", overwrite: false, now: start.addingTimeInterval(5))
+            #expect(again.certificate.notValidBefore < start)
+            guard case .accepted = await check.check(try der(again)) else {
+                Issue.record("a certificate issued after the revocation was refused")
+                return
+            }
+            // The line reads back; one without its time is refused with its line number.
+            #expect(try RevocationList.load(path: path).entries.count == 1)
+            let bad = expectCAError(.invalidRevocationList) {
+                _ = try RevocationList.parse("*  web-01\n", path: "/x/revoked.txt")
+            }
+            #expect(
+                bad?.message.hasPrefix("/x/revoked.txt:1: a '*' line names the agent") == true,
+                "\(String(describing: bad))")
         }
     }
 }

@@ -162,6 +162,9 @@ enum Traffic {
         .reject(Reject(stream: 9, sequence: 300, code: .invalidBatch, permanent: true, message: "order <too> high")),
         .reject(Reject(stream: 1, sequence: 1, code: .storageFailure, permanent: false, message: "")),
         .keepalive,
+        .renew(Renew(request: Array(repeating: 0x30, count: 300))),
+        .renewed(.issued([Array(repeating: 1, count: 500), Array(repeating: 2, count: 420)])),
+        .renewed(.refused("the request names \"web-02\", not <web-01>")),
     ]
 
     @Test(arguments: messages)
@@ -241,6 +244,28 @@ enum Traffic {
         #expect(name?.stream == Self.batch().stream && name?.sequence == Self.batch().sequence)
         #expect(WireCodec.batchName(Array(frame.prefix(5))) == nil)
         #expect(WireCodec.batchName(Array(WireCodec.encode(.keepalive).dropFirst(4))) == nil)
+    }
+
+    /// What an agent sends to renew is bounded before it is read: a request of at most 4 KiB; and the daemon's answer
+    /// carries a chain of one to four certificates of at most 8 KiB each.
+    @Test func renewalFramesAreBounded() {
+        func body(_ message: WireMessage) -> [UInt8] { Array(WireCodec.encode(message).dropFirst(4)) }
+        #expect(throws: WireError.self) {
+            try WireCodec.decode(body(.renew(Renew(request: Array(repeating: 0, count: 4097)))))
+        }
+        #expect(throws: WireError.malformed("empty certificate request in RENEW")) {
+            try WireCodec.decode(body(.renew(Renew(request: []))))
+        }
+        #expect(throws: WireError.self) {
+            try WireCodec.decode(body(.renewed(.issued(Array(repeating: [1], count: 5)))))
+        }
+        #expect(throws: WireError.malformed("RENEWED without a certificate")) {
+            try WireCodec.decode(body(.renewed(.issued([]))))
+        }
+        #expect(throws: WireError.self) {
+            try WireCodec.decode(body(.renewed(.issued([Array(repeating: 1, count: 8193)]))))
+        }
+        #expect(throws: WireError.malformed("RENEWED status 2")) { try WireCodec.decode([0x0D, 2]) }
     }
 
     @Test func trailingBytesAreRejected() {

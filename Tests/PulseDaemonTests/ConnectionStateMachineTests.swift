@@ -246,4 +246,44 @@ import Testing
         #expect(rejecting.stream == 7 && rejecting.sequence == 4 && rejecting.permanent)
         #expect(!machine.isReady)
     }
+
+    /// Renewal is offered only by a daemon that renews (`[enrollment]`), and a connection may ask once.
+    @Test func renewalIsOfferedOnlyWithEnrollmentAndAskedOncePerConnection() {
+        let request = Renew(request: Array(repeating: 0x30, count: 64))
+        var plain = ready()
+        #expect(!plain.capabilities.contains(.renewal))
+        guard case .fail(let error, _) = plain.frameReceived(body(.renew(request))) else {
+            Issue.record("RENEW on a daemon without [enrollment] must fail the connection")
+            return
+        }
+        #expect(error.code == .unexpectedFrame && error.message.contains("[enrollment]"), "\(error)")
+
+        var machine = ConnectionStateMachine(daemonName: "netpulsed", renews: true)
+        _ = machine.tlsEstablished(certificateName: "web-01")
+        guard
+            case .send(.welcome(let welcome)) = machine.frameReceived(
+                body(.hello(Hello(agentID: "web-01", hostname: "h", agentVersion: "0.3.0"))))
+        else {
+            Issue.record("expected WELCOME")
+            return
+        }
+        #expect(welcome.capabilities.contains(.renewal))
+        #expect(machine.frameReceived(body(.renew(request))) == .renew(agent: "web-01", request: request.request))
+        guard case .send(.renewed(.refused(let why))) = machine.frameReceived(body(.renew(request))) else {
+            Issue.record("a second RENEW on one connection must be refused")
+            return
+        }
+        #expect(why.contains("one renewal per connection"))
+        #expect(machine.isReady)
+
+        // An agent that did not offer renewal may not use it either.
+        var old = ConnectionStateMachine(daemonName: "netpulsed", renews: true)
+        _ = old.tlsEstablished(certificateName: "web-01")
+        _ = old.frameReceived(
+            body(.hello(Hello(agentID: "web-01", hostname: "h", agentVersion: "0.2.0", capabilities: [.pace]))))
+        guard case .fail = old.frameReceived(body(.renew(request))) else {
+            Issue.record("RENEW without the capability must fail the connection")
+            return
+        }
+    }
 }

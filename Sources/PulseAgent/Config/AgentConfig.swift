@@ -43,6 +43,10 @@ public struct AgentConfig: Sendable, Hashable {
 
     /// Labels sent to the daemon (`[labels]`), in file order; the daemon's config may override them.
     public var labels = Labels([])
+    /// The share of its certificate's lifetime after which the agent asks the daemon for a new one, when the daemon
+    /// renews certificates (`[daemon] renew_after`); 0: never. Two thirds by default, as cert-manager renews: a third
+    /// of the lifetime (a month of a 90-day certificate) is left to reach the daemon.
+    public var renewAfter = 0.67
 
     public var spoolDirectory: String { "\(stateDirectory)/spool" }
     /// Where ``OrderClock`` keeps its reservation.
@@ -94,6 +98,7 @@ public struct AgentConfig: Sendable, Hashable {
             backoffInitial: try reader.duration("daemon", "backoff_initial", default: 500, range: 10...600_000),
             backoffMaximum: try reader.duration("daemon", "backoff_max", default: 60_000, range: 10...3_600_000))
         config.labels = try reader.labels("labels")
+        config.renewAfter = try reader.number("daemon", "renew_after", default: 0.67, range: 0...0.95)
         try reader.rejectUnknown()
         if isIPAddress(config.serverName) {
             throw reader.invalid(

@@ -126,7 +126,7 @@ public enum CertificateRequest {
     }
 
     /// What `write` puts into a memory BIO, as text.
-    private static func written(_ what: String, _ write: (OpaquePointer) -> Int32) throws(Failure) -> String {
+    static func written(_ what: String, _ write: (OpaquePointer) -> Int32) throws(Failure) -> String {
         guard let bio = BIO_new(BIO_s_mem()) else { throw failure(what) }
         defer { BIO_free(bio) }
         guard write(bio) == 1 else { throw failure(what) }

@@ -23,6 +23,8 @@ public struct Sender: Sendable {
     let handshakeTimeout: Duration = .seconds(10)
     /// How long one frame may take to go out before the sending loop counts as stalled.
     static let writeAllowance: Int64 = 60_000
+    /// When the agent last asked for a renewal, across connections.
+    let renewals = RenewalPacing()
 
     public init(
         settings: AgentSettings, pipeline: AgentPipeline, group: any EventLoopGroup, clock: WallClock,
@@ -56,13 +58,15 @@ public struct Sender: Sendable {
                 budget.bucket.withLock { $0 = TokenBucket(rate: config.uploadBudget) }
             }
             var progressed = false
+            var reconnectAtOnce = false
             for offset in 0..<config.endpoints.count {
                 let index = (preferred + offset) % config.endpoints.count
                 let endpoint = config.endpoints[index]
                 let acknowledgedBefore = await pipeline.acknowledged
                 var notStored = false
+                var reached = false
                 do {
-                    try await session(endpoint, current, budget: budget) {
+                    try await session(endpoint, current, budget: budget, reached: { reached = true }) {
                         established = true
                         preferred = index
                         lastFailure = nil
@@ -70,8 +74,20 @@ public struct Sender: Sendable {
                 } catch {
                     if Task.isCancelled { break }
                     if case SessionError.notStored = error { notStored = true }
+                    if case SessionError.renewed = error { reconnectAtOnce = true }
+                    if case SessionError.credentialsChanged = error { reconnectAtOnce = true }
+                    // A renewed certificate the daemon does not welcome is set aside after a second try.
+                    if reached, !established, current.credentials.source == .pending, settings.pendingFailed() {
+                        logger.error(
+                            "the daemon did not accept the renewed certificate (\(error)); set aside as \(Credentials.directory(config))/refused.pem, connecting with the previous one"
+                        )
+                    }
                     let reason = "\(error)"
-                    if established {
+                    if case SessionError.renewed = error {
+                        logger.notice("reconnecting to \(endpoint) with the renewed certificate")
+                    } else if case SessionError.credentialsChanged = error {
+                        logger.notice("reconnecting to \(endpoint) with the new certificate")
+                    } else if established {
                         logger.warning("disconnected from \(endpoint): \(reason)")
                     } else if lastFailure != reason {
                         logger.warning("cannot connect to \(endpoint): \(reason)")
@@ -87,7 +103,7 @@ public struct Sender: Sendable {
                 if established || Task.isCancelled { break }
             }
             if Task.isCancelled { break }
-            if progressed {
+            if progressed || reconnectAtOnce {
                 backoff.reset()
             } else {
                 let delay = backoff.next()
@@ -141,13 +157,18 @@ public struct Sender: Sendable {
         }
     }
 
-    /// One connection from `HELLO` to failure. Calls `established` once the daemon has welcomed us.
+    /// One connection from `HELLO` to failure. Calls `reached` once connected, `established` once the daemon has
+    /// welcomed us.
     private func session(
-        _ endpoint: Endpoint, _ current: AgentSettings.Current, budget: UploadBudget, established: () -> Void
+        _ endpoint: Endpoint, _ current: AgentSettings.Current, budget: UploadBudget, reached: () -> Void,
+        established: () -> Void
     ) async throws {
         let channel = try await connect(endpoint, current)
+        reached()
         let config = current.config
         let welcomed = AtomicFlag()
+        let credentialsChanged = AtomicFlag()
+        let renewal = RenewalAttempt()
         let handshakeTimeout = self.handshakeTimeout
         try await channel.executeThenClose { inbound, outbound in
             let hello = Hello(
@@ -171,6 +192,11 @@ public struct Sender: Sendable {
                         welcomed.set()
                         try await outbound.write(ByteBuffer(bytes: WireCodec.encode(.labels(config.labels))))
                         established()
+                        if current.credentials.source == .pending, try settings.confirmPending() {
+                            logger.notice(
+                                "the daemon accepted the renewed certificate (valid until \(CertificateExpiryWatch.utc(current.credentials.notAfter))); it replaces the previous one"
+                            )
+                        }
                         await pipeline.sessionStarted(first.daemonName)
                         let backlog = await pipeline.spooledBatches
                         logger.notice(
@@ -182,6 +208,16 @@ public struct Sender: Sendable {
                         group.addTask {
                             try await self.writeLoop(
                                 outbound, limits: limits, windowed: windowed, epochStarts: epochStarts, budget: budget)
+                        }
+                        let generation = settings.current.credentialsGeneration
+                        group.addTask {
+                            try await self.watchCredentials(from: generation)
+                            credentialsChanged.set()
+                            raw.close(promise: nil)
+                        }
+                        if first.capabilities.contains(.renewal), config.renewAfter > 0 {
+                            let due = settings.current.credentials.renewalDue(share: config.renewAfter)
+                            group.addTask { try await self.renew(at: due, outbound, renewal) }
                         }
                         continue
                     }
@@ -206,14 +242,81 @@ public struct Sender: Sendable {
                         if !reject.permanent { throw SessionError.notStored(reject) }
                     case .error(let error):
                         throw SessionError.refused(error)
+                    case .renewed(.issued(let chain)):
+                        guard let key = renewal.take() else {
+                            throw SessionError.protocolViolation("RENEWED without a RENEW")
+                        }
+                        do {
+                            let (text, _, notAfter) = try CertificateRequest.renewedFile(
+                                keyPEM: key, chain: chain, name: config.agentID)
+                            try settings.adoptRenewed(text)
+                            logger.notice(
+                                "the daemon renewed the certificate, now valid until \(CertificateExpiryWatch.utc(notAfter)); reconnecting with it"
+                            )
+                        } catch {
+                            logger.error("the renewed certificate cannot be used: \(error); keeping the current one")
+                            let retry = Self.renewalRetry(settings.current.credentials, now: clock.now())
+                            group.addTask { try await self.renew(at: retry, outbound, renewal) }
+                            continue
+                        }
+                        throw SessionError.renewed
+                    case .renewed(.refused(let why)):
+                        _ = renewal.take()
+                        let retry = Self.renewalRetry(settings.current.credentials, now: clock.now())
+                        logger.warning(
+                            "the daemon refused to renew the certificate: \(why); asking again in \(Units.formatAge(retry - clock.now()))"
+                        )
+                        group.addTask { try await self.renew(at: retry, outbound, renewal) }
                     default:
                         throw SessionError.protocolViolation("unexpected frame from the daemon")
                     }
                 }
+                if credentialsChanged.isSet { throw SessionError.credentialsChanged }
                 throw welcome == nil && !welcomed.isSet
                     ? SessionError.protocolViolation("no WELCOME within \(handshakeTimeout)")
                     : SessionError.closedByDaemon
             }
+        }
+    }
+
+    /// Asks the daemon for a new certificate once `due` (Unix milliseconds) has come: a new key made here, and a
+    /// request for it, which the daemon answers with `RENEWED` (``session``).
+    private func renew(
+        at due: Int64, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, _ attempt: RenewalAttempt
+    ) async throws {
+        // A minute at least between two requests, whatever the certificates say: a certificate that is due again at
+        // once (a renewal the daemon makes too short, a file put back) is asked for at a walk, not in a loop.
+        let wait = max(due - clock.now(), renewals.wait(now: clock.now()))
+        if wait > 0 { try await Task.sleep(for: .milliseconds(wait)) }
+        renewals.asked(now: clock.now())
+        let credentials = settings.current.credentials
+        let made: (keyPEM: String, requestDER: [UInt8])
+        do {
+            made = try CertificateRequest.renewal(name: settings.config.agentID)
+        } catch {
+            logger.error("cannot make a key to renew the certificate: \(error)")
+            return
+        }
+        attempt.hold(made.keyPEM)
+        logger.notice(
+            "asking the daemon to renew the certificate (valid until \(CertificateExpiryWatch.utc(credentials.notAfter)))"
+        )
+        // The answer is read by the session.
+        try await outbound.write(ByteBuffer(bytes: WireCodec.encode(.renew(Renew(request: made.requestDER)))))
+    }
+
+    /// When to ask again after a refusal: a tenth of the time left, between a minute and an hour, so a certificate
+    /// about to lapse is asked for often and a young one is not.
+    static func renewalRetry(_ credentials: Credentials, now: Int64) -> Int64 {
+        let left = credentials.notAfter * 1000 - now
+        return now + min(3_600_000, max(60_000, left / 10))
+    }
+
+    /// Returns when the credentials change (a reload brought a new certificate, or a renewal was set aside); the
+    /// session then ends, so the daemon sees the agent with the new one at once rather than at the next reconnect.
+    private func watchCredentials(from generation: Int) async throws {
+        while settings.current.credentialsGeneration == generation {
+            try await Task.sleep(for: .seconds(2))
         }
     }
 
@@ -339,6 +442,10 @@ public enum SessionError: Error, CustomStringConvertible {
     case refused(ErrorFrame)
     case notStored(Reject)
     case protocolViolation(String)
+    /// A renewed certificate arrived: the next connection uses it.
+    case renewed
+    /// The certificate or key changed (a reload): the next connection uses the new ones.
+    case credentialsChanged
 
     public var description: String {
         switch self {
@@ -346,6 +453,32 @@ public enum SessionError: Error, CustomStringConvertible {
         case .refused(let error): "the daemon refused: \(error)"
         case .notStored(let reject): "the daemon could not store \(reject)"
         case .protocolViolation(let why): "protocol violation: \(why)"
+        case .renewed: "reconnecting with the renewed certificate"
+        case .credentialsChanged: "reconnecting with the new certificate"
+        }
+    }
+}
+
+/// When the agent last asked the daemon for a certificate (Unix milliseconds).
+final class RenewalPacing: Sendable {
+    static let spacing: Int64 = 60_000
+    private let last = Mutex<Int64?>(nil)
+
+    /// How long to wait before asking again (0: now).
+    func wait(now: Int64) -> Int64 { last.withLock { $0.map { max(0, $0 + Self.spacing - now) } ?? 0 } }
+
+    func asked(now: Int64) { last.withLock { $0 = now } }
+}
+
+/// The key made for a renewal, kept until the daemon's answer.
+final class RenewalAttempt: Sendable {
+    private let key = Mutex<String?>(nil)
+
+    func hold(_ pem: String) { key.withLock { $0 = pem } }
+
+    func take() -> String? {
+        key.withLock { key in
+            defer { key = nil }; return key
         }
     }
 }

@@ -141,7 +141,7 @@ public struct AgentService: Sendable {
             let restartNote =
                 needRestart.isEmpty ? "" : "; \(needRestart.joined(separator: ", ")) take effect after a restart"
             logger.notice("reloaded \(configPath); new connections use the new settings and certificates\(restartNote)")
-            expiry.check(path: config.tls.certificate, agent: config.agentID, now: clock.now())
+            expiry.check(path: settings.current.credentials.files.certificate, agent: config.agentID, now: clock.now())
             status = await pipeline.statusLine(now: clock.now(), interval: config.sampleInterval)
         } catch {
             logger.error("reload failed, keeping the running configuration: \(error)")
@@ -153,8 +153,9 @@ public struct AgentService: Sendable {
     /// Says when the certificate nears its end (``CertificateExpiryWatch``): at start, then every hour.
     private func watchCertificate() async {
         while !Task.isCancelled {
-            let config = settings.config
-            expiry.check(path: config.tls.certificate, agent: config.agentID, now: clock.now())
+            let current = settings.current
+            expiry.check(
+                path: current.credentials.files.certificate, agent: current.config.agentID, now: clock.now())
             do {
                 try await Task.sleep(for: .seconds(3_600))
             } catch {

@@ -56,7 +56,7 @@ final class CertificateExpiryWatch: Sendable {
         guard due else { return }
         let end = Self.utc(notAfter)
         let renew =
-            "renew it: `netpulse-agent request` here, `netpulse ca sign --overwrite` on the CA's host, then put the new certificate in place and restart the agent, which the daemon then sees it with (its spool keeps what it has not sent; docs/operations.md)"
+            "the agent renews it itself when its daemon has [enrollment]; else renew it: `netpulse-agent request` here, `netpulse ca sign --overwrite` on the CA's host, then put the new certificate in place and restart the agent, which the daemon then sees it with (its spool keeps what it has not sent; docs/operations.md)"
         let metadata: Logger.Metadata = ["certificate": "\(path)", "not_after": "\(end)"]
         switch stage {
         case .fine:

@@ -11,6 +11,8 @@ public enum WireMessage: Sendable, Hashable {
     case keepalive
     case labels(Labels)
     case reject(Reject)
+    case renew(Renew)
+    case renewed(Renewed)
 }
 
 /// The type byte that follows a frame's length.
@@ -27,6 +29,8 @@ public enum FrameType: UInt8, Sendable, CaseIterable {
     case reject = 0x0A
     /// `DESCRIBE` with each epoch's start (`epoch-start`): decoded as a ``Describe`` too.
     case describeEpochs = 0x0B
+    case renew = 0x0C
+    case renewed = 0x0D
 }
 
 /// The protocol versions this build speaks.
@@ -82,8 +86,11 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     public static let streamWindow = Capabilities(rawValue: 1 << 3)
     /// `DESCRIBE` may say when each interface's counter epoch began (`docs/protocol.md`, "Interface descriptors").
     public static let epochStart = Capabilities(rawValue: 1 << 4)
+    /// The agent may ask for a new certificate on its connection (`RENEW`), and the daemon will sign it (it holds an
+    /// issuing CA, `[enrollment]`): `docs/protocol.md`, "Renewal".
+    public static let renewal = Capabilities(rawValue: 1 << 5)
 
-    public static let all: Capabilities = [.pace, .linkState, .reject, .streamWindow, .epochStart]
+    public static let all: Capabilities = [.pace, .linkState, .reject, .streamWindow, .epochStart, .renewal]
 }
 
 /// Daemon → agent, the answer to `HELLO`: the version chosen and the limits the agent must respect.
@@ -287,4 +294,26 @@ public struct WireLimits: Sendable, Hashable {
     }
 
     public static let standard = WireLimits()
+}
+
+/// Agent → daemon, with ``Capabilities/renewal``: a certificate request (PKCS#10, DER) for a new key the agent made,
+/// naming the agent; the daemon answers `RENEWED`. At most ``maximumRequestBytes``.
+public struct Renew: Sendable, Hashable {
+    public var request: [UInt8]
+    public static let maximumRequestBytes = 4096
+
+    public init(request: [UInt8]) {
+        self.request = request
+    }
+}
+
+/// Daemon → agent, the answer to `RENEW`: the new certificate and those between it and the root (DER, leaf first),
+/// or why not. The connection goes on either way.
+public enum Renewed: Sendable, Hashable {
+    case issued([[UInt8]])
+    case refused(String)
+
+    /// A chain has at most this many certificates, each at most ``maximumCertificateBytes``.
+    public static let maximumChainLength = 4
+    public static let maximumCertificateBytes = 8192
 }

@@ -89,6 +89,18 @@ public enum WireCodec {
                 writer.writeString(pair.key)
                 writer.writeString(pair.value)
             }
+        case .renew(let renew):
+            writer.writeByte(FrameType.renew.rawValue)
+            writer.writeLengthPrefixed(renew.request)
+        case .renewed(.issued(let chain)):
+            writer.writeByte(FrameType.renewed.rawValue)
+            writer.writeByte(0)
+            writer.writeVarint(UInt64(chain.count))
+            for certificate in chain { writer.writeLengthPrefixed(certificate) }
+        case .renewed(.refused(let why)):
+            writer.writeByte(FrameType.renewed.rawValue)
+            writer.writeByte(1)
+            writer.writeLengthPrefixed(Self.truncated(why, toBytes: maximumMessageBytes))
         }
         var frame = writer.bytes
         let length = UInt32(frame.count - lengthPrefixBytes)
@@ -303,6 +315,26 @@ public enum WireCodec {
                 pairs.append((key, value))
             }
             message = .labels(Labels(pairs))
+        case .renew:
+            let request = try reader.readLengthPrefixed(max: Renew.maximumRequestBytes, "certificate request")
+            guard !request.isEmpty else { throw .malformed("empty certificate request in RENEW") }
+            message = .renew(Renew(request: Array(request)))
+        case .renewed:
+            switch try reader.readByte() {
+            case 0:
+                let count = try reader.readVarint(max: UInt64(Renewed.maximumChainLength), "certificates in RENEWED")
+                guard count >= 1 else { throw .malformed("RENEWED without a certificate") }
+                var chain: [[UInt8]] = []
+                for _ in 0..<count {
+                    chain.append(
+                        Array(try reader.readLengthPrefixed(max: Renewed.maximumCertificateBytes, "certificate")))
+                }
+                message = .renewed(.issued(chain))
+            case 1:
+                message = .renewed(.refused(try reader.readString(max: maximumMessageBytes, "refusal")))
+            case let other:
+                throw .malformed("RENEWED status \(other)")
+            }
         }
         guard reader.isAtEnd else { throw .malformed("\(reader.remaining) trailing bytes after \(type)") }
         return message

@@ -37,7 +37,7 @@ struct HTTPAuthentication: RouterMiddleware {
                     "this client certificate is not an operator's: issue one with `netpulse ca issue --operator NAME`"
                 ).response
             }
-            if let entry = revoked().entry(for: certificate.serialNumber) {
+            if let entry = revoked().entry(for: certificate) {
                 logger?.warning("http: refused the operator certificate \(entry.description): it is revoked")
                 return APIError(.forbidden, "this client certificate is revoked").response
             }

@@ -24,6 +24,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private var machine: ConnectionStateMachine
     private let queue: IngestQueue
+    /// Holds the issuing CA renewals are signed with (as loaded now).
+    private let tls: TLSContextBox
     private let registry: ConnectionRegistry
     private var logger: Logger
     private let handshakeTimeout: TimeAmount
@@ -45,11 +47,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var removed = false
 
     init(
-        machine: ConnectionStateMachine, queue: IngestQueue, registry: ConnectionRegistry, logger: Logger,
-        handshakeTimeout: TimeAmount
+        machine: ConnectionStateMachine, queue: IngestQueue, tls: TLSContextBox, registry: ConnectionRegistry,
+        logger: Logger, handshakeTimeout: TimeAmount
     ) {
         self.machine = machine
         self.queue = queue
+        self.tls = tls
         self.registry = registry
         self.logger = logger
         self.handshakeTimeout = handshakeTimeout
@@ -225,6 +228,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             context.channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.reject(reject))), promise: nil)
         case .close:
             context.close(promise: nil)
+        case .renew(let agent, let request):
+            renew(agent: agent, request: request, on: context.channel)
         case .ingest(let agent, let batch, let descriptors):
             let channel = context.channel
             let logger = self.logger
@@ -276,6 +281,41 @@ final class ConnectionHandler: ChannelDuplexHandler {
             {
                 completion(.failure(ErrorFrame(.overloaded, "the ingest queue is full")))
             }
+        }
+    }
+
+    /// Signs the agent's new certificate off the event loop (parsing and checking the request, an ECDSA signature)
+    /// and answers `RENEWED`; the connection goes on, and the agent reconnects with the new certificate.
+    private func renew(agent: String, request: [UInt8], on channel: any Channel) {
+        let renewal = tls.renewal
+        let logger = self.logger
+        guard tls.mayRenew(agent) else {
+            logger.warning("refused to renew the certificate of agent \(agent): it was renewed less than a minute ago")
+            channel.writeAndFlush(
+                ByteBuffer(
+                    bytes: WireCodec.encode(
+                        .renewed(.refused("renewed less than a minute ago: ask again with the certificate it gave")))),
+                promise: nil)
+            return
+        }
+        Task {
+            let answer: Renewed
+            switch renewal?.renew(agent: agent, request: request) {
+            case .success(let chain):
+                answer = .issued(chain)
+                if let leaf = try? Certificate(derEncoded: chain[0]) {
+                    logger.notice(
+                        "renewed the certificate of agent \(agent): serial \(RevocationList.serialText(leaf.serialNumber)), valid until \(DateText.format(leaf.notValidAfter))"
+                    )
+                }
+            case .failure(let refusal):
+                answer = .refused(refusal.description)
+                logger.warning("refused to renew the certificate of agent \(agent): \(refusal)")
+            case nil:
+                answer = .refused("this daemon no longer renews certificates (its [enrollment] was removed)")
+                logger.warning("refused to renew the certificate of agent \(agent): no [enrollment] any more")
+            }
+            channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.renewed(answer))), promise: nil)
         }
     }
 

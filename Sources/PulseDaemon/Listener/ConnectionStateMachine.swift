@@ -25,6 +25,9 @@ public struct ConnectionStateMachine: Sendable {
         case reject(Reject, limit: AgentLimits.Kind? = nil)
         /// Hand the batch to the writer; acknowledge when it is stored.
         case ingest(agent: AgentIdentity, batch: WireBatch, descriptors: [InterfaceDescriptor])
+        /// Sign a new certificate for the agent `agent` over the key of `request` (still unchecked), and answer
+        /// `RENEWED`.
+        case renew(agent: String, request: [UInt8])
         /// A peer-sent `ERROR` or similar: just close.
         case close
     }
@@ -68,13 +71,19 @@ public struct ConnectionStateMachine: Sendable {
     public private(set) var inFlight = 0
     /// What both sides support, once `WELCOME` is sent.
     public private(set) var capabilities: Capabilities = []
+    /// Whether the daemon renews certificates (`[enrollment]`): only then does it offer ``Capabilities/renewal``.
+    public let renews: Bool
+    /// Whether this connection has asked for a renewal: once is all a connection may (the agent reconnects with the
+    /// new certificate), so a peer cannot have the daemon sign in a loop.
+    private var renewalAsked = false
 
     public init(
         daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384,
         agentLimits: AgentLimits = AgentLimits(),
         labelPolicy: @escaping @Sendable (_ agent: String, _ sent: Labels) -> Labels = { $1 },
-        labelGeneration: @escaping @Sendable () -> Int = { 0 }
+        labelGeneration: @escaping @Sendable () -> Int = { 0 }, renews: Bool = false
     ) {
+        self.renews = renews
         self.daemonName = daemonName
         self.limits = limits
         self.maximumDescriptors = maximumDescriptors
@@ -155,7 +164,7 @@ public struct ConnectionStateMachine: Sendable {
                 name: hello.agentID, hostname: hello.hostname, version: hello.agentVersion,
                 labels: labelPolicy(hello.agentID, Labels([])))
             state = .ready(identity)
-            capabilities = hello.capabilities.intersection(.all)
+            capabilities = hello.capabilities.intersection(renews ? .all : Capabilities.all.subtracting(.renewal))
             return .send(
                 .welcome(
                     Welcome(version: version, daemonName: daemonName, capabilities: capabilities, limits: limits)))
@@ -233,6 +242,16 @@ public struct ConnectionStateMachine: Sendable {
             return .ingest(agent: agent, batch: batch, descriptors: descriptors)
         case (.ready, .keepalive):
             return .none
+        case (.ready(let agent), .renew(let renew)):
+            guard capabilities.contains(.renewal) else {
+                return fail(.unexpectedFrame, "RENEW, but this daemon renews no certificates (it has no [enrollment])")
+            }
+            guard !renewalAsked else {
+                return .send(
+                    .renewed(.refused("one renewal per connection: reconnect with the certificate already issued")))
+            }
+            renewalAsked = true
+            return .renew(agent: agent.name, request: renew.request)
         case (.ready(var agent), .labels(let labels)):
             sentLabels = labels
             labelsTakenAt = labelGeneration()
@@ -243,7 +262,7 @@ public struct ConnectionStateMachine: Sendable {
             state = .closed
             return .close
         case (.ready, _):
-            return fail(.unexpectedFrame, "agents send only LABELS, DESCRIBE, BATCH, KEEPALIVE and ERROR")
+            return fail(.unexpectedFrame, "agents send only LABELS, DESCRIBE, BATCH, KEEPALIVE, RENEW and ERROR")
         case (.closed, _):
             return .none
         }

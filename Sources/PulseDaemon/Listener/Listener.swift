@@ -79,22 +79,26 @@ public struct Listener: Sendable {
                 ConnectionHandler(
                     machine: ConnectionStateMachine(
                         daemonName: config.name, agentLimits: config.agentLimits, labelPolicy: labelPolicy,
-                        labelGeneration: labelGeneration),
-                    queue: queue,
+                        labelGeneration: labelGeneration, renews: tls.renewal != nil),
+                    queue: queue, tls: tls,
                     registry: registry, logger: logger,
                     handshakeTimeout: .milliseconds(config.handshakeTimeout)))
         }
     }
 }
 
-/// The TLS context new connections get and the check of their client certificates (``ClientCertificateCheck``:
-/// chained to the CA, made for clients, not revoked); both replaced on reload, so renewed certificates and a new
-/// revocation list apply to new connections while established ones carry on.
+/// The TLS context new connections get, the check of their client certificates (``ClientCertificateCheck``:
+/// chained to the CA, made for clients, not revoked) and the issuing CA agents renew with (``AgentRenewal``); all
+/// replaced on reload, so renewed certificates, a new revocation list and a new issuing CA apply to new connections
+/// while established ones carry on.
 public final class TLSContextBox: Sendable {
-    private let state: Mutex<(context: NIOSSLContext, check: ClientCertificateCheck)>
+    typealias State = (context: NIOSSLContext, check: ClientCertificateCheck, renewal: AgentRenewal?)
+    private let state: Mutex<State>
 
-    public init(_ files: TLSFiles, revoked: String? = nil) throws {
-        state = Mutex(try Self.load(files, revoked: revoked))
+    public init(_ files: TLSFiles, revoked: String? = nil, enrollment: EnrollmentSettings = EnrollmentSettings())
+        throws
+    {
+        state = Mutex(try Self.load(files, revoked: revoked, enrollment: enrollment))
     }
 
     public var current: NIOSSLContext { state.withLock { $0.context } }
@@ -102,21 +106,58 @@ public final class TLSContextBox: Sendable {
     /// The check new connections' client certificates get.
     public var check: ClientCertificateCheck { state.withLock { $0.check } }
 
+    /// The issuing CA agents' certificates are renewed with; nil: none are.
+    var renewal: AgentRenewal? { state.withLock { $0.renewal } }
+
+    /// When each agent was last renewed, within the last ``renewalSpacing``: an agent gets at most one certificate a
+    /// minute however often it reconnects, so neither a faulty agent nor a hostile one with a valid certificate can
+    /// keep the daemon signing. Entries older than that are dropped as others are added, so the map holds at most
+    /// the agents renewed in the last minute.
+    private let recentRenewals = Mutex<[String: ContinuousClock.Instant]>([:])
+    static let renewalSpacing = Duration.seconds(60)
+
+    /// Whether `agent` may be renewed now (and, if so, records that it is).
+    func mayRenew(_ agent: String, now: ContinuousClock.Instant = .now) -> Bool {
+        recentRenewals.withLock { recent in
+            if let last = recent[agent], now - last < Self.renewalSpacing { return false }
+            recent = recent.filter { now - $0.value < Self.renewalSpacing }
+            recent[agent] = now
+            return true
+        }
+    }
+
+    /// What the operator should hear about the files just loaded (an issuing CA that expires soon).
+    public var warnings: [String] { renewal?.warnings ?? [] }
+
+    /// One line on renewal, for the start and each reload.
+    public func renewalLine(_ settings: EnrollmentSettings) -> String {
+        guard let renewal else {
+            return
+                "agents' certificates are not renewed: no issuing CA in \(settings.directory) ([enrollment] directory; netpulse ca issuing makes one)"
+        }
+        return
+            "renewing agents' certificates for \(renewal.validity) with the issuing CA '\(renewal.authority.commonName)' in \(settings.directory)"
+    }
+
     /// Loads the files again; on error the current context and check stay.
-    public func reload(_ files: TLSFiles, revoked: String? = nil) throws {
-        let fresh = try Self.load(files, revoked: revoked)
+    public func reload(
+        _ files: TLSFiles, revoked: String? = nil, enrollment: EnrollmentSettings = EnrollmentSettings()
+    ) throws {
+        let fresh = try Self.load(files, revoked: revoked, enrollment: enrollment)
         state.withLock { $0 = fresh }
     }
 
     private static func load(
-        _ files: TLSFiles, revoked: String?
-    ) throws -> (context: NIOSSLContext, check: ClientCertificateCheck) {
+        _ files: TLSFiles, revoked: String?, enrollment: EnrollmentSettings
+    ) throws -> State {
         let context = try NIOSSLContext(configuration: TLSSetup.server(files))
+        let check: ClientCertificateCheck
         do {
-            return (context, try ClientCertificateCheck.load(ca: files.ca, revoked: revoked))
+            check = try ClientCertificateCheck.load(ca: files.ca, revoked: revoked)
         } catch {
             throw DaemonError("[tls]: \(error)")
         }
+        return (context, check, try AgentRenewal.load(enrollment, roots: check.roots))
     }
 
     /// A server handler whose client certificates get ``check`` (as loaded now); a refusal is logged through

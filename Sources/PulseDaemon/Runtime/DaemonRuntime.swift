@@ -118,7 +118,9 @@ public struct DaemonRuntime: Sendable {
         }
         if let warning = config.http.plainTextWarning { logger.warning("\(warning)") }
         // The agents' listener and the HTTP server refuse the same revoked certificates, reloaded together.
-        let tls = try TLSContextBox(config.tls, revoked: config.revoked)
+        let tls = try TLSContextBox(config.tls, revoked: config.revoked, enrollment: config.enrollment)
+        logger.notice("\(tls.renewalLine(config.enrollment))")
+        for warning in tls.warnings { logger.warning("\(warning)") }
         httpServices = try HTTPServer.services(
             config.http, revoked: { tls.check.revoked },
             routes: HTTPRoutes(

@@ -59,12 +59,16 @@ final class ReloadService: Service, Sendable {
         do {
             let running = current.value
             let fresh = try configPath.map { try DaemonConfig.load(path: $0) } ?? running
-            try tls.reload(fresh.tls, revoked: fresh.revoked)
+            try tls.reload(fresh.tls, revoked: fresh.revoked, enrollment: fresh.enrollment)
+            logger.notice("\(tls.renewalLine(fresh.enrollment))")
+            for warning in tls.warnings { logger.warning("\(warning)") }
             let revoked = tls.check.revoked
             registry?.closeConnections(
                 refusing: { der in
-                    (try? Certificate(derEncoded: der)).flatMap { revoked.entry(for: $0.serialNumber) }.map {
-                        "(serial \($0.serial)) was revoked\($0.when)"
+                    (try? Certificate(derEncoded: der)).flatMap { revoked.entry(for: $0) }.map {
+                        $0.serial == RevocationList.everySerial
+                            ? "was revoked with every certificate of its name\($0.when)"
+                            : "(serial \($0.serial)) was revoked\($0.when)"
                     }
                 },
                 closed: { [logger] agent, reason in
@@ -73,11 +77,13 @@ final class ReloadService: Service, Sendable {
             var others = fresh
             others.tls = running.tls
             others.revoked = running.revoked
+            others.enrollment = running.enrollment
             others.labels = running.labels
             others.alerts = running.alerts
             let restartNote =
                 others == running
-                ? "" : "; settings other than [tls], [labels.*], [alerts] and [alert.*] take effect after a restart"
+                ? ""
+                : "; settings other than [tls], [enrollment], [labels.*], [alerts] and [alert.*] take effect after a restart"
             var applied = running
             applied.tls = fresh.tls
             applied.revoked = fresh.revoked
