@@ -10,6 +10,11 @@ public struct DaemonConfig: Sendable, Hashable {
     public var stateDirectory: String
     /// Where people read times, calendar windows and (unless `[billing]` says otherwise) billing periods.
     public var calendar: CivilCalendar
+    /// `[daemon] time_zone` as the file sets it; nil: not set, and ``calendar`` is the zone the store recorded, else
+    /// the system's (``resolvingTimeZone(recorded:system:)``).
+    public var timeZoneSetting: String?
+    /// Whether `[billing] time_zone` is set (else billing follows ``calendar``).
+    var billingZoneSet = false
 
     public var listen: Endpoint
     public var maximumConnections: Int
@@ -114,6 +119,34 @@ public struct DaemonConfig: Sendable, Hashable {
         remoteWrite = RemoteWriteSettings()
     }
 
+    /// This config with the zone of its calendar windows and bills settled, once the store is open: `[daemon]
+    /// time_zone` when the file sets it; else the zone the store recorded, the one its bills were cut in (so a
+    /// change of the system's zone, or an upgrade from when UTC was the default, never moves a billing period); else
+    /// the system's (`/etc/localtime`). `[billing] time_zone`, when not set, follows.
+    ///
+    /// - Returns: the config; the zone to record in the store when it is not the one recorded (nil: none to
+    ///   record); and where the zone came from, for the daemon's log.
+    public func resolvingTimeZone(recorded: String?, system: CivilCalendar = .system()) -> (
+        config: DaemonConfig, record: String?, source: String
+    ) {
+        var resolved = self
+        let source: String
+        if let setting = timeZoneSetting {
+            source =
+                "[daemon] time_zone"
+                + (recorded.map { $0 != setting ? ", where the store's bills were cut in \($0) until now" : "" } ?? "")
+        } else if let recorded, let calendar = CivilCalendar(identifier: recorded) {
+            resolved.calendar = calendar
+            source = "recorded in the store: its bills are cut in it; [daemon] time_zone changes it"
+        } else {
+            resolved.calendar = system
+            source = "the system's (/etc/localtime)"
+        }
+        if !billingZoneSet { resolved.billing.calendar = resolved.calendar }
+        let name = resolved.calendar.name
+        return (resolved, recorded == name ? nil : name, source)
+    }
+
     /// Loads and validates a config file.
     ///
     /// - Throws: ``ConfigError`` naming the file, the line, the key and the problem.
@@ -154,7 +187,8 @@ public struct DaemonConfig: Sendable, Hashable {
         }
         config.enrollment = EnrollmentSettings(directory: enrollmentDirectory, validity: renewedValidity)
         config.name = try reader.string("daemon", "name", default: "netpulsed")
-        config.calendar = try reader.calendar("daemon", "time_zone", default: .utc)
+        config.timeZoneSetting = try reader.optionalString("daemon", "time_zone")
+        config.calendar = try reader.calendar("daemon", "time_zone", default: .system())
         config.maximumConnections = Int(
             try reader.integer("listen", "max_connections", default: 10_000, range: 1...1_000_000))
         config.maximumHandshakes = Int(
@@ -227,6 +261,7 @@ public struct DaemonConfig: Sendable, Hashable {
             config.labels[agent] = try reader.labels("labels.\(agent)")
         }
         config.billing = try parseBilling(&reader, calendar: config.calendar)
+        config.billingZoneSet = try reader.optionalString("billing", "time_zone") != nil
         let fromAgents = try reader.stringArray("labels", "from_agents", default: [])
         for key in fromAgents where !Labels.isValidKey(key) {
             throw reader.invalid(

@@ -54,6 +54,14 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// The end of the last 5-minute interval bills have taken in (0 before the first pass).
     func billCursor() async throws -> Int64
 
+    /// The time zone the store's calendar periods (its bills) are cut in, as the daemon recorded it; nil when it has
+    /// recorded none (`docs/configuration.md`, `[daemon] time_zone`). A store that billed before zones were recorded
+    /// says UTC, the default it billed in.
+    func recordedTimeZone() async throws -> String?
+
+    /// Records `name` as the zone the store's calendar periods are cut in from now on.
+    func recordTimeZone(_ name: String) async throws
+
     /// From now on, changes to 5-minute intervals before `time` are recorded for billing (``BillSnapshot``): a
     /// pass marks the intervals it is about to take in before it reads them.
     func markBillIntervals(before time: Int64) async throws

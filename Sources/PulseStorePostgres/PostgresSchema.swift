@@ -328,6 +328,17 @@ enum PostgresSchema {
             DO $$ DECLARE t text; BEGIN FOR t IN SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'rollup\\_%' LOOP IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = t AND column_name = 'member_ms') THEN EXECUTE format('ALTER TABLE %I ADD COLUMN member_ms bigint NOT NULL DEFAULT 0, ADD COLUMN capacity bigint NOT NULL DEFAULT 0', t); EXECUTE format('UPDATE %I SET member_ms = measured_ms + interpolated_ms', t); END IF; END LOOP; END $$
             """
         ),
+        (
+            // Settings kept as text: the time zone bills are cut in (as in SQLite's v10-settings, which says why).
+            "v9-settings",
+            """
+            CREATE TABLE setting (
+                key text PRIMARY KEY,
+                value text NOT NULL
+            );
+            INSERT INTO setting (key, value) SELECT 'time_zone', 'UTC' WHERE EXISTS (SELECT 1 FROM bill)
+            """
+        ),
     ]
 
     static func createRollupTable(_ level: RollupLevel) -> String {

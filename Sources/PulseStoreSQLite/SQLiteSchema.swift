@@ -431,6 +431,19 @@ enum SQLiteSchema {
                         """)
             }
         }
+        // Settings the store keeps as text: the time zone its bills are cut in (`[daemon] time_zone`), so that a
+        // daemon whose default zone changes (the system's, since 0.2) goes on cutting the periods it already billed
+        // in the zone it cut them in. A store that billed before says UTC, the default it billed in.
+        migrator.registerMigration("v10-settings") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE setting (
+                        key TEXT PRIMARY KEY,
+                        value TEXT NOT NULL
+                    );
+                    INSERT INTO setting (key, value) SELECT 'time_zone', 'UTC' WHERE EXISTS (SELECT 1 FROM bill)
+                    """)
+        }
         return migrator
     }
 

@@ -107,9 +107,9 @@ struct AlertsCommand: AsyncParsableCommand {
                     printError("silenced \(AlertListing.matchersText(matchers)) until \(answer.until)")
                     return
                 }
-                let daemon = try location.daemonConfig()
+                let (daemon, store) = try await location.openZoned(access: .editor)
                 let silence = request.silence(id: UUID().uuidString.lowercased(), now: Netpulse.clock.now())
-                try await location.open(daemon, access: .editor).saveSilence(silence)
+                try await store.saveSilence(silence)
                 print(silence.id)
                 printError(
                     "silenced \(AlertListing.matchersText(matchers)) until \(daemon.calendar.localText(silence.endsAt))"

@@ -40,6 +40,14 @@ struct StoreLocation: ParsableArguments {
             path: store ?? daemon.storePath, postgres: store == nil ? daemon.postgresLocation() : nil,
             settings: daemon.store, access: access)
     }
+
+    /// The daemon's config with the zone the daemon uses settled as it settles it (the file's, the one the store
+    /// recorded, or the system's: ``DaemonConfig/resolvingTimeZone(recorded:system:)``), and the store opened.
+    func openZoned(access: StoreAccess = .reader) async throws -> (DaemonConfig, any MetricStore) {
+        let daemon = try daemonConfig()
+        let store = try await open(daemon, access: access)
+        return (daemon.resolvingTimeZone(recorded: try await store.recordedTimeZone()).config, store)
+    }
 }
 
 /// Options every query command shares: where the store is, what to look at, over which time, in which format.
@@ -139,10 +147,10 @@ extension StoreLocation {
                 return
             }
             let now = Netpulse.clock.now()
-            let daemon = try daemonConfig()
+            let (daemon, store) = try await openZoned()
             let prepared = try await read.prepare(
                 parameters, defaultFormat: .table, settings: daemon.readSettings,
-                engine: { try await daemon.readerEngine(over: try await open(daemon)) }, now: now)
+                engine: { try await daemon.readerEngine(over: store) }, now: now)
             try await prepared.write(progress: standardErrorIsTerminal ? ProgressBar() : nil) {
                 print($0, terminator: "")
             }

@@ -57,7 +57,7 @@ struct ReportCommand: AsyncParsableCommand {
             }
             return key
         }
-        let daemon = try location.daemonConfig()
+        let (daemon, store) = try await location.openZoned()
         let settleTime =
             try settle.map { text in
                 guard let value = Units.parseDuration(text), value >= 0 else {
@@ -65,7 +65,6 @@ struct ReportCommand: AsyncParsableCommand {
                 }
                 return value
             } ?? daemon.reports.settle
-        let store = try await location.open(daemon)
         let engine = try await daemon.windowEngine(over: store)
         let directory = output ?? daemon.reports.directory
         var periods = [ReportPeriod]()

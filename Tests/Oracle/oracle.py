@@ -12,6 +12,7 @@ Everything is integer arithmetic, as the document specifies, so results must agr
 
 import fnmatch
 import json
+import os
 import sys
 import tomllib
 from datetime import datetime, timedelta
@@ -43,13 +44,33 @@ def duration(text):
     raise ValueError("not a duration: %r" % text)
 
 
+def system_zone():
+    """The system's zone as docs/configuration.md defines it for an unset [daemon] time_zone (the stores the oracle
+    checks are new, so none has recorded another): the tz database name /etc/localtime links to, else the one in
+    /etc/timezone; UTC when neither names one, and UTC's other names are UTC."""
+    name = ""
+    try:
+        target = os.readlink("/etc/localtime")
+        if "zoneinfo/" in target:
+            name = target.split("zoneinfo/", 1)[1]
+    except OSError:
+        try:
+            with open("/etc/timezone") as handle:
+                name = handle.read().strip()
+        except OSError:
+            pass
+    if name in ("", "UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal", "Etc/Universal", "Zulu", "Etc/Zulu"):
+        return "UTC"
+    return name
+
+
 class Config:
     """What the oracle needs of a netpulsed.toml, defaults from docs/configuration.md."""
 
     def __init__(self, text):
         doc = tomllib.loads(text)
         daemon, ingest, rollups = doc.get("daemon", {}), doc.get("ingest", {}), doc.get("rollups", {})
-        self.time_zone = daemon.get("time_zone", "UTC")
+        self.time_zone = daemon.get("time_zone") or system_zone()
         self.levels = [duration(level) for level in rollups.get("levels", ["1m", "5m", "1h", "1d"])]
         # [retention]: how long each level's buckets are kept (None: for ever), by the level's name.
         retention = doc.get("retention", {})

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseReports
@@ -402,4 +403,54 @@ import Testing
 final class Guarded<T: Sendable>: Sendable {
     let value: Mutex<T>
     init(_ initial: T) { value = Mutex(initial) }
+}
+
+/// `[daemon] time_zone` unset: the zone the store recorded, else the system's; set: it wins and is recorded.
+@Suite struct TimeZoneTests {
+    let berlin = CivilCalendar(identifier: "Europe/Berlin")!
+    let tokyo = CivilCalendar(identifier: "Asia/Tokyo")!
+
+    func config(_ text: String) throws -> DaemonConfig {
+        try DaemonConfig.parse(ConfigDocument(text: text, file: "d.toml"))
+    }
+
+    @Test func theZoneIsTheFilesElseTheStoresElseTheSystemsAndBillingFollows() throws {
+        // A new store: the system's, recorded.
+        let fresh = try config("").resolvingTimeZone(recorded: nil, system: tokyo)
+        #expect(fresh.config.calendar.name == "Asia/Tokyo" && fresh.config.billing.calendar.name == "Asia/Tokyo")
+        #expect(fresh.record == "Asia/Tokyo" && fresh.source.contains("/etc/localtime"))
+        // A store that billed in UTC keeps UTC, whatever the system says, and nothing is recorded again.
+        let billed = try config("").resolvingTimeZone(recorded: "UTC", system: tokyo)
+        #expect(billed.config.calendar.name == "UTC" && billed.record == nil)
+        #expect(billed.source.contains("recorded in the store"))
+        // The file wins, and is recorded; the log says what the bills were cut in before.
+        let set = try config("[daemon]\ntime_zone = \"Europe/Berlin\"\n").resolvingTimeZone(
+            recorded: "UTC", system: tokyo)
+        #expect(set.config.calendar == berlin && set.config.billing.calendar == berlin && set.record == "Europe/Berlin")
+        #expect(set.source.contains("where the store's bills were cut in UTC until now"), "\(set.source)")
+        // [billing] time_zone, when set, stays its own.
+        let own = try config("[billing]\ntime_zone = \"Europe/Berlin\"\n").resolvingTimeZone(
+            recorded: nil, system: tokyo)
+        #expect(own.config.calendar == tokyo && own.config.billing.calendar == berlin)
+        // A recorded name this system's tz database does not know: the system's.
+        #expect(try config("").resolvingTimeZone(recorded: "Mars/Olympus", system: tokyo).config.calendar == tokyo)
+    }
+
+    @Test func theSystemsZoneIsWhatLocaltimeLinksToAndUTCByAnyName() throws {
+        let directory = NSTemporaryDirectory() + "netpulse-zone-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let link = directory + "/localtime"
+        try FileManager.default.createSymbolicLink(
+            atPath: link, withDestinationPath: "../usr/share/zoneinfo/Europe/Berlin")
+        #expect(CivilCalendar.system(localtime: link, timezoneFile: directory + "/none") == berlin)
+        try FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/usr/share/zoneinfo/Etc/UTC")
+        #expect(CivilCalendar.system(localtime: link, timezoneFile: directory + "/none").name == "UTC")
+        // A copied file rather than a link: /etc/timezone names it.
+        try FileManager.default.removeItem(atPath: link)
+        try "Asia/Tokyo\n".write(toFile: directory + "/timezone", atomically: true, encoding: .utf8)
+        #expect(CivilCalendar.system(localtime: link, timezoneFile: directory + "/timezone") == tokyo)
+        #expect(CivilCalendar.system(localtime: link, timezoneFile: directory + "/none") == .utc)
+    }
 }

@@ -329,6 +329,8 @@ struct BatchMaker {
         let store = try SQLiteStore(path: path)
         let lo = try #require(try await store.series().first { $0.kind == .interface && $0.interface == "lo" })
         #expect(lo.agent == "old-agent")
+        // It never billed: the daemon takes the system's zone and records it.
+        #expect(try await store.recordedTimeZone() == nil)
         let samples = try await store.samples(series: lo.id, from: 0, to: .max)
         #expect(samples.count == 11)
         for level in RollupLevel.standard {
@@ -412,6 +414,11 @@ struct BatchMaker {
                 expected.totals.batches, expected.totals.values, expected.totals.revision,
             ])
         #expect(try await store.billCursor() == expected.billCursor)
+        // It billed in UTC, 0.2.0's default zone: the zone is recorded so a daemon now defaulting to the system's
+        // goes on cutting its periods in UTC.
+        #expect(try await store.recordedTimeZone() == "UTC")
+        try await store.recordTimeZone("Europe/Berlin")
+        #expect(try await SQLiteStore(path: path, readOnly: true).recordedTimeZone() == "Europe/Berlin")
         let sums = try await store.sums(level: .fiveMinutes, series: nil, from: 0, to: .max)
         for want in expected.sums {
             #expect(sums[want.series]?.traffic[.rxBytes] == want.rxBytes, "rx of series \(want.series)")

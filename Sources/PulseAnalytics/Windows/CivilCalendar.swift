@@ -29,6 +29,26 @@ public struct CivilCalendar: Sendable, Hashable {
         self.init(timeZone: zone, name: identifier)
     }
 
+    /// The system's zone: the tz database name `/etc/localtime` links to (what `timedatectl set-timezone` sets), else
+    /// the name in `/etc/timezone`; UTC when neither says (a container with neither). UTC's other names (`Etc/UTC`,
+    /// `Zulu`, …) are called UTC, as the config's default was.
+    public static func system(localtime: String = "/etc/localtime", timezoneFile: String = "/etc/timezone")
+        -> CivilCalendar
+    {
+        var name: String?
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: localtime),
+            let range = target.range(of: "zoneinfo/")
+        {
+            name = String(target[range.upperBound...])
+        } else if let text = try? String(contentsOfFile: timezoneFile, encoding: .utf8) {
+            name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard let name, !name.isEmpty else { return .utc }
+        let utcNames: Set = ["UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal", "Etc/Universal", "Zulu", "Etc/Zulu"]
+        if utcNames.contains(name) { return .utc }
+        return CivilCalendar(identifier: name) ?? .utc
+    }
+
     public enum Unit: String, Sendable, Hashable, CaseIterable {
         case day, week, month, year
     }

@@ -57,16 +57,21 @@ public struct DaemonRuntime: Sendable {
     ) async throws {
         // A notification command that exits without reading its input must not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
-        self.config = config
-        self.configPath = configPath
-        self.logger = logger
-        self.clock = clock
-        current = CurrentConfig(config)
         for warning in config.warnings { logger.warning("\(warning)") }
         // systemd makes it (StateDirectory=); a daemon started by hand on PostgreSQL, whose store is elsewhere, keeps
         // only its apply marker and published files there.
         try FileIO.createDirectory(config.stateDirectory, mode: 0o750)
         store = try await Self.openStore(config, logger: logger)
+        // The zone of calendar windows and bills: the file's, the one the store's bills were cut in, or the system's.
+        let zone = config.resolvingTimeZone(recorded: try await store.recordedTimeZone())
+        if let record = zone.record { try await store.recordTimeZone(record) }
+        logger.notice("time zone \(zone.config.calendar.name): \(zone.source)")
+        let config = zone.config
+        self.config = config
+        self.configPath = configPath
+        self.logger = logger
+        self.clock = clock
+        current = CurrentConfig(config)
         // Agents moved in [labels.*] while the daemon was down move now, not when they next send.
         await LabelMoves.apply(config, to: store, at: clock.now(), logger: logger)
         leadership = Leadership(leading: !(store is any SharedStore))

@@ -58,7 +58,12 @@ final class ReloadService: Service, Sendable {
         SystemdNotifier.reloading()
         do {
             let running = current.value
-            let fresh = try configPath.map { try DaemonConfig.load(path: $0) } ?? running
+            // Without [daemon] time_zone, the zone the daemon runs in (recorded in the store) stays.
+            let fresh =
+                try configPath.map {
+                    try DaemonConfig.load(path: $0).resolvingTimeZone(recorded: running.calendar.name).config
+                }
+                ?? running
             try tls.reload(fresh.tls, revoked: fresh.revoked, enrollment: fresh.enrollment)
             logger.notice("\(tls.renewalLine(fresh.enrollment))")
             for warning in tls.warnings { logger.warning("\(warning)") }

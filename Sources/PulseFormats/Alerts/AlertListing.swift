@@ -69,6 +69,7 @@ public struct AlertListing: Sendable {
             out += TerminalText.table(rows, numeric: [])
         }
         if !events.isEmpty { out += "\nrecent events, newest first\n" + eventsTable(calendar) }
+        if !current.isEmpty || !events.isEmpty || !silences.isEmpty { out += "(times in \(calendar.name))\n" }
         if !silences.isEmpty {
             out += "\nsilences\n"
             var rows = [["ID", "MATCHERS", "FROM", "UNTIL", "BY", "COMMENT"]]

@@ -192,7 +192,7 @@ extension TopRead.Answer {
         switch format {
         case .table:
             var out =
-                "top \(count) \(scope.rawValue)s by \(by.rawValue), \(calendar.localText(window.from)) … \(calendar.localText(window.to))\n"
+                "top \(count) \(scope.rawValue)s by \(by.rawValue), \(calendar.localText(window.from)) … \(calendar.localText(window.to)) (\(calendar.name))\n"
             var rows = [
                 [
                     "#", scope.rawValue.uppercased(), by.rawValue.uppercased(), "RX", "TX", "AVG RX", "AVG TX",
@@ -292,7 +292,9 @@ extension BillRead.Answer {
                 rows.append(
                     row + (memberships.map { Self.membersColumns($0[line.series.id], calendar: calendar) } ?? []))
             }
-            return TerminalText.table(rows, numeric: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+            // The zone the periods are cut in, as every table says its times' zone.
+            return "95th-percentile bills (periods and dates in \(calendar.name))\n"
+                + TerminalText.table(rows, numeric: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
         case .csv:
             let extra = memberships != nil ? FigureFormat.billMembersCSVHeader : []
             return CSVText.row(FigureFormat.billCSVHeader + extra)

@@ -16,6 +16,22 @@ extension PostgresStore {
         try await read { session in try await PostgresSnapshotReader.meta(session)["bill_cursor"] ?? 0 }
     }
 
+    public func recordedTimeZone() async throws -> String? {
+        try await read { session in
+            try await session.query("SELECT value FROM setting WHERE key = 'time_zone'").first?.decode(String.self)
+        }
+    }
+
+    public func recordTimeZone(_ name: String) async throws {
+        try await write { session in
+            try await session.query(
+                """
+                INSERT INTO setting (key, value) VALUES ('time_zone', \(name))
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """)
+        }
+    }
+
     public func markBillIntervals(before time: Int64) async throws {
         try await leaderWrite { session in try await Self.raiseMark("bill_mark", to: time, session) }
     }

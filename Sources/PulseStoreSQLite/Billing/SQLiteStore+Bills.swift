@@ -9,6 +9,20 @@ extension SQLiteStore {
         try await pool.read { db in try SQLiteStore.meta("bill_cursor", db) }
     }
 
+    public func recordedTimeZone() async throws -> String? {
+        try await pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = 'time_zone'") }
+    }
+
+    public func recordTimeZone(_ name: String) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO setting (key, value) VALUES ('time_zone', ?)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                    """, arguments: [name])
+        }
+    }
+
     public func markBillIntervals(before time: Int64) async throws {
         try await pool.write { db in try Self.raiseBillMark(to: time, in: db) }
     }
