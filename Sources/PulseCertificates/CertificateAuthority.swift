@@ -277,10 +277,13 @@ public struct CertificateAuthority: Sendable {
 
     private static func loadWarnings(certificate: Certificate, privateKeyPath: String, now: Date) -> [String] {
         var warnings: [String] = []
-        if let permissions = SecureFile.permissions(privateKeyPath), permissions & 0o077 != 0 {
+        // A root's key is its owner's alone; an issuing CA's is read by the daemon's group too (0640), which renews
+        // agents with it.
+        let root = certificate.subject == certificate.issuer
+        if let permissions = SecureFile.permissions(privateKeyPath), permissions & (root ? 0o077 : 0o007) != 0 {
             warnings.append(
                 "\(privateKeyPath) is readable by other users (mode 0\(String(permissions, radix: 8))); "
-                    + "run `chmod 600 \(privateKeyPath)`."
+                    + "run `chmod \(root ? "600" : "640") \(privateKeyPath)`."
             )
         }
         let daysLeft = Int(certificate.notValidAfter.timeIntervalSince(now) / secondsPerDay)

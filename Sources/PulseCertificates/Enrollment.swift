@@ -118,7 +118,8 @@ extension CertificateAuthority {
         }
         do {
             try checkIssues(.agent)
-            let (notValidBefore, notValidAfter) = try dates(validity, now: now)
+            // Near the issuing CA's end, certificates end with it (and are renewed before, at their share).
+            let (notValidBefore, notValidAfter) = try dates(validity, now: now, capped: true)
             let certificate = try makeCertificate(
                 role: .agent, name: name, dnsNames: [name], addresses: [], publicKey: request.publicKey,
                 notValidBefore: notValidBefore, notValidAfter: notValidAfter)

@@ -138,6 +138,15 @@ public struct DaemonConfig: Sendable, Hashable {
         } else if let recorded, let calendar = CivilCalendar(identifier: recorded) {
             resolved.calendar = calendar
             source = "recorded in the store: its bills are cut in it; [daemon] time_zone changes it"
+        } else if let recorded {
+            // A zone this host's tz database does not know (another host's): not replaced, so that the bills' zone
+            // comes back with a database that knows it, or with [daemon] time_zone.
+            resolved.calendar = system
+            if !billingZoneSet { resolved.billing.calendar = system }
+            return (
+                resolved, nil,
+                "the system's, as the store's bills were cut in \(recorded), which this host's tz database does not know: set [daemon] time_zone"
+            )
         } else {
             resolved.calendar = system
             source = "the system's (/etc/localtime)"

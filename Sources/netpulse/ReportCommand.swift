@@ -139,6 +139,26 @@ struct ReportCommand: AsyncParsableCommand {
                     + (report.adjustments.isEmpty
                         ? "" : "; \(report.adjustments.count) adjustment(s) to earlier reports"))
         }
+        Self.handOver(directory)
+    }
+
+    /// Run by root in a directory another user owns (the report timer's, as the unit makes it): what this run
+    /// created is given to that user, so the timer's next run may read and replace the ledger, the links and the
+    /// issues as if it had written them itself. (The group is the directory's already: it is setgid.)
+    static func handOver(_ directory: String) {
+        var owner = stat()
+        guard geteuid() == 0, lstat(directory, &owner) == 0, owner.st_uid != 0 else { return }
+        var pending = [directory]
+        while let current = pending.popLast() {
+            guard let names = try? FileIO.listDirectory(current) else { continue }
+            for name in names {
+                let path = "\(current)/\(name)"
+                var info = stat()
+                guard lstat(path, &info) == 0 else { continue }
+                if info.st_uid == 0 { _ = lchown(path, owner.st_uid, gid_t.max) }
+                if info.st_mode & S_IFMT == S_IFDIR { pending.append(path) }
+            }
+        }
     }
 }
 

@@ -400,6 +400,56 @@ extension EndToEnd {
             #expect(try fleet.storedAgents().isEmpty)
         }
 
+        /// The issuing CA's key, which the daemon's host holds to renew agents, cannot make an operator: a certificate
+        /// of the operator's usage it signed (by hand: `netpulse ca` refuses to) chains to the fleet's root, and TLS
+        /// takes it, but the API refuses it; one the root signed is served.
+        @Test(.timeLimit(.minutes(2)))
+        func anOperatorCertificateFromTheIssuingCAIsRefused() throws {
+            let fleet = try Fleet(agents: [])
+            defer { fleet.shutdown() }
+            let directory = fleet.directory
+            let port = try freePort()
+            try fleet.editDaemonConfig { $0 + "\nlisten = \"127.0.0.1:\(port)\"\n" }
+            try run([Build.cli, "ca", "issue", "--dir", "\(directory)/ca", "--operator", "alice"])
+            try """
+            basicConstraints = critical, CA:FALSE
+            keyUsage = critical, digitalSignature
+            extendedKeyUsage = clientAuth, 2.25.277939900980301044039430868934078263260
+            """.write(toFile: "\(directory)/eve.ext", atomically: true, encoding: .utf8)
+            try run([
+                "openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                "\(directory)/eve-key.pem", "-subj", "/CN=eve", "-out", "\(directory)/eve.csr",
+            ])
+            try run([
+                "openssl", "x509", "-req", "-in", "\(directory)/eve.csr", "-CA", "\(directory)/enrollment/ca.pem",
+                "-CAkey",
+                "\(directory)/enrollment/ca-key.pem", "-set_serial", "4242", "-days", "30", "-extfile",
+                "\(directory)/eve.ext",
+                "-out", "\(directory)/eve-leaf.pem",
+            ])
+            try
+                (String(contentsOfFile: "\(directory)/eve-leaf.pem", encoding: .utf8)
+                + String(contentsOfFile: "\(directory)/enrollment/ca.pem", encoding: .utf8)).write(
+                    toFile: "\(directory)/eve.pem", atomically: true, encoding: .utf8)
+            try fleet.startDaemon()
+            try eventually("the API listens") { fleet.daemon!.output.contains("https://127.0.0.1:\(port)") }
+            func get(_ name: String) throws -> String {
+                try run(
+                    [
+                        "curl", "-sS", "--cacert", "\(directory)/ca/ca.pem", "--cert", "\(directory)/ca/\(name).pem",
+                        "--key",
+                        "\(directory)/ca/\(name)-key.pem", "-w", "\\n%{http_code}",
+                        "https://127.0.0.1:\(port)/api/v1/rates",
+                    ], allowFailure: true)
+            }
+            try FileManager.default.copyItem(atPath: "\(directory)/eve.pem", toPath: "\(directory)/ca/eve.pem")
+            try FileManager.default.copyItem(atPath: "\(directory)/eve-key.pem", toPath: "\(directory)/ca/eve-key.pem")
+            let eve = try get("eve")
+            #expect(eve.hasSuffix("\n403"), "\(eve)")
+            #expect(eve.contains("not issued by the fleet's root CA"), "\(eve)")
+            #expect(try get("alice").hasSuffix("\n200"))
+        }
+
         /// A bcrypt hash of `password` at cost 10 from libxcrypt (Python's `crypt`, as `htpasswd -B` makes them).
         static func bcrypt(_ password: String) throws -> String {
             try run([

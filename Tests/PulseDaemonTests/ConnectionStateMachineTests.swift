@@ -269,8 +269,19 @@ import Testing
         }
         #expect(welcome.capabilities.contains(.renewal))
         #expect(machine.frameReceived(body(.renew(request))) == .renew(agent: "web-01", request: request.request))
+        // One at a time: another while the first is answered is refused, and the connection goes on.
+        guard case .send(.renewed(.refused(let busy))) = machine.frameReceived(body(.renew(request))) else {
+            Issue.record("a RENEW while one is under way must be refused")
+            return
+        }
+        #expect(busy.contains("under way"))
+        // Refused (the daemon's pacing, say): it may be asked again on the same connection.
+        machine.renewalAnswered(issued: false)
+        #expect(machine.frameReceived(body(.renew(request))) == .renew(agent: "web-01", request: request.request))
+        // Issued: none more on this connection, which the agent leaves for one with the new certificate.
+        machine.renewalAnswered(issued: true)
         guard case .send(.renewed(.refused(let why))) = machine.frameReceived(body(.renew(request))) else {
-            Issue.record("a second RENEW on one connection must be refused")
+            Issue.record("a RENEW after one was issued on the connection must be refused")
             return
         }
         #expect(why.contains("one renewal per connection"))

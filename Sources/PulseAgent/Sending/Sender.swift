@@ -76,8 +76,11 @@ public struct Sender: Sendable {
                     if case SessionError.notStored = error { notStored = true }
                     if case SessionError.renewed = error { reconnectAtOnce = true }
                     if case SessionError.credentialsChanged = error { reconnectAtOnce = true }
-                    // A renewed certificate the daemon does not welcome is set aside after a second try.
-                    if reached, !established, current.credentials.source == .pending, settings.pendingFailed() {
+                    // A renewed certificate the daemon refuses is set aside after a second try (a connection turned
+                    // away for another reason, a daemon at its connection limit, does not count).
+                    if reached, !established, current.credentials.source == .pending, Self.refusesCertificate(error),
+                        settings.pendingFailed()
+                    {
                         logger.error(
                             "the daemon did not accept the renewed certificate (\(error)); set aside as \(Credentials.directory(config))/refused.pem, connecting with the previous one"
                         )
@@ -216,8 +219,9 @@ public struct Sender: Sendable {
                             raw.close(promise: nil)
                         }
                         if first.capabilities.contains(.renewal), config.renewAfter > 0 {
-                            let due = settings.current.credentials.renewalDue(share: config.renewAfter)
-                            group.addTask { try await self.renew(at: due, outbound, renewal) }
+                            let due = settings.current.credentials.renewalDue(
+                                share: config.renewAfter, spreadBy: config.agentID)
+                            group.addTask { try await self.renewals(from: due, outbound, renewal) }
                         }
                         continue
                     }
@@ -255,8 +259,7 @@ public struct Sender: Sendable {
                             )
                         } catch {
                             logger.error("the renewed certificate cannot be used: \(error); keeping the current one")
-                            let retry = Self.renewalRetry(settings.current.credentials, now: clock.now())
-                            group.addTask { try await self.renew(at: retry, outbound, renewal) }
+                            renewal.answered(retryAt: Self.renewalRetry(settings.current.credentials, now: clock.now()))
                             continue
                         }
                         throw SessionError.renewed
@@ -266,7 +269,7 @@ public struct Sender: Sendable {
                         logger.warning(
                             "the daemon refused to renew the certificate: \(why); asking again in \(Units.formatAge(retry - clock.now()))"
                         )
-                        group.addTask { try await self.renew(at: retry, outbound, renewal) }
+                        renewal.answered(retryAt: retry)
                     default:
                         throw SessionError.protocolViolation("unexpected frame from the daemon")
                     }
@@ -277,6 +280,25 @@ public struct Sender: Sendable {
                     : SessionError.closedByDaemon
             }
         }
+    }
+
+    /// Asks for a new certificate once `due` has come, and again each time the daemon refuses, at the time the
+    /// session's reading sets (``RenewalAttempt/answered(retryAt:)``); ends when one is issued (the session then
+    /// ends too) or the session does. One task for the connection, however many refusals.
+    private func renewals(
+        from due: Int64, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, _ attempt: RenewalAttempt
+    ) async throws {
+        var due = due
+        while !Task.isCancelled {
+            try await renew(at: due, outbound, attempt)
+            guard let retry = await attempt.answer() else { return }
+            due = retry
+        }
+    }
+
+    /// Whether a connection failed because the daemon refused the certificate (a TLS alert naming it).
+    static func refusesCertificate(_ error: any Error) -> Bool {
+        "\(error)".uppercased().contains("CERTIFICATE")
     }
 
     /// Asks the daemon for a new certificate once `due` (Unix milliseconds) has come: a new key made here, and a
@@ -470,15 +492,62 @@ final class RenewalPacing: Sendable {
     func asked(now: Int64) { last.withLock { $0 = now } }
 }
 
-/// The key made for a renewal, kept until the daemon's answer.
+/// One connection's renewal: the key made for it, kept until the daemon's answer, and that answer handed from the
+/// session's reading to the renewal task (``Sender/renewals(from:_:_:)``).
 final class RenewalAttempt: Sendable {
-    private let key = Mutex<String?>(nil)
+    private struct State {
+        var key: String?
+        /// An answer not yet waited for: nil inside when issued, else when to ask again.
+        var answer: Int64??
+        var waiter: CheckedContinuation<Int64?, Never>?
+        var cancelled = false
+    }
+    private let state = Mutex(State())
 
-    func hold(_ pem: String) { key.withLock { $0 = pem } }
+    func hold(_ pem: String) { state.withLock { $0.key = pem } }
 
     func take() -> String? {
-        key.withLock { key in
-            defer { key = nil }; return key
+        state.withLock { state in
+            defer { state.key = nil }
+            return state.key
+        }
+    }
+
+    /// The daemon refused (or the certificate could not be used): ask again at `retryAt`; nil: one was issued.
+    func answered(retryAt: Int64?) {
+        let waiter = state.withLock { state -> CheckedContinuation<Int64?, Never>? in
+            guard let waiter = state.waiter else {
+                state.answer = .some(retryAt)
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: retryAt)
+    }
+
+    /// Waits for the answer to the request sent: when to ask again, or nil (issued, or the session ended).
+    func answer() async -> Int64? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
+                let ready = state.withLock { state -> Int64?? in
+                    if state.cancelled { return .some(nil) }
+                    if let answer = state.answer {
+                        state.answer = nil
+                        return .some(answer)
+                    }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Int64?, Never>? in
+                state.cancelled = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
         }
     }
 }

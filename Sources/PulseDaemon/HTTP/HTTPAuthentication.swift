@@ -18,6 +18,10 @@ struct HTTPAuthentication: RouterMiddleware {
     let users: BasicAuthUsers?
     /// Whether the listener is TLS (a peer certificate may then be there).
     let certificates: Bool
+    /// The roots of the CA file: an operator's certificate must be signed by one of them directly. TLS accepts a
+    /// chain through an issuing CA too, but that CA's key is on the daemon's host to renew agents, and whoever got
+    /// it must not be able to make themselves an operator.
+    var roots: [Certificate] = []
     /// The revocation list in force.
     var revoked: @Sendable () -> RevocationList = { RevocationList() }
     var logger: Logger? = nil
@@ -35,6 +39,20 @@ struct HTTPAuthentication: RouterMiddleware {
                 return APIError(
                     .forbidden,
                     "this client certificate is not an operator's: issue one with `netpulse ca issue --operator NAME`"
+                ).response
+            }
+            guard
+                roots.contains(where: {
+                    $0.subject == certificate.issuer
+                        && $0.publicKey.isValidSignature(certificate.signature, for: certificate)
+                })
+            else {
+                logger?.warning(
+                    "http: refused the operator certificate of \(CertificateRole.commonName(of: certificate) ?? "?"): not issued by a root of the CA file"
+                )
+                return APIError(
+                    .forbidden,
+                    "this operator certificate is not issued by the fleet's root CA: issue it with `netpulse ca issue --dir /etc/netpulse/ca --operator NAME`"
                 ).response
             }
             if let entry = revoked().entry(for: certificate) {

@@ -11,6 +11,7 @@ import PulseCore
 import PulseSettings
 import PulseStore
 import ServiceLifecycle
+import X509
 
 #if canImport(Glibc)
     import Glibc
@@ -62,8 +63,16 @@ enum HTTPServer {
         }
         if let listen = settings.listen {
             let users = try settings.usersFile.map(BasicAuthUsers.init(path:))
+            // An operator's certificate comes from a root of the CA file itself, never from an issuing CA under it
+            // (whose key the daemon's host holds to renew agents): see HTTPAuthentication.
+            let roots: [Certificate]
+            do {
+                roots = try settings.files.map { try ClientCertificateCheck.load(ca: $0.ca, revoked: nil).roots } ?? []
+            } catch {
+                throw DaemonError("[http]: \(error)")
+            }
             let authentication = HTTPAuthentication(
-                users: users, certificates: settings.tls, revoked: revoked, logger: logger)
+                users: users, certificates: settings.tls, roots: roots, revoked: revoked, logger: logger)
             let server: HTTPServerBuilder
             if settings.tls, let files = settings.files {
                 var tls: TLSConfiguration

@@ -60,7 +60,7 @@ struct AgentRenewal: Sendable {
         let left = authority.notValidAfter.timeIntervalSinceNow
         if left < Double(validity.seconds) {
             lines.append(
-                "[enrollment] the issuing CA \(authority.certificatePath) expires on \(DateText.format(authority.notValidAfter)) (sooner than a renewed certificate's \(validity)): renewals are refused until it is replaced (netpulse ca issuing)"
+                "[enrollment] the issuing CA \(authority.certificatePath) expires on \(DateText.format(authority.notValidAfter)) (sooner than a renewed certificate's \(validity)): renewed certificates end with it, ever sooner; replace it (netpulse ca issuing) and point [enrollment] at the new one"
             )
         }
         return lines

@@ -7,6 +7,12 @@ import PulseCore
 import PulseStore
 import X509
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Glue between one agent connection and its ``ConnectionStateMachine``: feeds it frames and TLS and timer
 /// events, and carries out its actions on the channel.
 ///
@@ -35,6 +41,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var registered: AgentIdentity?
     /// When the agent's certificate expires (Unix seconds), from its handshake: for `/metrics`.
     private var certificateNotAfter: Int64?
+    /// The agent's certificate, from its handshake: checked again before it is renewed.
+    private var peerCertificate: Certificate?
     /// Frames not yet given to the state machine, oldest first: a batch waits here, undecoded, while the ingest
     /// queue is full, and the frames behind it wait with it; while any wait, nothing more is read. A batch is
     /// decoded only once the queue has promised it a place (``IngestQueue/reserve()``), so a connection holds at
@@ -91,6 +99,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let isOperator =
                 certificate.flatMap { try? $0.toDERBytes() }.flatMap(CertificateRole.init(derEncoded:)) == .operator
             certificateNotAfter = certificate.map { Int64($0.notValidAfter) }
+            peerCertificate = certificate.flatMap { try? $0.toDERBytes() }.flatMap { try? Certificate(derEncoded: $0) }
             perform(
                 machine.tlsEstablished(
                     certificateName: certificate.flatMap(Self.commonName), operatorCertificate: isOperator),
@@ -289,15 +298,32 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private func renew(agent: String, request: [UInt8], on channel: any Channel) {
         let renewal = tls.renewal
         let logger = self.logger
-        guard tls.mayRenew(agent) else {
-            logger.warning("refused to renew the certificate of agent \(agent): it was renewed less than a minute ago")
-            channel.writeAndFlush(
-                ByteBuffer(
-                    bytes: WireCodec.encode(
-                        .renewed(.refused("renewed less than a minute ago: ask again with the certificate it gave")))),
-                promise: nil)
+        // The connection's certificate, as it stands now: not past its end (a connection outlives its certificate),
+        // and not revoked by a list put in place since the last reload (it is read again here, so a stolen key
+        // cannot be renewed between a revocation and the reload that applies it).
+        var refusal: String?
+        if let leaf = peerCertificate, leaf.notValidAfter < Date() {
+            refusal = "the certificate of this connection expired on \(DateText.format(leaf.notValidAfter))"
+        }
+        if refusal == nil, let leaf = peerCertificate, let path = tls.check.revokedPath {
+            do {
+                if let entry = try RevocationList.load(path: path).entry(for: leaf) {
+                    refusal = "the certificate of this connection is revoked: \(entry.description)"
+                }
+            } catch {
+                refusal = "the revocation list cannot be read: \(error)"
+            }
+        }
+        if refusal == nil, !tls.mayRenew(agent) {
+            refusal = "renewed less than a minute ago: ask again with the certificate it gave"
+        }
+        if let refusal {
+            logger.warning("refused to renew the certificate of agent \(agent): \(refusal)")
+            machine.renewalAnswered(issued: false)
+            channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.renewed(.refused(refusal)))), promise: nil)
             return
         }
+        let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
         Task {
             let answer: Renewed
             switch renewal?.renew(agent: agent, request: request) {
@@ -314,6 +340,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
             case nil:
                 answer = .refused("this daemon no longer renews certificates (its [enrollment] was removed)")
                 logger.warning("refused to renew the certificate of agent \(agent): no [enrollment] any more")
+            }
+            channel.eventLoop.execute {
+                if case .issued = answer {
+                    handler.value.machine.renewalAnswered(issued: true)
+                } else {
+                    handler.value.machine.renewalAnswered(issued: false)
+                }
             }
             channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.renewed(answer))), promise: nil)
         }

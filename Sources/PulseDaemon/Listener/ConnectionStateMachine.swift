@@ -73,9 +73,11 @@ public struct ConnectionStateMachine: Sendable {
     public private(set) var capabilities: Capabilities = []
     /// Whether the daemon renews certificates (`[enrollment]`): only then does it offer ``Capabilities/renewal``.
     public let renews: Bool
-    /// Whether this connection has asked for a renewal: once is all a connection may (the agent reconnects with the
-    /// new certificate), so a peer cannot have the daemon sign in a loop.
-    private var renewalAsked = false
+    /// Where this connection's renewal stands: one at a time, and none after one was issued (the agent reconnects
+    /// with the new certificate), so a peer cannot have the daemon sign in a loop; a refused one may be asked again
+    /// (the daemon paces those, one renewal per agent a minute).
+    private var renewal = Renewal.none
+    enum Renewal: Sendable, Hashable { case none, asking, issued }
 
     public init(
         daemonName: String, limits: WireLimits = .standard, maximumDescriptors: Int = 16_384,
@@ -246,12 +248,16 @@ public struct ConnectionStateMachine: Sendable {
             guard capabilities.contains(.renewal) else {
                 return fail(.unexpectedFrame, "RENEW, but this daemon renews no certificates (it has no [enrollment])")
             }
-            guard !renewalAsked else {
+            switch renewal {
+            case .issued:
                 return .send(
                     .renewed(.refused("one renewal per connection: reconnect with the certificate already issued")))
+            case .asking:
+                return .send(.renewed(.refused("a renewal of this connection is under way: wait for its answer")))
+            case .none:
+                renewal = .asking
+                return .renew(agent: agent.name, request: renew.request)
             }
-            renewalAsked = true
-            return .renew(agent: agent.name, request: renew.request)
         case (.ready(var agent), .labels(let labels)):
             sentLabels = labels
             labelsTakenAt = labelGeneration()
@@ -266,6 +272,12 @@ public struct ConnectionStateMachine: Sendable {
         case (.closed, _):
             return .none
         }
+    }
+
+    /// The renewal this connection asked for was answered: issued, or refused (then it may be asked again).
+    public mutating func renewalAnswered(issued: Bool) {
+        guard renewal == .asking else { return }
+        renewal = issued ? .issued : .none
     }
 
     /// A batch this connection handed over has been stored (or failed to be).

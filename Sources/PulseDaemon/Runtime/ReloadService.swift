@@ -83,6 +83,9 @@ final class ReloadService: Service, Sendable {
             others.tls = running.tls
             others.revoked = running.revoked
             others.enrollment = running.enrollment
+            // The zone is compared as resolved (``calendar``), not as written: a setting removed that names the
+            // recorded zone changes nothing.
+            others.timeZoneSetting = running.timeZoneSetting
             others.labels = running.labels
             others.alerts = running.alerts
             let restartNote =
@@ -92,6 +95,7 @@ final class ReloadService: Service, Sendable {
             var applied = running
             applied.tls = fresh.tls
             applied.revoked = fresh.revoked
+            applied.enrollment = fresh.enrollment
             applied.labels = fresh.labels
             applied.alerts = fresh.alerts
             current.replace(applied)

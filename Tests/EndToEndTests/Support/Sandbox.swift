@@ -56,7 +56,10 @@ final class Sandbox: @unchecked Sendable {
             install -m 0644 /etc/netpulse/ca/ca.pem /etc/netpulse/ca.pem
             """)
         try writeAgentConfig()
-        try must("printf '[listen]\\naddress = \"127.0.0.1:7420\"\\n' > /etc/netpulse/netpulsed.toml")
+        // The reports where the shipped config puts them, for the timer and for `netpulse report` by hand alike.
+        try must(
+            "printf '[listen]\\naddress = \"127.0.0.1:7420\"\\n[reports]\\ndirectory = \"/var/lib/netpulse-reports\"\\n' > /etc/netpulse/netpulsed.toml"
+        )
     }
 
     func writeAgentConfig(batch: String = "1s") throws {
