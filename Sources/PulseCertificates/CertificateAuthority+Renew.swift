@@ -39,12 +39,7 @@ extension CertificateAuthority {
         certificateAt path: String, keyAt keyPath: String? = nil, after share: Double = 0.67, force: Bool = false,
         now: Date = Date()
     ) throws(CertificateAuthorityError) -> RenewalOutcome {
-        let text: String
-        switch SecureFile.readText(path) {
-        case .success(let read): text = read
-        case .failure(.missing): throw .unreadable(path, reason: "there is no such file")
-        case .failure(.unreadable(let reason)): throw .unreadable(path, reason: reason)
-        }
+        let text = try SecureFile.readRequiredText(path)
         let leaf = try PEMEncoding.decodeChain(text, path: path).certificates[0]
         guard leaf.issuer == certificate.subject, certificate.publicKey.isValidSignature(leaf.signature, for: leaf)
         else {

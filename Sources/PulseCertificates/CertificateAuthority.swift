@@ -214,12 +214,8 @@ public struct CertificateAuthority: Sendable {
         let certificatePath = SecureFile.path(certificateFileName, in: directory)
         let privateKeyPath = SecureFile.path(privateKeyFileName, in: directory)
 
-        let certificatePEM: String
-        switch SecureFile.readText(certificatePath) {
-        case .success(let text): certificatePEM = text
-        case .failure(.missing): throw .missingCACertificate(certificatePath)
-        case .failure(.unreadable(let reason)): throw .unreadable(certificatePath, reason: reason)
-        }
+        let certificatePEM = try SecureFile.readRequiredText(
+            certificatePath, ifMissing: .missingCACertificate(certificatePath))
         let (certificates, fingerprint) = try PEMEncoding.decodeChain(certificatePEM, path: certificatePath)
         let certificate = certificates[0]
         // A root's file holds the root; an issuing CA's may hold the CAs above it, each the issuer of the one before.
@@ -236,12 +232,7 @@ public struct CertificateAuthority: Sendable {
             }
         }
 
-        let privateKeyPEM: String
-        switch SecureFile.readText(privateKeyPath) {
-        case .success(let text): privateKeyPEM = text
-        case .failure(.missing): throw .missingCAKey(privateKeyPath)
-        case .failure(.unreadable(let reason)): throw .unreadable(privateKeyPath, reason: reason)
-        }
+        let privateKeyPEM = try SecureFile.readRequiredText(privateKeyPath, ifMissing: .missingCAKey(privateKeyPath))
         let privateKey = try PEMEncoding.decodePrivateKey(privateKeyPEM, path: privateKeyPath)
 
         let basicConstraints: BasicConstraints?

@@ -32,12 +32,7 @@ public struct ClientCertificateCheck: Sendable {
     /// The check for the CA certificates in `caPath` and the revocation list at `revokedPath` (nil: none).
     /// - Throws: ``CertificateAuthorityError`` naming the file that cannot be used.
     public static func load(ca caPath: String, revoked revokedPath: String?) throws(CertificateAuthorityError) -> Self {
-        let text: String
-        switch SecureFile.readText(caPath) {
-        case .success(let read): text = read
-        case .failure(.missing): throw .missingCACertificate(caPath)
-        case .failure(.unreadable(let reason)): throw .unreadable(caPath, reason: reason)
-        }
+        let text = try SecureFile.readRequiredText(caPath, ifMissing: .missingCACertificate(caPath))
         let roots: [Certificate]
         do {
             roots = try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) }

@@ -54,12 +54,7 @@ extension CertificateAuthority {
         requestAt path: String, name expected: String?, validity: Validity, outputDirectory: String?,
         overwrite: Bool, now: Date
     ) throws(CertificateAuthorityError) -> SignedRequest {
-        let text: String
-        switch SecureFile.readText(path) {
-        case .success(let read): text = read
-        case .failure(.missing): throw .unreadable(path, reason: "there is no such file")
-        case .failure(.unreadable(let reason)): throw .unreadable(path, reason: reason)
-        }
+        let text = try SecureFile.readRequiredText(path)
         let request: CertificateSigningRequest
         do {
             request = try CertificateSigningRequest(pemEncoded: text)

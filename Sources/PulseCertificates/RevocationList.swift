@@ -207,12 +207,7 @@ public struct RevocationList: Sendable, Hashable {
         }
         var name: String?
         if let certificatePath {
-            let text: String
-            switch SecureFile.readText(certificatePath) {
-            case .success(let read): text = read
-            case .failure(.missing): throw .unreadable(certificatePath, reason: "there is no such file")
-            case .failure(.unreadable(let reason)): throw .unreadable(certificatePath, reason: reason)
-            }
+            let text = try SecureFile.readRequiredText(certificatePath)
             // An agent's renewed current.pem holds its key before its chain.
             let certificate = try PEMEncoding.decodeChain(text, path: certificatePath, skippingKeys: true)
                 .certificates[0]
@@ -234,11 +229,7 @@ public struct RevocationList: Sendable, Hashable {
     /// Reads the list at `path`.
     /// - Throws: ``CertificateAuthorityError`` naming the file and, for a line that is not an entry, its number.
     public static func load(path: String) throws(CertificateAuthorityError) -> RevocationList {
-        switch SecureFile.readText(path) {
-        case .success(let text): return try parse(text, path: path)
-        case .failure(.missing): throw .missingRevocationList(path)
-        case .failure(.unreadable(let reason)): throw .unreadable(path, reason: reason)
-        }
+        try parse(try SecureFile.readRequiredText(path, ifMissing: .missingRevocationList(path)), path: path)
     }
 
     /// The list `text` holds (read from `path`, for errors).

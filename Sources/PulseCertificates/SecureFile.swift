@@ -89,6 +89,18 @@ enum SecureFile {
         return .success(String(decoding: bytes, as: UTF8.self))
     }
 
+    /// The text of `path`, or the error an operator reads: `missing` when there is no such file (by default that it
+    /// cannot be read because there is none), otherwise why it cannot be read.
+    static func readRequiredText(
+        _ path: String, ifMissing missing: CertificateAuthorityError? = nil
+    ) throws(CertificateAuthorityError) -> String {
+        switch readText(path) {
+        case .success(let text): return text
+        case .failure(.missing): throw missing ?? .unreadable(path, reason: "there is no such file")
+        case .failure(.unreadable(let reason)): throw .unreadable(path, reason: reason)
+        }
+    }
+
     /// Creates `path` with `mode` and any missing parents with 0755, like `mkdir -p -m MODE` (the umask still
     /// applies); existing directories are left as they are.
     static func makeDirectory(_ path: String, mode: UInt32) throws(CertificateAuthorityError) {
