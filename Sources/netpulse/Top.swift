@@ -4,7 +4,12 @@ import PulseQuery
 /// The top talkers: interfaces, hosts or groups ranked by bytes, peak rate, 95th percentile or error ratio.
 struct Top: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Top interfaces, hosts or groups by bytes, peak rate, 95th percentile or error ratio.")
+        abstract: "Top interfaces, hosts or groups by bytes, peak rate, 95th percentile or error ratio.",
+        discussion: """
+            Interfaces are those the scope of the other options counts, the scope traffic and bill take: the \
+            fleet's without options, the host's with --agent, the group's with --group (no loopback, veth or bond \
+            slave). --interface names interfaces whatever their kind ('*' for all).
+            """)
 
     @OptionGroup var options: QueryOptions
 

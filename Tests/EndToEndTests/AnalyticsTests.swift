@@ -183,6 +183,11 @@ extension EndToEnd {
             #expect(exported.hasPrefix("kind,series,start_utc,"), "\(exported.prefix(200))")
             let ratesCSV = try String(contentsOfFile: "\(outputs)/rates.csv", encoding: .utf8)
             #expect(ratesCSV.contains("agent-1,a<b&c,") && ratesCSV.contains("agent-1,\"p\"\"q>\","))
+            // `top` ranks the interfaces of the scope `traffic` and `bill` take for the same options, and says which.
+            let topJSON = try String(contentsOfFile: "\(outputs)/top.json", encoding: .utf8)
+            #expect(topJSON.contains(#""counted_in":"fleet""#) && topJSON.contains("a<b&c"), "\(topJSON.prefix(300))")
+            let hostTop = try run([Build.cli, "top", "--agent", "agent-1", "--last", "1h"] + store)
+            #expect(hostTop.hasPrefix("top 10 interfaces of agent-1 by bytes, ") && hostTop.contains("a<b&c"))
             // The daemon keeps the dashboards fresh on its own: the fleet overview and the host's page, redrawn
             // every 10 s for the last hour, each file complete, `latest` the newest, three kept, an index naming
             // only files that are there; the odd interface names escaped in the SVG. (That no temporary file is

@@ -65,7 +65,8 @@ extension EndToEnd {
             }
 
             for command in [["rates"], ["top", "--scope", "interface"], ["top", "--scope", "group"]] {
-                let base = [Build.cli] + command + ["--store", fleet.storePath]
+                // The daemon's config: its [aggregation] counts the veths, so `top` ranks them as the fleet's.
+                let base = [Build.cli] + command + ["--config", fleet.directory + "/netpulsed.toml"]
                 let what = command.joined(separator: " ")
 
                 let csv = try run(base + ["--format", "csv"])

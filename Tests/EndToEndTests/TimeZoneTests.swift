@@ -53,7 +53,9 @@ extension EndToEnd {
                 "\(fleet.daemon!.output)")
             #expect(try bill().hasPrefix("95th-percentile bills (periods and dates in Pacific/Chatham)\n"))
             let top = try run([Build.cli, "top", "--config", config, "--last", "1h"])
-            #expect(top.hasPrefix("top 10 interfaces by bytes, ") && top.contains("(Pacific/Chatham)\n"), "\(top)")
+            #expect(
+                top.hasPrefix("top 10 interfaces of the fleet by bytes, ") && top.contains("(Pacific/Chatham)\n"),
+                "\(top)")
         }
     }
 }

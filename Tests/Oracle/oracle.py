@@ -685,15 +685,27 @@ def main():
             result = figures(buckets, width, (start, end), now, name.startswith("interface:"))
             result.update({"series": name, "window": [start, end], "resolution": width, "name": window_name})
             out["figures"].append(result)
-    # "Top-N": every series of the kind, ranked from the highest value down, ties by name, the first N.
+    # "Top-N": every series of the kind, ranked from the highest value down, ties by name, the first N. The kind
+    # `counted` is what `netpulse top` ranks without options: the interfaces the fleet counts, each by the latest
+    # link facts the daemon received for it (its last batch's last link record) under the fleet's rule.
+    latest = {}
+    for batch in case["batches"]:
+        for section in batch["sections"]:
+            if section["links"]:
+                latest[batch["agent"] + "/" + section["name"]] = sorted(section["links"])[-1]
+    counted_by_fleet = {name for name, link in latest.items()
+                        if counts(config.rule, link[2], link[3], name.partition("/")[2])}
     out["top"] = []
-    for start, end, kind, ranking, count in queries.get("top", []):
+    for start, end, query_kind, ranking, count in queries.get("top", []):
         width = resolution(config, start, end, now)
         if width is None:
             continue
+        kind = "interface" if query_kind == "counted" else query_kind
         values = {}
         for name in series:
             if not name.startswith(kind + ":"):
+                continue
+            if query_kind == "counted" and name[len(kind) + 1:] not in counted_by_fleet:
                 continue
             buckets = series[name].get(width, {})
             totals = new_bucket()
@@ -720,7 +732,8 @@ def main():
             if value is not None:
                 values[name[len(kind) + 1:]] = value
         ranked = sorted(values.items(), key=lambda item: (-item[1], item[0]))[:count]
-        out["top"].append({"query": [start, end, kind, ranking, count], "ranked": [list(item) for item in ranked]})
+        out["top"].append({"query": [start, end, query_kind, ranking, count],
+                           "ranked": [list(item) for item in ranked]})
     # "Open and closed periods": an open bill is issued by the first pass of bill keeping at or after its period's
     # end plus close_after, from the batches that had arrived by then. `passes` lists when bills were kept (an
     # input, like now) and how many batches of the arrival order had arrived at each; "issued_at" is when the bill

@@ -187,12 +187,18 @@ extension TrafficRead.Answer {
 
 /// `top`: the ranked series with their figures.
 extension TopRead.Answer {
+    /// `fleet`, `host:web-01`, `group:site=fra1` as a title says them: the fleet, web-01, site=fra1.
+    static func scopeText(_ scope: String) -> String {
+        guard scope != "fleet" else { return "the fleet" }
+        return TerminalText.safe(String(scope.drop { $0 != ":" }.dropFirst()))
+    }
+
     func text(_ format: ReadFormat) -> String {
         let by = ranking
         switch format {
         case .table:
             var out =
-                "top \(count) \(scope.rawValue)s by \(by.rawValue), \(calendar.localText(window.from)) … \(calendar.localText(window.to)) (\(calendar.name))\n"
+                "top \(count) \(scope.rawValue)s\(countedIn.map { " of " + Self.scopeText($0) } ?? "") by \(by.rawValue), \(calendar.localText(window.from)) … \(calendar.localText(window.to)) (\(calendar.name))\n"
             var rows = [
                 [
                     "#", scope.rawValue.uppercased(), by.rawValue.uppercased(), "RX", "TX", "AVG RX", "AVG TX",
@@ -224,6 +230,7 @@ extension TopRead.Answer {
             return JSONText.object([
                 ("window", FigureFormat.windowJSON(window, calendar: calendar, resolution: nil)),
                 ("ranking", JSONText.string(by.rawValue)), ("unit", JSONText.string(Self.unit(by))),
+                ("counted_in", countedIn.map(JSONText.string) ?? "null"),
                 (
                     "top",
                     JSONText.array(

@@ -113,20 +113,43 @@ public struct TopRead: Sendable {
         public var ranking: Ranking
         public var count: Int
         public var scope: ScopeChoice
+        /// The scope whose counted interfaces were ranked, when it chose them: `fleet`, `host:AGENT` or
+        /// `group:KEY=VALUE`, as dashboards name scopes.
+        public var countedIn: String?
         public var calendar: CivilCalendar
     }
 
     public func answer(_ engine: WindowEngine, now: Int64) async throws -> Answer {
         let window = try selection.window(engine, now: now, fallback: .last(86_400_000))
         _ = try engine.resolution(for: window, now: now)
-        let candidates = try engine.catalogue.select(selection.selection(scope.kind))
+        let candidates = try self.candidates(engine.catalogue, window: window)
         let ranked = try await engine.top(candidates, by: ranking, window: window, now: now, count: count)
         let figures = Dictionary(
             try await engine.figures(ranked.map(\.series), window: window, now: now).map { ($0.series.id, $0.figures) },
             uniquingKeysWith: { first, _ in first })
         return Answer(
             ranked: ranked, figures: figures, window: window, ranking: ranking, count: count, scope: scope,
-            calendar: engine.calendar)
+            countedIn: countedIn, calendar: engine.calendar)
+    }
+
+    /// The series ranked. Interfaces, unless `--interface` names them, are those the selection's own scope counts
+    /// (`docs/windows.md`, "Top-N"): the interfaces whose sums are the figures `traffic` and `bill` give for the same
+    /// options, so a ranking never holds a loopback, a veth or a bond's slave beside the bond.
+    func candidates(_ catalogue: Catalogue, window: Window) throws(QueryError) -> [SeriesRecord] {
+        let chosen = try catalogue.select(selection.selection(scope.kind))
+        guard countedIn != nil else { return chosen }
+        let scopes = try catalogue.select(selection.selection(selection.defaultScope))
+        let counted = Set(scopes.flatMap { catalogue.members(of: $0, during: window) }.map(\.id))
+        return chosen.filter { counted.contains($0.id) }
+    }
+
+    /// The scope whose counted interfaces are ranked, as the table's title says it; nil when the interfaces were
+    /// named (`--interface`) or hosts or groups are ranked.
+    var countedIn: String? {
+        guard scope == .interface, selection.interface == nil else { return nil }
+        if let agent = selection.agent { return "host:" + agent }
+        if let group = selection.group { return "group:\(group)" }
+        return "fleet"
     }
 }
 
