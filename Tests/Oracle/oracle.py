@@ -379,8 +379,9 @@ def group_parts(memberships, start, end):
     return [((lo, hi), groups_at(memberships, lo)) for lo, hi in zip(cuts, cuts[1:] + [end])]
 
 
-def rollups(config, agents, batches):
-    """The buckets of every series, and the unplaced totals by series and UTC day of receipt."""
+def rollups(config, agents, batches, levels=None):
+    """The buckets of every series at `levels` (default: every level), and the unplaced totals by series and UTC day
+    of receipt."""
     memberships = memberships_of(config, agents, batches)
     series = {}
     unplaced = {}
@@ -421,7 +422,7 @@ def rollups(config, agents, batches):
                 parts = [(part, in_groups(groups)) for part, groups in group_parts(history, step_start(p, n), n["t"])]
             for target in targets + [group for _, groups in parts for group in groups]:
                 series.setdefault(target, {})
-            for width in config.levels:
+            for width in config.levels if levels is None else levels:
                 def add(start, part):
                     merge(bucket_of("interface:%s/%s" % (agent, interface), width, start), part)
                     for target in targets:
@@ -748,7 +749,8 @@ def main():
                 time, count = due[0]
                 result["issued_at"] = time
                 if count not in earlier:
-                    earlier[count] = rollups(config, case["agents"], case["batches"][:count])[0]
+                    # Bills read the 5-minute level only.
+                    earlier[count] = rollups(config, case["agents"], case["batches"][:count], [300_000])[0]
                 as_issued = [b for b in bills(config, earlier[count], at, time) if b["series"] == result["series"]]
                 result["as_issued"] = as_issued[0] if as_issued else None
             out["bills"].append(result)

@@ -12,8 +12,45 @@ enum Oracle {
     /// Runs `Tests/Oracle/oracle.py` on `oracleCase` and returns what it printed; `passes` says when bills were kept
     /// (``OracleCase/json(passes:)``).
     static func run(_ oracleCase: OracleCase, passes: [(now: Int64, batches: Int)] = []) throws -> [String: Any] {
-        let input = temporaryDirectory() + "/case.json"
-        try oracleCase.json(passes: passes).write(toFile: input, atomically: true, encoding: .utf8)
+        let json = oracleCase.json(passes: passes)
+        let data = try answers.answer(to: json) { try answer(json) }
+        return try JSONSerialization.jsonObject(with: data) as! [String: Any]
+    }
+
+    /// The oracle's answers by their input, for the run of the tests: the SQLite and PostgreSQL billing tests give
+    /// it the same case and passes, and it takes half a minute to work out three months.
+    private static let answers = Answers()
+
+    private final class Answers: @unchecked Sendable {
+        private final class Entry: @unchecked Sendable {
+            let lock = NSLock()
+            var answer: Data?
+        }
+        private let lock = NSLock()
+        private var entries = [String: Entry]()
+
+        /// The answer to `input`, worked out by `work` once: a second test asking meanwhile waits for the first.
+        func answer(to input: String, _ work: () throws -> Data) throws -> Data {
+            let entry = lock.withLock {
+                let entry = entries[input] ?? Entry()
+                entries[input] = entry
+                return entry
+            }
+            return try entry.lock.withLock {
+                if let answer = entry.answer { return answer }
+                let answer = try work()
+                entry.answer = answer
+                return answer
+            }
+        }
+    }
+
+    /// Runs the oracle on a case's JSON and returns what it printed, leaving no file behind.
+    private static func answer(_ json: String) throws -> Data {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = directory + "/case.json"
+        try json.write(toFile: input, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [Self.script]
@@ -31,8 +68,7 @@ enum Oracle {
         guard process.terminationStatus == 0 else {
             throw OracleFailure(description: "oracle.py exited with status \(process.terminationStatus)")
         }
-        let data = try Data(contentsOf: URL(fileURLWithPath: outputPath))
-        return try JSONSerialization.jsonObject(with: data) as! [String: Any]
+        return try Data(contentsOf: URL(fileURLWithPath: outputPath))
     }
 
     static func name(_ series: SeriesRecord) -> String {

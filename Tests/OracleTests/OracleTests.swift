@@ -312,7 +312,9 @@ import Testing
         var expected: [String: Any]?
         for (name, arrival) in [("as generated", oracleCase), ("shuffled", shuffledCase)]
         where shuffling || name == "as generated" {
-            let store = try SQLiteStore(path: temporaryDirectory() + "/netpulse.db", settings: arrival.storeSettings())
+            let directory = temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let store = try SQLiteStore(path: directory + "/netpulse.db", settings: arrival.storeSettings())
             let keeper =
                 keepingBills && name == "as generated"
                 ? BillKeeper(store: store, billing: config.billing, rules: config.store.rules) : nil

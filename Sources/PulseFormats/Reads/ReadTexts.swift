@@ -216,6 +216,12 @@ extension TopRead.Answer {
                 ])
             }
             out += TerminalText.table(rows, numeric: [0, 2, 3, 4, 5, 6, 7])
+            if ranked.isEmpty, let countedIn {
+                // Most often a host whose interfaces are all virtual, which no scope counts by default.
+                out +=
+                    "none: no interface that \(Self.scopeText(countedIn)) counts has a value in this window; "
+                    + "--interface '*' ranks every interface, whatever its kind\n"
+            }
             return out
         case .csv:
             var out = CSVText.row(["rank", "ranking", "ranking_value", "ranking_unit"] + FigureFormat.figuresCSVHeader)
