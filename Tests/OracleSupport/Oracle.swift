@@ -10,15 +10,18 @@ enum Oracle {
     static let script = FileIO.parentDirectory(FileIO.parentDirectory(#filePath)) + "/Oracle/oracle.py"
 
     /// Runs `Tests/Oracle/oracle.py` on `oracleCase` and returns what it printed; `passes` says when bills were kept
-    /// (``OracleCase/json(passes:)``).
-    static func run(_ oracleCase: OracleCase, passes: [(now: Int64, batches: Int)] = []) throws -> [String: Any] {
+    /// (``OracleCase/json(passes:)``). A `shared` answer is kept for the run of the tests, for another test that
+    /// asks the same (only those: the random fleets' answers would pile up).
+    static func run(_ oracleCase: OracleCase, passes: [(now: Int64, batches: Int)] = [], shared: Bool = false)
+        throws -> [String: Any]
+    {
         let json = oracleCase.json(passes: passes)
-        let data = try answers.answer(to: json) { try answer(json) }
+        let data = try shared ? answers.answer(to: json) { try answer(json) } : answer(json)
         return try JSONSerialization.jsonObject(with: data) as! [String: Any]
     }
 
-    /// The oracle's answers by their input, for the run of the tests: the SQLite and PostgreSQL billing tests give
-    /// it the same case and passes, and it takes half a minute to work out three months.
+    /// Shared answers by their input: the SQLite and PostgreSQL billing tests give the oracle the same case and
+    /// passes, and it takes half a minute to work out three months.
     private static let answers = Answers()
 
     private final class Answers: @unchecked Sendable {

@@ -285,7 +285,7 @@ import Testing
         let fed = try await ingest(oracleCase, into: store, keeper: keeper)
         print("ingest into PostgreSQL: \(ContinuousClock.now - clock)")
         #expect(fed.report.replaced > 100 && fed.report.rebuilt > 0, "\(fed.report)")
-        let expected = try Oracle.run(oracleCase, passes: fed.passes)
+        let expected = try Oracle.run(oracleCase, passes: fed.passes, shared: true)
         let february = try await store.bills(series: nil, containing: oracleCase.bills[0])
         #expect(!february.isEmpty && february.allSatisfy { $0.issuedAt != nil })
         if let late = oracleCase.lateDataAt {
@@ -323,7 +323,7 @@ import Testing
             print("ingest \(name): \(ContinuousClock.now - clock)")
             clock = .now
             if expected == nil {
-                expected = try Oracle.run(oracleCase, passes: fed.passes)
+                expected = try Oracle.run(oracleCase, passes: fed.passes, shared: keepingBills)
                 print("oracle: \(ContinuousClock.now - clock)")
                 clock = .now
             }
