@@ -41,8 +41,7 @@ extension CertificateAuthority {
     ) throws(CertificateAuthorityError) -> RenewalOutcome {
         let text = try SecureFile.readRequiredText(path)
         let leaf = try PEMEncoding.decodeChain(text, path: path).certificates[0]
-        guard leaf.issuer == certificate.subject, certificate.publicKey.isValidSignature(leaf.signature, for: leaf)
-        else {
+        guard certificate.issued(leaf) else {
             throw .invalidCertificatePEM(
                 path, reason: "it was not issued by the CA in \(directory); renew it with the CA that issued it (--dir)"
             )

@@ -41,12 +41,7 @@ struct HTTPAuthentication: RouterMiddleware {
                     "this client certificate is not an operator's: issue one with `netpulse ca issue --operator NAME`"
                 ).response
             }
-            guard
-                roots.contains(where: {
-                    $0.subject == certificate.issuer
-                        && $0.publicKey.isValidSignature(certificate.signature, for: certificate)
-                })
-            else {
+            guard roots.contains(where: { $0.issued(certificate) }) else {
                 logger?.warning(
                     "http: refused the operator certificate of \(CertificateRole.commonName(of: certificate) ?? "?"): not issued by a root of the CA file"
                 )

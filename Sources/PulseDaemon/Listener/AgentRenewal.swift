@@ -37,11 +37,7 @@ struct AgentRenewal: Sendable {
         }
         let issuing = authority.certificate
         let top = authority.chain.last ?? issuing
-        guard
-            let root = roots.first(where: {
-                $0.subject == top.issuer && $0.publicKey.isValidSignature(top.signature, for: top)
-            })
-        else {
+        guard let root = roots.first(where: { $0.issued(top) }) else {
             throw DaemonError(
                 "[enrollment] directory: the CA in \(authority.certificatePath) is not signed by the fleet's root in [tls] ca, so the daemon would refuse every certificate it renews; make the issuing CA under that root (netpulse ca issuing --dir /etc/netpulse/ca)"
             )

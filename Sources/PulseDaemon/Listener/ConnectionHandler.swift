@@ -96,10 +96,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
             tlsEstablished = true
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
                 .peerCertificate
-            let isOperator =
-                certificate.flatMap { try? $0.toDERBytes() }.flatMap(CertificateRole.init(derEncoded:)) == .operator
+            let der = certificate.flatMap { try? $0.toDERBytes() }
+            let isOperator = der.flatMap(CertificateRole.init(derEncoded:)) == .operator
             certificateNotAfter = certificate.map { Int64($0.notValidAfter) }
-            peerCertificate = certificate.flatMap { try? $0.toDERBytes() }.flatMap { try? Certificate(derEncoded: $0) }
+            peerCertificate = der.flatMap { try? Certificate(derEncoded: $0) }
             perform(
                 machine.tlsEstablished(
                     certificateName: certificate.flatMap(Self.commonName), operatorCertificate: isOperator),
@@ -341,13 +341,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 answer = .refused("this daemon no longer renews certificates (its [enrollment] was removed)")
                 logger.warning("refused to renew the certificate of agent \(agent): no [enrollment] any more")
             }
-            channel.eventLoop.execute {
-                if case .issued = answer {
-                    handler.value.machine.renewalAnswered(issued: true)
-                } else {
-                    handler.value.machine.renewalAnswered(issued: false)
-                }
-            }
+            let issued = if case .issued = answer { true } else { false }
+            channel.eventLoop.execute { handler.value.machine.renewalAnswered(issued: issued) }
             channel.writeAndFlush(ByteBuffer(bytes: WireCodec.encode(.renewed(answer))), promise: nil)
         }
     }
