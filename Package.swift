@@ -157,6 +157,7 @@ let package = Package(
         .target(
             name: "PulseCertificates",
             dependencies: [
+                "PulseCore",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -15,6 +15,16 @@ extension CertificateAuthority {
         SecureFile.path(issuingDirectoryName, in: SecureFile.parentDirectory(of: rootDirectory))
     }
 
+    /// Refuses `directory` for a new issuing CA when it holds a CA's `ca.pem` or `ca-key.pem` already; `advice` ends
+    /// the message (what the command that asked should be given instead). Checked before anything is made, so that
+    /// a refusal leaves nothing half done.
+    public static func checkRoomForIssuing(in directory: String, advice: String) throws(CertificateAuthorityError) {
+        for file in [certificateFileName, privateKeyFileName] {
+            let path = SecureFile.path(file, in: directory)
+            if SecureFile.exists(path) { throw .directoryHoldsCA(path, advice: advice) }
+        }
+    }
+
     /// Makes an issuing CA for agents under this root and writes its `ca.pem` (0644) and `ca-key.pem` (0600, or 0640
     /// readable by `keyGroup`: the daemon's, which signs renewals with it) into `directory` (made 0755 if missing).
     ///

@@ -83,6 +83,10 @@ extension CertificateAuthorityError {
         )
     }
 
+    static func directoryHoldsCA(_ existing: String, advice: String) -> Self {
+        Self(.caAlreadyExists, path: existing, "\(existing) exists: a CA is there already. \(advice).")
+    }
+
     static func missingCACertificate(_ path: String) -> Self {
         Self(
             .missingFile,
@@ -216,6 +220,15 @@ extension CertificateAuthorityError {
             "Invalid validity of \(validity): choose between 1 minute and \(maximumDays) days."
         )
     }
+
+    static func invalidValidityText(_ text: String) -> Self {
+        Self(
+            .invalidValidity,
+            "--validity \(text.debugDescription) is not a duration in whole seconds: 90d, 12h, 3m, 45s"
+        )
+    }
+
+    static let validityTwice = Self(.invalidValidity, "give --days or --validity, not both")
 
     static func outlivesCA(_ validity: Validity, expiry: String, caExpiry: String, maximumDays: Int) -> Self {
         let advice =

@@ -17,6 +17,20 @@ public enum Enrollment {
         let file = path.split(separator: "/").last.map(String.init) ?? path
         return file.hasSuffix(".csr") ? String(file.dropLast(4)) : file
     }
+
+    /// The requests in `directory` that `netpulse ca sign DIR` signs, in name order: every `NAME.csr` without its
+    /// `NAME.pem` in `outputDirectory` (default: `directory`), or every one when `overwrite` asks to sign them again.
+    public static func pendingRequests(
+        in directory: String, outputDirectory: String? = nil, overwrite: Bool = false
+    ) -> [String] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".csr") }.sorted()
+        return names.map { SecureFile.path($0, in: directory) }.filter { path in
+            overwrite
+                || !SecureFile.exists(
+                    SecureFile.path(name(ofRequestFile: path) + ".pem", in: outputDirectory ?? directory))
+        }
+    }
 }
 
 /// A request signed by ``CertificateAuthority/sign(requestAt:name:validity:outputDirectory:overwrite:)``.

@@ -26,6 +26,14 @@ public struct KeyGroup: Sendable, Hashable {
         return KeyGroup(name: name, id: UInt32(entry.pointee.gr_gid))
     }
 
+    /// The group that reads an issuing CA's key: `name`, or else the daemon's group when this host has it (as the
+    /// packages and install.sh make it), the way `netpulse-agent request` gives an agent's key to the agents' group.
+    /// - Throws: ``CertificateAuthorityError`` when `name` is given and there is no such group.
+    public static func daemonGroup(named name: String?) throws(CertificateAuthorityError) -> KeyGroup? {
+        if let name { return try named(name) }
+        return try? named("netpulse-daemon")
+    }
+
     /// Refuses to give a key of `role` to this group when a key of the other role in `directory` is already
     /// readable by it: the group would then let each role read the other's key.
     ///

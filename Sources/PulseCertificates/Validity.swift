@@ -1,3 +1,5 @@
+import PulseCore
+
 /// How long a certificate is valid, in whole seconds from when it is issued: days for the certificates a fleet
 /// runs on, minutes for the short ones renewal is tried with.
 public struct Validity: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -21,5 +23,22 @@ public struct Validity: Sendable, Hashable, Comparable, CustomStringConvertible 
             return "\(count) \(unit)\(count == 1 ? "" : "s")"
         }
         return "\(seconds) second\(seconds == 1 ? "" : "s")"
+    }
+
+    /// The validity `--days` or `--validity` (a duration in whole seconds: `90d`, `12h`, `3m`) asks for: one of
+    /// them, or a year (``CertificateAuthority/defaultLeafValidityDays``) without either.
+    /// - Throws: ``CertificateAuthorityError`` (``CertificateAuthorityError/Code/invalidValidity``) for both at once
+    ///   or a duration that is not one.
+    public static func chosen(days: Int?, duration: String?) throws(CertificateAuthorityError) -> Validity {
+        switch (days, duration) {
+        case (nil, nil): return .days(CertificateAuthority.defaultLeafValidityDays)
+        case (let days?, nil): return .days(days)
+        case (nil, let text?):
+            guard let milliseconds = Units.parseDuration(text), milliseconds % 1000 == 0, milliseconds > 0 else {
+                throw .invalidValidityText(text)
+            }
+            return Validity(seconds: Int(milliseconds / 1000))
+        case (_?, _?): throw .validityTwice
+        }
     }
 }

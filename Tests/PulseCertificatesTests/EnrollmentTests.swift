@@ -89,4 +89,38 @@ import Testing
             #expect(key?.message.contains("not a PEM certificate request") == true)
         }
     }
+
+    /// `netpulse ca sign DIR`: the requests it signs are those without a certificate beside them (or in the output
+    /// directory), all of them when asked to sign again, in name order.
+    @Test func aDirectoryOffersTheRequestsNotSignedYet() throws {
+        try withTemporaryDirectory { root in
+            let out = root + "/out"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            for file in ["web-02.csr", "web-01.csr", "db-01.csr", "db-01.pem", "notes.txt", "web-02-key.pem"] {
+                try "".write(toFile: "\(root)/\(file)", atomically: true, encoding: .utf8)
+            }
+            try "".write(toFile: out + "/web-01.pem", atomically: true, encoding: .utf8)
+            #expect(Enrollment.pendingRequests(in: root) == ["\(root)/web-01.csr", "\(root)/web-02.csr"])
+            #expect(
+                Enrollment.pendingRequests(in: root, outputDirectory: out) == [
+                    "\(root)/db-01.csr", "\(root)/web-02.csr",
+                ])
+            #expect(Enrollment.pendingRequests(in: root, overwrite: true).count == 3)
+            #expect(Enrollment.pendingRequests(in: root + "/missing").isEmpty)
+        }
+    }
+
+    /// `--days` or `--validity` (a duration in whole seconds), never both; a year without either.
+    @Test func aValidityIsDaysOrADuration() throws {
+        #expect(try Validity.chosen(days: nil, duration: nil) == .days(365))
+        #expect(try Validity.chosen(days: 30, duration: nil) == .days(30))
+        #expect(try Validity.chosen(days: nil, duration: "12h") == Validity(seconds: 43_200))
+        #expect(try Validity.chosen(days: nil, duration: "3m") == Validity(seconds: 180))
+        for text in ["1500ms", "0s", "soon", "-1d"] {
+            let error = expectCAError(.invalidValidity) { _ = try Validity.chosen(days: nil, duration: text) }
+            #expect(error?.message.contains("not a duration in whole seconds") == true, "\(text)")
+        }
+        let both = expectCAError(.invalidValidity) { _ = try Validity.chosen(days: 1, duration: "1d") }
+        #expect(both?.message == "give --days or --validity, not both")
+    }
 }

@@ -27,6 +27,12 @@ import X509
             let issuing = try ca.createIssuing(
                 directory: CertificateAuthority.defaultIssuingDirectory(besideRoot: root + "/ca"))
             #expect(issuing.directory == root + "/enrollment")
+            // `netpulse ca init` and `ca issuing` ask first whether a directory has room, before making anything.
+            try CertificateAuthority.checkRoomForIssuing(in: root + "/elsewhere", advice: "unused")
+            let taken = expectCAError(.caAlreadyExists) {
+                try CertificateAuthority.checkRoomForIssuing(in: issuing.directory, advice: "Give --out another")
+            }
+            #expect(taken?.message == "\(issuing.certificatePath) exists: a CA is there already. Give --out another.")
             #expect(!issuing.isRoot && issuing.pathLength == 0)
             #expect(try permissions(issuing.privateKeyPath) == 0o600)
             let text = try openssl("x509", "-in", issuing.certificatePath, "-noout", "-text")
