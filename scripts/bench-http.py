@@ -347,8 +347,10 @@ if __name__ == "__main__":
     setup()
     DAEMON = start_daemon()
     try:
-        api_latency()
-        render_times()
+        # BENCH_HTTP_LIVE_ONLY=1: the live part alone, to measure a change to it in a few minutes.
+        if not os.environ.get("BENCH_HTTP_LIVE_ONLY"):
+            api_latency()
+            render_times()
         live()
     finally:
         DAEMON.terminate()

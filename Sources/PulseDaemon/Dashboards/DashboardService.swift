@@ -31,10 +31,13 @@ final class DashboardService: Service, Sendable {
     /// How long the oldest batch waiting for a commit has waited, and the oldest journaled batch waiting to be
     /// applied to the store.
     let ingestBacklog: @Sendable () -> (committing: Duration, applying: Duration)
+    /// The reads someone waits for (live pages, the API), which drawing waits for as it waits for ingest.
+    let interactive: InteractiveReads?
 
     init(
         store: any MetricStore, config: DaemonConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil,
-        ingestBacklog: @escaping @Sendable () -> (committing: Duration, applying: Duration) = { (.zero, .zero) }
+        ingestBacklog: @escaping @Sendable () -> (committing: Duration, applying: Duration) = { (.zero, .zero) },
+        interactive: InteractiveReads? = nil
     ) {
         self.store = store
         self.config = config
@@ -42,6 +45,7 @@ final class DashboardService: Service, Sendable {
         self.logger = logger
         self.metrics = metrics
         self.ingestBacklog = ingestBacklog
+        self.interactive = interactive
     }
 
     /// A batch waiting longer than this for its commit means the writer is behind: drawing waits.
@@ -111,11 +115,14 @@ final class DashboardService: Service, Sendable {
             try await rest()
             let start = ContinuousClock.now
             let deadline = start + left.withLock { $0 }
+            var slept = false
             defer {
-                left.withLock { $0 = max(.zero, $0 - (ContinuousClock.now - start)) }
+                // Only a wait counts: a check that finds nothing behind costs no budget.
+                if slept { left.withLock { $0 = max(.zero, $0 - (ContinuousClock.now - start)) } }
                 if share < 1 { stretch.withLock { $0 = (ContinuousClock.now, stalled()) } }
             }
             while behind() && ContinuousClock.now < deadline {
+                slept = true
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -151,10 +158,10 @@ final class DashboardService: Service, Sendable {
 
     /// A pacer for one round of drawing.
     func pacer() -> Pacer {
-        let ingestBacklog = self.ingestBacklog
+        let (ingestBacklog, interactive) = (self.ingestBacklog, self.interactive)
         return Pacer(share: config.dashboards.busyShare) {
             let (committing, applying) = ingestBacklog()
-            return Self.behind(committing: committing, applying: applying)
+            return Self.behind(committing: committing, applying: applying) || interactive?.busy == true
         }
     }
 

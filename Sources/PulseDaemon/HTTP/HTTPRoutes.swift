@@ -43,6 +43,8 @@ struct HTTPRoutes: Sendable {
     let announcer: BucketAnnouncer
     /// The catalogue the daemon's readers share, read again when the store's series change.
     let catalogues: CatalogueCache
+    /// The reads someone waits for, which the daemon's background readers give way to.
+    let interactive: InteractiveReads
     let logger: Logger
     /// The live pages' shared reads, for every listener.
     let liveReads = LiveReads()
@@ -60,7 +62,9 @@ struct HTTPRoutes: Sendable {
         }
         for read in Read.allCases {
             api.get(RouterPath(stringLiteral: read.rawValue)) { request, _ in
-                try await answer(read, request)
+                // An export streams for as long as its client reads: background work does not wait for that.
+                guard read != .export else { return try await answer(read, request) }
+                return try await interactive.during { try await answer(read, request) }
             }
         }
         SilenceRoutes(store: store, config: config, clock: clock, logger: logger).add(to: api)

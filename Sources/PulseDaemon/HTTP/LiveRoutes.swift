@@ -144,14 +144,24 @@ struct LiveRoutes: Sendable {
         generation: Int64?
     ) async throws -> LiveReads.Drawn {
         let key = generation.map { LiveReads.Key(stem: spec.fileStem, range: range, second: now, data: $0) }
+        let interactive = routes.interactive
         return try await reads.drawn(key) {
-            // Not waited for: holding them the first time reads the window inside the store's writer, and this
-            // read takes the rows meanwhile rather than waiting for that (and for the commits queued before it).
-            let finest = engine.finest
-            Task { await holdRecent(now: now, finest: finest) }
-            let data = try await read(spec, engine: engine, range: range, now: now)
-            return LiveReads.Drawn(data: data, charts: pages.charts(data))
+            try await interactive.during {
+                try await readAndDraw(pages, spec, engine: engine, range: range, now: now)
+            }
         }
+    }
+
+    /// `spec` read for `range` as of `now` and its panels drawn.
+    private func readAndDraw(
+        _ pages: LivePages, _ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, now: Int64
+    ) async throws -> LiveReads.Drawn {
+        // Not waited for: holding them the first time reads the window inside the store's writer, and this read
+        // takes the rows meanwhile rather than waiting for that (and for the commits queued before it).
+        let finest = engine.finest
+        Task { await holdRecent(now: now, finest: finest) }
+        let data = try await read(spec, engine: engine, range: range, now: now)
+        return LiveReads.Drawn(data: data, charts: pages.charts(data))
     }
 
     /// Asks the store to hold in memory the finest buckets the open live pages read (``LiveReads/heldFrom``), or

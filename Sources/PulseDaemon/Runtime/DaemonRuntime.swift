@@ -42,6 +42,8 @@ public struct DaemonRuntime: Sendable {
     let remoteWriteService: RemoteWriteService?
     /// One catalogue for the readers that run all the time: alert rounds, the API and the live pages.
     let catalogues = CatalogueCache()
+    /// The reads someone waits for (live pages, the API), which the snapshot and drawing give way to.
+    let interactive = InteractiveReads()
 
     /// Opens the store (migrating an older one) and makes the services; nothing runs yet.
     ///
@@ -130,7 +132,7 @@ public struct DaemonRuntime: Sendable {
             config.http, revoked: { tls.check.revoked },
             routes: HTTPRoutes(
                 store: store, config: config, clock: clock, metrics: metrics, sources: sources,
-                announcer: announcer, catalogues: catalogues, logger: logger),
+                announcer: announcer, catalogues: catalogues, interactive: interactive, logger: logger),
             logger: logger, onListening: onHTTPListening)
         let current = self.current
         let labelValues = LabelValueLimit()
@@ -235,19 +237,23 @@ public struct DaemonRuntime: Sendable {
                     clock: clock, logger: logger)),
             .init(service: status, successTerminationBehavior: .ignore),
         ]
+        let (queue, applying, interactive) = (self.queue, ingest.backlog, self.interactive)
         if config.snapshots.enabled {
-            services.insert(
-                .init(service: leaderOnly(SnapshotService(store: store, config: config, clock: clock, logger: logger))),
-                at: 2)
+            let snapshots = SnapshotService(
+                store: store, config: config, clock: clock, logger: logger,
+                giveWay: {
+                    interactive.busy
+                        || DashboardService.behind(committing: queue.backlogAge, applying: applying.age)
+                })
+            services.insert(.init(service: leaderOnly(snapshots)), at: 2)
         }
         if config.dashboards.enabled {
-            let (queue, applying) = (self.queue, ingest.backlog)
             services.insert(
                 .init(
                     service: leaderOnly(
                         DashboardService(
                             store: store, config: config, clock: clock, logger: logger, metrics: metrics,
-                            ingestBacklog: { (queue.backlogAge, applying.age) }))), at: 2)
+                            ingestBacklog: { (queue.backlogAge, applying.age) }, interactive: interactive))), at: 2)
         }
         if let remoteWriteService {
             services.insert(.init(service: leaderOnly(remoteWriteService)), at: 2)
