@@ -137,7 +137,9 @@ enabled = false
 
 def start_daemon():
     log = open(f"{STORE}/netpulsed.log", "w")
-    daemon = subprocess.Popen([f"{BIN}/netpulsed", "--config", f"{STORE}/netpulsed.toml"], stdout=log, stderr=log)
+    # BENCH_HTTP_LOG_LEVEL=debug: the daemon says how long each live page's read took (in netpulsed.log).
+    daemon = subprocess.Popen([f"{BIN}/netpulsed", "--config", f"{STORE}/netpulsed.toml", "--log-level",
+                               os.environ.get("BENCH_HTTP_LOG_LEVEL", "info")], stdout=log, stderr=log)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if os.path.exists(SOCKET):

@@ -66,7 +66,9 @@ final class PostgresIngestTransaction: IngestTransaction {
             return nil
         }
         var changes = StoreWriter.SharedChanges()
-        for row in try await session.query("SELECT series_id, first, last FROM series_state WHERE revision > \(revision)") {
+        for row in try await session.query(
+            "SELECT series_id, first, last FROM series_state WHERE revision > \(revision)")
+        {
             let (series, first, last) = try row.decode((Int64, ByteBuffer, ByteBuffer).self)
             changes.states[series] = StoreWriter.SeriesState(
                 first: try SampleCoding.decode(Array(first.readableBytesView)),
@@ -101,7 +103,9 @@ final class PostgresIngestTransaction: IngestTransaction {
 
     func meta(_ key: String) async throws -> Int64 {
         if let value = metaValues[key] { return value }
-        return try await session.query("SELECT value FROM meta WHERE key = \(key)").first.map { try $0.decode(Int64.self) }
+        return try await session.query("SELECT value FROM meta WHERE key = \(key)").first.map {
+            try $0.decode(Int64.self)
+        }
             ?? 0
     }
 
@@ -143,14 +147,17 @@ final class PostgresIngestTransaction: IngestTransaction {
     }
 
     func agent(named name: String) async throws -> (id: Int64, identity: AgentIdentity, lastSeen: Int64)? {
-        try await session.query("SELECT id, hostname, version, labels, last_seen FROM agent WHERE name = \(name)").first.map {
-            row in
-            let (id, hostname, version, labels, lastSeen) = try row.decode((Int64, String, String, String, Int64).self)
-            return (
-                id, AgentIdentity(name: name, hostname: hostname, version: version, labels: LabelText.decode(labels)),
-                lastSeen
-            )
-        }
+        try await session.query("SELECT id, hostname, version, labels, last_seen FROM agent WHERE name = \(name)").first
+            .map {
+                row in
+                let (id, hostname, version, labels, lastSeen) = try row.decode(
+                    (Int64, String, String, String, Int64).self)
+                return (
+                    id,
+                    AgentIdentity(name: name, hostname: hostname, version: version, labels: LabelText.decode(labels)),
+                    lastSeen
+                )
+            }
     }
 
     func memberships(agent id: Int64, name: String) async throws -> [Membership] {
@@ -233,14 +240,17 @@ final class PostgresIngestTransaction: IngestTransaction {
 
     // MARK: Series
 
-    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) async throws -> Int64 {
+    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) async throws -> (
+        id: Int64, created: Bool
+    ) {
+        // A row this statement inserted has no deleting transaction yet (xmax 0); one it updated has this one's.
         try await session.query(
             """
             INSERT INTO series (kind, agent_id, name, first_seen, last_seen)
             VALUES (\(kind.rawValue), \(agent), \(ByteBuffer(bytes: name)), \(now), \(now))
-            ON CONFLICT (kind, agent_id, name) DO UPDATE SET kind = excluded.kind RETURNING id
+            ON CONFLICT (kind, agent_id, name) DO UPDATE SET kind = excluded.kind RETURNING id, xmax = 0
             """
-        ).single("a series of the agent \(agent)").decode(Int64.self)
+        ).single("a series of the agent \(agent)").decode((Int64, Bool).self)
     }
 
     func epochID(_ epoch: CounterEpoch) async throws -> Int64 {
@@ -304,7 +314,8 @@ final class PostgresIngestTransaction: IngestTransaction {
     // MARK: Counter order
 
     func seriesState(_ series: Int64) async throws -> StoreWriter.SeriesState? {
-        try await session.query("SELECT first, last FROM series_state WHERE series_id = \(series) FOR UPDATE").first.map {
+        try await session.query("SELECT first, last FROM series_state WHERE series_id = \(series) FOR UPDATE").first.map
+        {
             let (first, last) = try $0.decode((ByteBuffer, ByteBuffer).self)
             return StoreWriter.SeriesState(
                 first: try SampleCoding.decode(Array(first.readableBytesView)),
@@ -394,7 +405,9 @@ final class PostgresIngestTransaction: IngestTransaction {
 
     // MARK: The commit's changes
 
-    func writeBuckets(_ deltas: [StoreWriter.BucketKey: BucketValues], levels: [RollupLevel], revision: Int64) async throws {
+    func writeBuckets(_ deltas: [StoreWriter.BucketKey: BucketValues], levels: [RollupLevel], revision: Int64)
+        async throws
+    {
         let columns = BucketColumns.all
         var rows = [[Int64]](repeating: [], count: levels.count)
         var arguments = [Int64](repeating: 0, count: 2 + columns.count)

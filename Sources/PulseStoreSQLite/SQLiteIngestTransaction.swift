@@ -134,15 +134,19 @@ struct SQLiteIngestTransaction: IngestTransaction {
 
     // MARK: Series
 
-    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) throws -> Int64 {
+    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) throws -> (
+        id: Int64, created: Bool
+    ) {
         try db.run(
             sql: """
                 INSERT INTO series (kind, agent_id, name, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT DO NOTHING
                 """, arguments: [kind.rawValue, agent, Data(name), now, now])
-        return try Int64.fetchOne(
+        let created = db.changesCount > 0
+        let id = try Int64.fetchOne(
             db, sql: "SELECT id FROM series WHERE kind = ? AND agent_id = ? AND name = ?",
             arguments: [kind.rawValue, agent, Data(name)])!
+        return (id, created)
     }
 
     func epochID(_ epoch: CounterEpoch) throws -> Int64 {

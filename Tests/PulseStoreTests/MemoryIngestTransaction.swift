@@ -126,12 +126,12 @@ final class MemoryIngestTransaction: IngestTransaction {
 
     // MARK: Series
 
-    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) throws -> Int64 {
+    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) throws -> (id: Int64, created: Bool) {
         let key = SeriesKey(kind: kind, agent: agent, name: name)
-        if let known = series[key] { return known }
+        if let known = series[key] { return (known, false) }
         let id = newID()
         series[key] = id
-        return id
+        return (id, true)
     }
 
     func epochID(_ epoch: CounterEpoch) throws -> Int64 {

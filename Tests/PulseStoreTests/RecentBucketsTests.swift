@@ -211,6 +211,20 @@ import Testing
             [maker.batch(5, start: day + 8_000, rx: [600, 700], speed: 10_000)], receivedAt: day + 9_000)
         #expect(try generation() != last, "relabelled")
 
+        // A restart: the new writer has cached nothing, and the agent's first batch (the same agent, interface
+        // and link) changes no catalogue. Before, it moved the generation for each agent and series it met again,
+        // so every open page's first redraw after a restart read the whole catalogue again.
+        let restarted = try SQLiteStore(path: path)
+        func restartedGeneration() throws -> Int64 { try #require(restarted.catalogueGeneration()) }
+        last = try restartedGeneration()
+        _ = try await restarted.ingest(
+            [maker.batch(6, start: day + 10_000, rx: [800, 900], speed: 10_000)], receivedAt: day + 11_000)
+        #expect(try restartedGeneration() == last, "a known agent, interface and link after a restart")
+        maker.agent.hostname = "web-01.example.net"
+        _ = try await restarted.ingest(
+            [maker.batch(7, start: day + 12_000, rx: [1_000, 1_100], speed: 10_000)], receivedAt: day + 13_000)
+        #expect(try restartedGeneration() != last, "a new hostname")
+
         // A reader cannot tell what the daemon changes.
         #expect(try SQLiteStore(path: path, readOnly: true).catalogueGeneration() == nil)
     }

@@ -82,8 +82,12 @@ struct LiveRoutes: Sendable {
         let config = routes.config
         let generation = routes.store.catalogueGeneration()
         let engine = try await config.windowEngine(over: routes.store, cache: routes.catalogues)
+        let logger = routes.logger
         let (ordered, byStem) = reads.dashboards(generation: generation) {
-            config.dashboards.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy)
+            logger.debug(
+                "live pages: dashboards made again for catalogue generation \(generation.map(String.init) ?? "unknown")"
+            )
+            return config.dashboards.dashboards(for: engine.catalogue, groupBy: config.billing.groupBy)
         }
         return (engine, ordered, byStem)
     }
@@ -144,10 +148,15 @@ struct LiveRoutes: Sendable {
         generation: Int64?
     ) async throws -> LiveReads.Drawn {
         let key = generation.map { LiveReads.Key(stem: spec.fileStem, range: range, second: now, data: $0) }
-        let interactive = routes.interactive
+        let (interactive, logger) = (routes.interactive, routes.logger)
         return try await reads.drawn(key) {
             try await interactive.during {
-                try await readAndDraw(pages, spec, engine: engine, range: range, now: now)
+                let started = ContinuousClock.now
+                let drawn = try await readAndDraw(pages, spec, engine: engine, range: range, now: now)
+                logger.debug(
+                    "live page \(spec.fileStem) (\(range.query)) read and drawn in \((ContinuousClock.now - started).milliseconds) ms at data generation \(generation.map(String.init) ?? "unknown")"
+                )
+                return drawn
             }
         }
     }

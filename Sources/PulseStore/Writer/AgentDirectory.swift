@@ -76,12 +76,27 @@ struct AgentDirectory {
             known.lastSeen = now
             return known
         }
+        if let stored = try await db.agent(named: identity.name) {
+            // An agent this writer had not cached (after a restart, or one another writer changed): the catalogues
+            // hold it already, and only a new hostname or version changes them.
+            var known = stored.identity
+            if known.hostname != identity.hostname || known.version != identity.version {
+                commit.catalogueChanged = true
+            }
+            try await db.touchAgent(id: stored.id, hostname: identity.hostname, version: identity.version, at: now)
+            known.hostname = identity.hostname
+            known.version = identity.version
+            return StoreWriter.AgentRow(
+                id: stored.id, identity: known, lastSeen: now,
+                memberships: try await db.memberships(agent: stored.id, name: identity.name))
+        }
         let (id, labels) = try await db.upsertAgent(identity, at: now)
         commit.catalogueChanged = true
         var stored = identity
         stored.labels = labels
         return StoreWriter.AgentRow(
-            id: id, identity: stored, lastSeen: now, memberships: try await db.memberships(agent: id, name: identity.name))
+            id: id, identity: stored, lastSeen: now,
+            memberships: try await db.memberships(agent: id, name: identity.name))
     }
 
     /// Records that the agent's labels changed at `now`: memberships of groups it left end, new ones begin.

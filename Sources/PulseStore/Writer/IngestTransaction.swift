@@ -49,8 +49,10 @@ package protocol IngestTransaction {
 
     // MARK: Series
 
-    /// The id of a series, created (seen first at `now`) if new.
-    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) async throws -> Int64
+    /// The id of a series, created (seen first at `now`) if new; and whether this call created it.
+    func seriesID(_ kind: SeriesKind, agent: Int64, name: [UInt8], at now: Int64) async throws -> (
+        id: Int64, created: Bool
+    )
     func epochID(_ epoch: CounterEpoch) async throws -> Int64
     /// The interface's latest link facts (nil for a series that has none yet).
     func facts(series: Int64) async throws -> LinkState?
@@ -77,7 +79,8 @@ package protocol IngestTransaction {
     // MARK: The commit's changes
 
     /// Adds each change to its bucket (peaks and speeds by maximum), creating buckets as needed.
-    func writeBuckets(_ deltas: [StoreWriter.BucketKey: BucketValues], levels: [RollupLevel], revision: Int64) async throws
+    func writeBuckets(_ deltas: [StoreWriter.BucketKey: BucketValues], levels: [RollupLevel], revision: Int64)
+        async throws
     /// Adds to `bill_change` and `forward_change` (see ``StoreWriter/Change``).
     func writeChanges(
         bill: [StoreWriter.ChangeKey: StoreWriter.Change], forward: [StoreWriter.ChangeKey: StoreWriter.Change],

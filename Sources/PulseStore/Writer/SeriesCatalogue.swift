@@ -29,9 +29,10 @@ struct SeriesCatalogue {
         if let known = series[key] { return known }
         // Interfaces come and go (containers, VPNs): keep the cache bounded; a miss only costs a lookup.
         if series.count >= 200_000 { series.removeAll(keepingCapacity: true) }
-        let id = try await db.seriesID(kind, agent: agent, name: name, at: now)
+        let (id, created) = try await db.seriesID(kind, agent: agent, name: name, at: now)
         series[key] = id
-        commit.catalogueChanged = true  // perhaps a new series
+        // A series this writer had not cached (after a restart, or past the bound) is in the catalogues already.
+        if created { commit.catalogueChanged = true }
         return id
     }
 
