@@ -364,6 +364,19 @@ extension EndToEnd {
             let after = try panel()
             #expect(after.sum > before.sum, "what was stored since is drawn (\(before.sum) before, \(after.sum) after)")
             #expect(after.tag != before.tag)
+
+            // A redraw asks with the data generation its announcement carried: any read at least that new answers
+            // it; one from before a daemon restart (above today's count) is answered with what there is.
+            let told = try run([
+                "curl", "-s", "--fail", "--unix-socket", socket,
+                "http://netpulse/dashboards/fleet/panels/1.json?range=hour&since=999999999",
+            ])
+            #expect(told == after.json)
+            let refused = try run([
+                "curl", "-s", "-w", " %{http_code}", "--unix-socket", socket,
+                "http://netpulse/dashboards/fleet/panels/1.json?range=hour&since=soon",
+            ])
+            #expect(refused.hasSuffix(" 400") && refused.contains("since"), "\(refused)")
         }
 
         /// The start of a command line (for `/usr/bin/env`) on which the clock stands still at `instant` (libfaketime),

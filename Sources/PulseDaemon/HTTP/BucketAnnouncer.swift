@@ -10,12 +10,14 @@ import Synchronization
 /// what matters: it redraws from the store, not from the announcement), so nothing here grows with the ingest rate
 /// or with a slow reader; the number of streams is bounded by `[http] max_connections`.
 final class BucketAnnouncer: Sendable {
-    /// What a page learns: the oldest and newest sample times among the batches, and when the store committed
-    /// them (ms).
+    /// What a page learns: the oldest and newest sample times among the batches, when the store committed them
+    /// (ms), and the store's data generation after the commit (nil when the store cannot tell): a redraw asks for a
+    /// read at least that new (``LiveReads``).
     struct Announcement: Sendable, Equatable {
         var earliest: Int64
         var through: Int64
         var committed: Int64
+        var generation: Int64? = nil
     }
 
     enum Event: Sendable, Equatable {
@@ -32,9 +34,12 @@ final class BucketAnnouncer: Sendable {
 
     private let subscribers = Mutex<(next: Int, all: [Int: Subscriber])>((0, [:]))
     let clock: WallClock
+    /// The store's data generation (``MetricStore/dataGeneration()``).
+    let generation: @Sendable () -> Int64?
 
-    init(clock: WallClock) {
+    init(clock: WallClock, generation: @escaping @Sendable () -> Int64? = { nil }) {
         self.clock = clock
+        self.generation = generation
     }
 
     /// A stream of what concerns `agent` (nil: every agent), and its number for ``unsubscribe(_:)``.
@@ -71,12 +76,14 @@ final class BucketAnnouncer: Sendable {
         let current = subscribers.withLock { Array($0.all.values) }
         guard !current.isEmpty else { return }
         let committed = clock.now()
+        let generation = self.generation()
         let agents = Set(batches.map(\.agent.name))
         let through = batches.map(\.lastTimestamp).max() ?? committed
         let earliest = batches.flatMap { $0.sections.compactMap(\.timestamps.first) }.min() ?? through
         for subscriber in current where subscriber.agent.map(agents.contains) ?? true {
             subscriber.continuation.yield(
-                .stored(Announcement(earliest: earliest, through: through, committed: committed)))
+                .stored(
+                    Announcement(earliest: earliest, through: through, committed: committed, generation: generation)))
         }
     }
 }

@@ -16,8 +16,12 @@ import Synchronization
 /// - every read is made as of the start of its second (``second(of:)``). Every rollup level and billing interval is
 ///   a whole number of seconds, so no bucket boundary falls inside a second, and what a page draws depends on `now`
 ///   only through its boundaries;
-/// - the key holds the store's data generation (``MetricStore/dataGeneration()``: every commit moves it, a change of
-///   the catalogue too), taken before the read starts: a commit during a read makes the next request read again;
+/// - each read holds the store's data generation (``MetricStore/dataGeneration()``: every commit moves it, a change
+///   of the catalogue too), taken before it starts, so it has every commit up to that generation. A request shares
+///   a read whose generation is at least the one it needs: the generation when it arrived, or, for a redraw, the one
+///   its announcement carried (``BucketAnnouncer``), which is all the page was told of. At a 5-minute boundary
+///   several agents' first batches commit within milliseconds, and a page's panel requests, spread over them, each
+///   started a read of the whole fleet again (two reads of 10,000 interfaces at once, where one answers them all);
 /// - a store that cannot tell (PostgreSQL, which other daemons write) shares nothing.
 ///
 /// A write that forgot to move the generation could make a page at most that second out of date.
@@ -27,6 +31,15 @@ final class LiveReads: Sendable {
         var range: LiveRange
         var second: Int64
         var data: Int64
+
+        /// The dashboard, range and second, which a shared read must match.
+        var slot: Slot { Slot(stem: stem, range: range, second: second) }
+    }
+
+    struct Slot: Hashable, Sendable {
+        var stem: String
+        var range: LiveRange
+        var second: Int64
     }
 
     /// One dashboard over one range as read, and its panels drawn from it: each panel's inline SVG (what pages and
@@ -51,11 +64,12 @@ final class LiveReads: Sendable {
         }
     }
 
-    /// The most reads held at once: those of the current second and the one before, for as many dashboards and
-    /// ranges as pages ask for together; past this, requests read on their own.
+    /// The most reads held at once (one per dashboard, range and second): those of the current second and the one
+    /// before, for as many dashboards and ranges as pages ask for together; past this, requests read on their own.
     static let most = 256
 
-    private let reads = Mutex<[Key: Task<Drawn, any Error>]>([:])
+    /// The newest read of each dashboard, range and second, with its data generation.
+    private let reads = Mutex<[Slot: (data: Int64, task: Task<Drawn, any Error>)]>([:])
     /// The dashboards of the catalogue at a generation, by file stem (646 of them for 10,000 interfaces: made once
     /// per change of the catalogue, not per request).
     private let dashboards = Mutex<(generation: Int64, ordered: [DashboardSpec], byStem: [String: DashboardSpec])?>(nil)
@@ -97,24 +111,30 @@ final class LiveReads: Sendable {
         now - ((now % 1_000) + 1_000) % 1_000
     }
 
-    /// What `read` gives for `key`, read once for every request with the same key (nil: read alone). A failed read
-    /// is not kept: the next request tries again.
-    func drawn(_ key: Key?, _ read: @escaping @Sendable () async throws -> Drawn) async throws -> Drawn {
+    /// What `read` gives for `key` (its data generation: the store's now), shared with every request for the same
+    /// dashboard, range and second whose read has at least generation `since` (nil: `key.data`, what the request
+    /// finds; a `since` above it, from before a restart, asks for `key.data`); nil key: read alone. A failed read is
+    /// not kept: the next request tries again.
+    func drawn(
+        _ key: Key?, since: Int64? = nil, _ read: @escaping @Sendable () async throws -> Drawn
+    ) async throws -> Drawn {
         guard let key else { return try await read() }
+        let needed = min(since ?? key.data, key.data)
         let task = reads.withLock { reads -> Task<Drawn, any Error> in
-            if let task = reads[key] { return task }
-            // Reads of an earlier generation or second are never asked for again.
-            reads = reads.filter { $0.key.data == key.data && $0.key.second >= key.second - 1_000 }
-            // Not the request's own task: a page that goes away does not cancel what others wait for.
+            if let newest = reads[key.slot], newest.data >= needed { return newest.task }
+            // Reads of an earlier second are never asked for again.
+            reads = reads.filter { $0.key.second >= key.second - 1_000 }
+            // Not the request's own task: a page that goes away does not cancel what others wait for. It replaces
+            // an older read of its slot, which the requests already waiting for it still get.
             let task = Task { try await read() }
-            if reads.count < Self.most { reads[key] = task }
+            if reads.count < Self.most || reads[key.slot] != nil { reads[key.slot] = (key.data, task) }
             return task
         }
         do {
             return try await task.value
         } catch {
             reads.withLock { reads in
-                if reads[key] == task { reads[key] = nil }
+                if reads[key.slot]?.task == task { reads[key.slot] = nil }
             }
             throw error
         }

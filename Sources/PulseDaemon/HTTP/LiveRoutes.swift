@@ -145,11 +145,11 @@ struct LiveRoutes: Sendable {
     /// the store's data stays at `generation` (``LiveReads``).
     func drawn(
         _ pages: LivePages, _ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, now: Int64,
-        generation: Int64?
+        generation: Int64?, since: Int64? = nil
     ) async throws -> LiveReads.Drawn {
         let key = generation.map { LiveReads.Key(stem: spec.fileStem, range: range, second: now, data: $0) }
         let (interactive, logger) = (routes.interactive, routes.logger)
-        return try await reads.drawn(key) {
+        return try await reads.drawn(key, since: since) {
             try await interactive.during {
                 let started = ContinuousClock.now
                 let drawn = try await readAndDraw(pages, spec, engine: engine, range: range, now: now)
@@ -235,10 +235,18 @@ struct LiveRoutes: Sendable {
             throw APIError(.notFound, "dashboard \(stem) has panels 0 to \(spec.panels.count - 1), not \(index)")
         }
         let now = LiveReads.second(of: routes.clock.now())
-        let view = try range(request, calendar: engine.calendar, now: now, allowing: ["inline"])
+        let view = try range(request, calendar: engine.calendar, now: now, allowing: ["inline", "since"])
+        // A redraw's: the data generation its announcement carried, which any read at least as new answers.
+        let since = try request.uri.queryParameters["since"].map { text -> Int64 in
+            guard let value = Int64(String(text)), value >= 0 else {
+                throw APIError(.badRequest, "since is not a data generation (a whole number)", parameter: "since")
+            }
+            return value
+        }
         let drawn: LiveReads.Drawn
         do {
-            drawn = try await self.drawn(pages, spec, engine: engine, range: view, now: now, generation: generation)
+            drawn = try await self.drawn(
+                pages, spec, engine: engine, range: view, now: now, generation: generation, since: since)
         } catch let error as DashboardError {
             throw APIError(.badRequest, error.description)
         }
@@ -346,10 +354,11 @@ struct LiveRoutes: Sendable {
                             let boundary = level.bucketStart(announcement.committed)
                             guard boundary > shownUntil || announcement.earliest < boundary else { continue }
                             shownUntil = boundary
-                            let data = JSONText.object([
-                                ("earliest", "\(announcement.earliest)"), ("through", "\(announcement.through)"),
-                                ("committed", "\(announcement.committed)"),
-                            ])
+                            let data = JSONText.object(
+                                [
+                                    ("earliest", "\(announcement.earliest)"), ("through", "\(announcement.through)"),
+                                    ("committed", "\(announcement.committed)"),
+                                ] + (announcement.generation.map { [("generation", "\($0)")] } ?? []))
                             try await writer.write(ByteBuffer(string: "event: buckets\ndata: \(data)\n\n"))
                             try await Task.sleep(for: Self.eventSpacing)
                         }

@@ -86,7 +86,7 @@ public struct DaemonRuntime: Sendable {
         // PostgreSQL each daemon acknowledges only what the shared database holds, so that another daemon can take
         // over without this one's disk.
         let journal = try (store as? any JournaledStore)?.openJournal()
-        let announcer = BucketAnnouncer(clock: clock)
+        let announcer = BucketAnnouncer(clock: clock, generation: { [store] in store.dataGeneration() })
         // Beside the journal on SQLite; on PostgreSQL (no journal) in the state directory.
         ingest = IngestService(
             store: store, journal: journal, queue: queue, logger: logger, commitDelay: config.commitDelay,

@@ -34,6 +34,14 @@
   // every relative request carry them, and fetch refuses such URLs (the browser keeps the login for the origin).
   const here = (path) => new URL(path, window.location.origin).href;
 
+  // A panel's URL for a redraw: with the data generation the announcement carried, so the daemon answers it from
+  // any read at least that new (the page's other panels, another page's) instead of reading again.
+  const since = (path, generation) => {
+    const url = new URL(path, window.location.origin);
+    if (Number.isSafeInteger(generation) && generation >= 0) url.searchParams.set("since", String(generation));
+    return url.href;
+  };
+
   function say(text) {
     if (status) status.textContent = text;
   }
@@ -123,8 +131,8 @@
       return plot !== null && plot.xScale === "time" && plot.x1 > plot.x0;
     }
 
-    async load() {
-      const response = await fetch(here(this.figure.dataset.json), { credentials: "same-origin", cache: "no-store" });
+    async load(generation) {
+      const response = await fetch(since(this.figure.dataset.json, generation), { credentials: "same-origin", cache: "no-store" });
       if (!response.ok) throw new Error(`panel ${this.figure.dataset.panel}: ${response.status}`);
       this.data = await response.json();
       this.index();
@@ -294,9 +302,9 @@
 
     // Fetches the panel again; replaces it only when the server drew something else. The picture is what a
     // person waits for: it is swapped in at once, and the data under the pointer follows (reload()).
-    async refresh() {
+    async refresh(generation) {
       const headers = this.etag ? { "If-None-Match": this.etag } : {};
-      const response = await fetch(here(this.figure.dataset.svg), { credentials: "same-origin", cache: "no-store", headers });
+      const response = await fetch(since(this.figure.dataset.svg, generation), { credentials: "same-origin", cache: "no-store", headers });
       if (response.status === 304) return false;
       if (!response.ok) throw new Error(`panel ${this.figure.dataset.panel}: ${response.status}`);
       this.etag = response.headers.get("ETag");
@@ -309,9 +317,9 @@
     }
 
     // After a redraw: the new picture's data, for the value under the pointer, and the cursor where it was.
-    async reload() {
+    async reload(generation) {
       const cursor = this.cursorBefore;
-      await this.load();
+      await this.load(generation);
       if (cursor >= 0) this.show(Math.min(cursor, this.times.length - 1));
     }
   }
@@ -335,10 +343,13 @@
     }
     redrawing = true;
     try {
-      const results = await Promise.all(panels.map((panel) => panel.refresh().catch(() => false)));
+      const generation = announcement.generation;
+      const results = await Promise.all(panels.map((panel) => panel.refresh(generation).catch(() => false)));
       const changed = results.filter(Boolean).length;
       const fetched = performance.timeOrigin + performance.now();
-      const record = { committed: announcement.committed, received: announcement.received, fetched, painted: null, changed };
+      const record = {
+        committed: announcement.committed, received: announcement.received, fetched, painted: null, changed, generation,
+      };
       window.netpulsePaints.push(record);
       // A page left open for weeks keeps its last thousand.
       if (window.netpulsePaints.length > 1000) window.netpulsePaints.shift();
@@ -349,7 +360,7 @@
         say(`Updated ${timeFormat.format(new Date())} (${zoneName}): ${changed} panel${changed === 1 ? "" : "s"} redrawn.`);
         await Promise.all(
           panels.filter((panel, index) => results[index] && panel.isTimeChart).map((panel) =>
-            panel.reload().catch((error) => say(`Values under the pointer unavailable: ${error.message}`))));
+            panel.reload(generation).catch((error) => say(`Values under the pointer unavailable: ${error.message}`))));
       }
     } finally {
       redrawing = false;
