@@ -28,24 +28,20 @@ final class DashboardService: Service, Sendable {
     let clock: WallClock
     let logger: Logger
     let metrics: DaemonMetrics?
-    /// How long the oldest batch waiting for a commit has waited, and the oldest journaled batch waiting to be
-    /// applied to the store.
-    let ingestBacklog: @Sendable () -> (committing: Duration, applying: Duration)
-    /// The reads someone waits for (live pages, the API), which drawing waits for as it waits for ingest.
-    let interactive: InteractiveReads?
+    /// Whether drawing should wait before its next page or part: ingest is behind (``behind(committing:applying:)``)
+    /// or someone waits for a live page or the API (``InteractiveReads``); the snapshot waits for the same.
+    let giveWay: @Sendable () -> Bool
 
     init(
         store: any MetricStore, config: DaemonConfig, clock: WallClock, logger: Logger, metrics: DaemonMetrics? = nil,
-        ingestBacklog: @escaping @Sendable () -> (committing: Duration, applying: Duration) = { (.zero, .zero) },
-        interactive: InteractiveReads? = nil
+        giveWay: @escaping @Sendable () -> Bool = { false }
     ) {
         self.store = store
         self.config = config
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
-        self.ingestBacklog = ingestBacklog
-        self.interactive = interactive
+        self.giveWay = giveWay
     }
 
     /// A batch waiting longer than this for its commit means the writer is behind: drawing waits.
@@ -158,11 +154,7 @@ final class DashboardService: Service, Sendable {
 
     /// A pacer for one round of drawing.
     func pacer() -> Pacer {
-        let (ingestBacklog, interactive) = (self.ingestBacklog, self.interactive)
-        return Pacer(share: config.dashboards.busyShare) {
-            let (committing, applying) = ingestBacklog()
-            return Self.behind(committing: committing, applying: applying) || interactive?.busy == true
-        }
+        Pacer(share: config.dashboards.busyShare, behind: giveWay)
     }
 
     /// Reads one page with its large reads paced (``ReadPacing``) and draws it.

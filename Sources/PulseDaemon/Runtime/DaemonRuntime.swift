@@ -237,14 +237,14 @@ public struct DaemonRuntime: Sendable {
                     clock: clock, logger: logger)),
             .init(service: status, successTerminationBehavior: .ignore),
         ]
+        // The snapshot and drawing wait, between their parts, while ingest is behind or someone waits for a page.
         let (queue, applying, interactive) = (self.queue, ingest.backlog, self.interactive)
+        let giveWay: @Sendable () -> Bool = {
+            interactive.busy || DashboardService.behind(committing: queue.backlogAge, applying: applying.age)
+        }
         if config.snapshots.enabled {
             let snapshots = SnapshotService(
-                store: store, config: config, clock: clock, logger: logger,
-                giveWay: {
-                    interactive.busy
-                        || DashboardService.behind(committing: queue.backlogAge, applying: applying.age)
-                })
+                store: store, config: config, clock: clock, logger: logger, giveWay: giveWay)
             services.insert(.init(service: leaderOnly(snapshots)), at: 2)
         }
         if config.dashboards.enabled {
@@ -253,7 +253,7 @@ public struct DaemonRuntime: Sendable {
                     service: leaderOnly(
                         DashboardService(
                             store: store, config: config, clock: clock, logger: logger, metrics: metrics,
-                            ingestBacklog: { (queue.backlogAge, applying.age) }, interactive: interactive))), at: 2)
+                            giveWay: giveWay))), at: 2)
         }
         if let remoteWriteService {
             services.insert(.init(service: leaderOnly(remoteWriteService)), at: 2)

@@ -42,16 +42,7 @@ struct AgentDirectory {
     mutating func move(
         _ name: String, to labels: Labels, at now: Int64, commit: inout PendingCommit, in db: some IngestTransaction
     ) async throws -> Bool {
-        var agent: StoreWriter.AgentRow
-        if let cached = rows[name] {
-            agent = cached
-        } else if let row = try await db.agent(named: name) {
-            agent = StoreWriter.AgentRow(
-                id: row.id, identity: row.identity, lastSeen: row.lastSeen,
-                memberships: try await db.memberships(agent: row.id, name: name))
-        } else {
-            return false
-        }
+        guard var agent = try await known(name, in: db) else { return false }
         guard agent.identity.labels != labels, now >= Self.lastMove(agent.memberships) else { return false }
         try await relabel(&agent, to: labels, at: now, commit: &commit, in: db)
         rows[name] = agent
@@ -61,12 +52,14 @@ struct AgentDirectory {
     private mutating func row(
         _ identity: AgentIdentity, at now: Int64, commit: inout PendingCommit, in db: some IngestTransaction
     ) async throws -> StoreWriter.AgentRow {
-        if var known = rows[identity.name] {
-            if known.identity.hostname == identity.hostname, known.identity.version == identity.version,
-                now - known.lastSeen < 60_000
-            {
-                return known
-            }
+        if let cached = rows[identity.name], cached.identity.hostname == identity.hostname,
+            cached.identity.version == identity.version, now - cached.lastSeen < 60_000
+        {
+            return cached
+        }
+        // One this writer had not cached (after a restart, or one another writer changed) is in the catalogues
+        // already: as for a cached one, only a new hostname or version changes them.
+        if var known = try await known(identity.name, in: db) {
             if known.identity.hostname != identity.hostname || known.identity.version != identity.version {
                 commit.catalogueChanged = true
             }
@@ -76,20 +69,6 @@ struct AgentDirectory {
             known.lastSeen = now
             return known
         }
-        if let stored = try await db.agent(named: identity.name) {
-            // An agent this writer had not cached (after a restart, or one another writer changed): the catalogues
-            // hold it already, and only a new hostname or version changes them.
-            var known = stored.identity
-            if known.hostname != identity.hostname || known.version != identity.version {
-                commit.catalogueChanged = true
-            }
-            try await db.touchAgent(id: stored.id, hostname: identity.hostname, version: identity.version, at: now)
-            known.hostname = identity.hostname
-            known.version = identity.version
-            return StoreWriter.AgentRow(
-                id: stored.id, identity: known, lastSeen: now,
-                memberships: try await db.memberships(agent: stored.id, name: identity.name))
-        }
         let (id, labels) = try await db.upsertAgent(identity, at: now)
         commit.catalogueChanged = true
         var stored = identity
@@ -97,6 +76,15 @@ struct AgentDirectory {
         return StoreWriter.AgentRow(
             id: id, identity: stored, lastSeen: now,
             memberships: try await db.memberships(agent: id, name: identity.name))
+    }
+
+    /// The row of the agent `name`: cached, else as stored with its memberships; nil for an agent never seen.
+    private func known(_ name: String, in db: some IngestTransaction) async throws -> StoreWriter.AgentRow? {
+        if let cached = rows[name] { return cached }
+        guard let row = try await db.agent(named: name) else { return nil }
+        return StoreWriter.AgentRow(
+            id: row.id, identity: row.identity, lastSeen: row.lastSeen,
+            memberships: try await db.memberships(agent: row.id, name: name))
     }
 
     /// Records that the agent's labels changed at `now`: memberships of groups it left end, new ones begin.
