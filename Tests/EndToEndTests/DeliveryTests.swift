@@ -81,6 +81,9 @@ extension EndToEnd {
             try fleet.startDaemon()
             try eventually("spool drained", timeout: 30) { agent.output.contains("replay done") }
             try eventually("spool empty") { fleet.spooledFiles("agent-1").count <= 1 }
+            // Acknowledged means journaled: the daemon applies the batches to the store a moment later, in order (on
+            // a loaded machine, after the spool was already empty).
+            try eventually("the delivered batches are in the store") { try !fleet.samples("agent-1", "lo").isEmpty }
             let samples = try fleet.samples("agent-1", "lo")
             let first = try #require(samples.first)
             #expect(first.timestamp - startedAt < 1_500)
