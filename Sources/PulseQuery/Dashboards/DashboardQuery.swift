@@ -258,22 +258,17 @@ struct PanelQuery: Sendable {
     func totals(of candidates: [SeriesRecord]) async throws -> [(series: SeriesRecord, values: BucketValues)] {
         let sums = try await engine.sums(
             candidates.map(\.id), window: window, now: now, fields: [.bytes, .coverage])
-        func total(_ values: BucketValues) -> Int64 { values.traffic[.rxBytes] &+ values.traffic[.txBytes] }
-        return candidates.compactMap { record -> (series: SeriesRecord, values: BucketValues)? in
-            guard let values = sums[record.id], values.hasData else { return nil }
-            return (record, values)
-        }.sorted { a, b in
-            let (x, y) = (total(a.values), total(b.values))
-            return x != y ? x > y : a.series.name < b.series.name
+        let ordered = ScopeMembers.highestFirst(candidates, name: \.name) { record in
+            sums[record.id].flatMap { $0.hasData ? $0.traffic[.rxBytes] &+ $0.traffic[.txBytes] : nil }
         }
+        return ordered.map { ($0, sums[$0.id]!) }
     }
 
     func bills(of candidates: [SeriesRecord]) async throws -> [(series: SeriesRecord, value: Int64)] {
         let now = self.now
         let lines = try await engine.bills(candidates, containing: { _ in now }, now: now)
-        return lines.compactMap { line -> (series: SeriesRecord, value: Int64)? in
-            line.bill.value.map { (line.series, $0) }
-        }.sorted { a, b in a.value != b.value ? a.value > b.value : a.series.name < b.series.name }
+        let ordered = ScopeMembers.highestFirst(lines, name: \.series.name, value: \.bill.value)
+        return ordered.map { ($0.series, $0.bill.value!) }
     }
 
     func utilisation(limit: Int) async throws -> RankedSelection {
@@ -296,20 +291,20 @@ struct PanelQuery: Sendable {
     ) async throws -> RankedSelection {
         let sums = try await engine.sums(
             candidates.map(\.id), window: window, now: now, fields: [.bytes, .coverage])
-        var values = [Int64: Int64]()
-        for record in candidates {
+        // By position in `candidates` (10,000 records are not copied to be ranked).
+        var values = [Int64?](repeating: nil, count: candidates.count)
+        for (position, record) in candidates.enumerated() {
             guard let sum = sums[record.id], sum.hasData, let speed = speeds[record.id],
                 let rate = RateMath.rate(
                     bytes: max(sum.traffic[.rxBytes], sum.traffic[.txBytes]), milliseconds: sum.coveredMilliseconds),
                 let share = RateMath.utilisation(rate: rate, speedMbps: speed)
             else { continue }
-            values[record.id] = share
+            values[position] = share
         }
-        let ordered = candidates.filter { values[$0.id] != nil }.sorted { a, b in
-            let (x, y) = (values[a.id] ?? 0, values[b.id] ?? 0)
-            return x != y ? x > y : a.name < b.name
+        let ordered = ScopeMembers.highestFirst(Array(candidates.indices), name: { candidates[$0].name }) {
+            values[$0]
         }
-        let top = Array(ordered.prefix(limit))
+        let top = ordered.prefix(limit).map { candidates[$0] }
         let buckets = try await engine.store.buckets(
             level: level, series: top.map(\.id), from: timeline.from, to: timeline.to)
         var rest = scopeValues.map { values in
@@ -326,7 +321,7 @@ struct PanelQuery: Sendable {
         }
         let others = ordered.dropFirst(limit)
         guard !others.isEmpty else { return RankedSelection(shown: shown, other: nil, otherCount: 0) }
-        let speed = others.reduce(0) { $0 + (speeds[$1.id] ?? 0) }
+        let speed = others.reduce(0) { $0 + (speeds[candidates[$1].id] ?? 0) }
         let other = rest.map { lane in
             lane.map { SIMD4(max($0[0], 0), max($0[1], 0), speed, 1) }
         }

@@ -34,8 +34,8 @@ private final class LaneTotals: Sendable {
 }
 
 extension PanelQuery {
-    /// The `limit` series of `candidates` ranked highest by `rank` (nil: no data, left out), ties by name, and the
-    /// rest summed per slot.
+    /// The `limit` series of `candidates` (in name order) ranked highest by `rank` (nil: no data, left out), ties by
+    /// name, and the rest summed per slot.
     ///
     /// With more candidates than `limit`, each series is ranked as it streams from the store and added to running
     /// totals, so a fleet of ten thousand interfaces is never held at once; the top ones are then read again and
@@ -48,10 +48,7 @@ extension PanelQuery {
         let timeline = self.timeline
         let store = engine.store
         func order(_ values: [Int64: Int64]) -> [SeriesRecord] {
-            candidates.filter { values[$0.id] != nil }.sorted { a, b in
-                let (x, y) = (values[a.id]!, values[b.id]!)
-                return x != y ? x > y : a.name < b.name
-            }
+            ScopeMembers.highestFirst(candidates, name: \.name) { values[$0.id] }
         }
         if candidates.count <= limit {
             let buckets = try await store.buckets(

@@ -1,6 +1,7 @@
 import PulseAnalytics
 import PulseCore
 import PulseStore
+import Synchronization
 
 /// What the store holds, to choose series by name and to know a scope's members: the series, agents and group
 /// memberships, read once per query.
@@ -15,6 +16,9 @@ public struct Catalogue: Sendable {
     public let hosts: [SeriesRecord]
     public let groups: [SeriesRecord]
     public let fleet: SeriesRecord?
+    /// What is worked out from the catalogue once for all the reads over it (the daemon keeps one catalogue while the
+    /// store's does not change).
+    let memo = CatalogueMemo()
 
     public init(series: [SeriesRecord], agents: [AgentRecord], memberships: [Membership], rules: ScopeRules) {
         self.series = series
@@ -148,3 +152,17 @@ public struct Selection: Sendable, Hashable {
     }
 }
 
+/// Lists made from one catalogue, kept with it: the daemon's live pages read the same catalogue again and again, and
+/// the fleet overview's members (10,000 interfaces in name order) were an eighth of each of its reads (`perf`,
+/// docs/benchmarks.md). Bounded by the catalogue: one entry per scope it has.
+final class CatalogueMemo: Sendable {
+    private let members = Mutex<[DashboardScope: ScopeMembers.Fixed]>([:])
+
+    /// The members of `scope` that do not depend on a window, made by `make` the first time.
+    func members(_ scope: DashboardScope, _ make: () -> ScopeMembers.Fixed) -> ScopeMembers.Fixed {
+        if let kept = members.withLock({ $0[scope] }) { return kept }
+        let made = make()
+        members.withLock { $0[scope] = made }
+        return made
+    }
+}

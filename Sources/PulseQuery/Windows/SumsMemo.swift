@@ -15,9 +15,16 @@ public final class SumsMemo: Sendable {
         var now: Int64
     }
 
+    /// The sums read for one window: each read's as it came (a page's top hosts, then its 10,000 interfaces), not
+    /// merged into one dictionary, which copied and hashed them all again.
     private struct Entry {
         var read = Set<Int64>()
-        var sums = [Int64: BucketValues]()
+        var parts = [[Int64: BucketValues]]()
+
+        func sums(_ id: Int64) -> BucketValues? {
+            for part in parts { if let values = part[id] { return values } }
+            return nil
+        }
     }
 
     private let entries = Mutex<[Key: Entry]>([:])
@@ -34,20 +41,21 @@ public final class SumsMemo: Sendable {
         let key = Key(from: window.from, to: window.to, now: now)
         let missing = entries.withLock { entries in
             let read = entries[key]?.read ?? []
-            return ids.filter { !read.contains($0) }
+            return Set(ids.lazy.filter { !read.contains($0) })
         }
         if !missing.isEmpty {
-            let fresh = try await read(Array(Set(missing)), Self.fields)
+            let fresh = try await read(Array(missing), Self.fields)
             entries.withLock { entries in
                 entries[key, default: Entry()].read.formUnion(missing)
-                entries[key, default: Entry()].sums.merge(fresh) { _, new in new }
+                entries[key, default: Entry()].parts.append(fresh)
             }
         }
         return entries.withLock { entries in
             var result = [Int64: BucketValues]()
             guard let entry = entries[key] else { return result }
+            result.reserveCapacity(ids.count)
             for id in ids {
-                if let values = entry.sums[id] { result[id] = values.only(fields) }
+                if let values = entry.sums(id) { result[id] = values.only(fields) }
             }
             return result
         }

@@ -258,9 +258,12 @@ public struct LivePages: Sendable {
 }
 
 extension String {
-    /// The string with the first occurrence of `target` replaced.
+    /// The string with the first occurrence of `target` replaced, in Swift's own strings (Foundation's
+    /// `replacingCharacters` copied a fleet overview's 65 KB panels to UTF-16 and back).
     func replacingFirst(_ target: String, with replacement: String) -> String {
         guard let range = firstRange(of: target) else { return self }
-        return replacingCharacters(in: range, with: replacement)
+        var replaced = self
+        replaced.replaceSubrange(range, with: replacement)
+        return replaced
     }
 }
