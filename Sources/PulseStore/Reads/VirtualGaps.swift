@@ -104,7 +104,8 @@ package enum VirtualGaps {
         /// `list` (one series' stored buckets, by start) with the series' spread gaps merged in; the series is done.
         ///
         /// A walk of both in order, not a dictionary of every bucket sorted again: the fleet's billing period is up
-        /// to 8,928 5-minute buckets, where a restart's spread gaps touch a few (a tenth of a fleet overview's read, `perf`).
+        /// to 8,928 5-minute buckets, where a restart's spread gaps touch a few (a tenth of a fleet overview's read,
+        /// `perf`).
         package mutating func merge(_ series: Int64, into list: [Bucket], level: RollupLevel) -> [Bucket] {
             guard let spread = buckets.removeValue(forKey: series) else { return list }
             let added = spread.sorted { $0.key < $1.key }
