@@ -73,18 +73,16 @@ public struct WindowEngine: Sendable {
                 "the window \(RFC3339.text(window.from)) … \(RFC3339.text(window.to)) does not start and end on \(finest) boundaries that are still kept"
             )
         }
-        if pieces.count == 1, let (level, piece) = pieces.first {
-            // One level (a window of the last hour, say): the store's sums as they are, not copied into another
-            // dictionary of 10,000.
-            return try await store.sums(level: level, series: ids, from: piece.from, to: piece.to, fields: fields)
-        }
+        // The first level's sums as the store gives them (a window of the last hour is one level: 10,000 sums not
+        // copied into another dictionary), the others added into them.
         var result = [Int64: BucketValues]()
         for (level, piece) in pieces {
-            for (id, values) in try await store.sums(
-                level: level, series: ids, from: piece.from, to: piece.to, fields: fields)
-            {
-                result[id, default: .empty].merge(values)
+            let sums = try await store.sums(level: level, series: ids, from: piece.from, to: piece.to, fields: fields)
+            guard !result.isEmpty else {
+                result = sums
+                continue
             }
+            for (id, values) in sums { result[id, default: .empty].merge(values) }
         }
         return result
     }

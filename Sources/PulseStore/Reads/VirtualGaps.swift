@@ -109,35 +109,34 @@ package enum VirtualGaps {
         package mutating func merge(_ series: Int64, into list: [Bucket], level: RollupLevel) -> [Bucket] {
             guard let spread = buckets.removeValue(forKey: series) else { return list }
             let added = spread.sorted { $0.key < $1.key }
+            // A step joins a stored bucket of its start (values merged, the later revision kept), or stands as a
+            // bucket of its own.
+            func joined(_ bucket: Bucket, _ step: (values: BucketValues, revision: Int64)) -> Bucket {
+                var joined = bucket
+                joined.values.merge(step.values)
+                joined.revision = max(joined.revision, step.revision)
+                return joined
+            }
+            func alone(_ step: (key: Int64, value: (values: BucketValues, revision: Int64))) -> Bucket {
+                joined(Bucket(level: level, start: step.key, values: .empty, revision: step.value.revision), step.value)
+            }
             var merged = [Bucket]()
             merged.reserveCapacity(list.count + added.count)
             var next = added.startIndex
             for bucket in list {
                 while next < added.endIndex, added[next].key < bucket.start {
-                    merged.append(Self.bucket(added[next], level: level))
+                    merged.append(alone(added[next]))
                     next += 1
                 }
                 guard next < added.endIndex, added[next].key == bucket.start else {
                     merged.append(bucket)
                     continue
                 }
-                var joined = bucket
-                joined.values.merge(added[next].value.values)
-                joined.revision = max(joined.revision, added[next].value.revision)
-                merged.append(joined)
+                merged.append(joined(bucket, added[next].value))
                 next += 1
             }
-            for entry in added[next...] { merged.append(Self.bucket(entry, level: level)) }
+            for step in added[next...] { merged.append(alone(step)) }
             return merged
-        }
-
-        private static func bucket(
-            _ entry: (key: Int64, value: (values: BucketValues, revision: Int64)), level: RollupLevel
-        ) -> Bucket {
-            var bucket = Bucket(level: level, start: entry.key, values: .empty)
-            bucket.values.merge(entry.value.values)
-            bucket.revision = entry.value.revision
-            return bucket
         }
 
         /// Series with spread gaps not yet merged (those without stored buckets), in order.
