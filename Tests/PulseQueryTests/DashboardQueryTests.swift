@@ -28,7 +28,7 @@ import Testing
         var speeds = [Int64: Int64]()
         for record in members.counted { speeds[record.id] = Int64(record.facts?.speedMbps ?? 0) }
         let selection = try await reader.rankedByWindowUtilisation(
-            members.counted.filter { speeds[$0.id]! > 0 }, limit: 2, speeds: speeds)
+            members.counted.filter { speeds[$0.id]! > 0 }, limit: 2)
         // The busiest while they report: the larger direction's bytes over the time their data covers (the
         // figures' coverage of the range) and their speed; a<b&c reported two days of the seven.
         let figures = try await engine.figures(members.counted, window: window, now: Fleet.now)

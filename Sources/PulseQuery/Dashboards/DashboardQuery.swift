@@ -202,8 +202,14 @@ struct PanelQuery: Sendable {
         }
         let query = PanelQuery(
             engine: engine, members: members, timeline: timeline, level: level, now: now, scopeValues: scopeValues)
-        var read = [(spec: PanelSpec, data: PanelData)]()
-        for panel in panels { read.append((panel, try await query.data(for: panel))) }
+        // The panels are read at once: the store's reads (a billing period of 5-minute buckets, the hosts' bills)
+        // go on its reader connections while the interfaces are ranked on another core.
+        let read = try await withThrowingTaskGroup(of: (Int, PanelData).self) { group in
+            for (index, panel) in panels.enumerated() { group.addTask { (index, try await query.data(for: panel)) } }
+            var data = [PanelData?](repeating: nil, count: panels.count)
+            for try await (index, panel) in group { data[index] = panel }
+            return zip(panels, data).map { (spec: $0, data: $1!) }
+        }
         return PanelsData(
             level: level, timeline: timeline, window: window, now: now, members: members, calendar: engine.calendar,
             billingCalendar: engine.billing.calendar, scopeValues: scopeValues, figures: figures, panels: read)
@@ -249,15 +255,18 @@ struct PanelQuery: Sendable {
         let interval = RollupLevel(width: Bill.interval)
         let end = min(period.to, interval.bucketStart(now))
         let span = Timeline(from: period.from, to: end, level: interval)
+        // Only the bytes are drawn: a month of 5-minute buckets is 8,928 rows, and their other twenty columns took
+        // most of the read.
         let buckets =
-            try await engine.store.buckets(level: interval, series: [record.id], from: span.from, to: span.to)[
-                record.id] ?? []
+            try await engine.store.reduceBuckets(
+                level: interval, series: [record.id], from: span.from, to: span.to, fields: .bytes
+            ) { $1 }[record.id] ?? []
         return PercentileData(line: line, timeline: span, values: span.values(buckets))
     }
 
     func totals(of candidates: [SeriesRecord]) async throws -> [(series: SeriesRecord, values: BucketValues)] {
         let sums = try await engine.sums(
-            candidates.map(\.id), window: window, now: now, fields: [.bytes, .coverage])
+            candidates.map(\.id), window: window, now: now, fields: SumsMemo.fields)
         let ordered = ScopeMembers.highestFirst(candidates, name: \.name) { record in
             sums[record.id].flatMap { $0.hasData ? $0.traffic[.rxBytes] &+ $0.traffic[.txBytes] : nil }
         }
@@ -272,13 +281,16 @@ struct PanelQuery: Sendable {
     }
 
     func utilisation(limit: Int) async throws -> RankedSelection {
-        var speeds = [Int64: Int64]()
-        for interface in members.counted { speeds[interface.id] = Int64(interface.facts?.speedMbps ?? 0) }
-        let candidates = members.counted.filter { (speeds[$0.id] ?? 0) > 0 }
-        return candidates.count <= limit
-            ? try await ranked(candidates, limit: limit, speeds: speeds, rank: Self.byUtilisation)
-            : try await rankedByWindowUtilisation(candidates, limit: limit, speeds: speeds)
+        let candidates = members.counted.filter { Self.speed($0) > 0 }
+        guard candidates.count > limit else {
+            let speeds = Dictionary(candidates.map { ($0.id, Self.speed($0)) }) { _, last in last }
+            return try await ranked(candidates, limit: limit, speeds: speeds, rank: Self.byUtilisation)
+        }
+        return try await rankedByWindowUtilisation(candidates, limit: limit)
     }
+
+    /// An interface's link speed in Mbit/s (0: unknown).
+    static func speed(_ interface: SeriesRecord) -> Int64 { Int64(interface.facts?.speedMbps ?? 0) }
 
     /// The busiest of many interfaces without reading every one's buckets: ranked by their utilisation over the
     /// whole range (the larger direction's bytes over the time their data covers and their link speed), from sums
@@ -286,15 +298,13 @@ struct PanelQuery: Sendable {
     /// per slot, the scope's counted bytes less the shown interfaces', over the rest's link speeds — so bytes of a
     /// counted interface of unknown speed count toward it, and a slot where some of the rest did not report reads
     /// a little low. (Ranking all of 10,000 interfaces slot by slot took 7 million rows for the last 30 days.)
-    func rankedByWindowUtilisation(
-        _ candidates: [SeriesRecord], limit: Int, speeds: [Int64: Int64]
-    ) async throws -> RankedSelection {
+    func rankedByWindowUtilisation(_ candidates: [SeriesRecord], limit: Int) async throws -> RankedSelection {
         let sums = try await engine.sums(
-            candidates.map(\.id), window: window, now: now, fields: [.bytes, .coverage])
+            candidates.map(\.id), window: window, now: now, fields: SumsMemo.fields)
         // By position in `candidates` (10,000 records are not copied to be ranked).
         var values = [Int64?](repeating: nil, count: candidates.count)
         for (position, record) in candidates.enumerated() {
-            guard let sum = sums[record.id], sum.hasData, let speed = speeds[record.id],
+            guard let sum = sums[record.id], sum.hasData, case let speed = Self.speed(record),
                 let rate = RateMath.rate(
                     bytes: max(sum.traffic[.rxBytes], sum.traffic[.txBytes]), milliseconds: sum.coveredMilliseconds),
                 let share = RateMath.utilisation(rate: rate, speedMbps: speed)
@@ -311,7 +321,7 @@ struct PanelQuery: Sendable {
             values.map { SIMD4($0.traffic[.rxBytes], $0.traffic[.txBytes], 0, 1) }
         }
         let shown = top.map { record in
-            let lanes = timeline.lanes(buckets[record.id] ?? [], speed: speeds[record.id] ?? 0)
+            let lanes = timeline.lanes(buckets[record.id] ?? [], speed: Self.speed(record))
             for index in lanes.indices {
                 if let lane = lanes[index], let left = rest[index] {
                     rest[index] = left &- SIMD4(lane[0], lane[1], 0, 0)
@@ -321,7 +331,7 @@ struct PanelQuery: Sendable {
         }
         let others = ordered.dropFirst(limit)
         guard !others.isEmpty else { return RankedSelection(shown: shown, other: nil, otherCount: 0) }
-        let speed = others.reduce(0) { $0 + (speeds[candidates[$1].id] ?? 0) }
+        let speed = others.reduce(0) { $0 + Self.speed(candidates[$1]) }
         let other = rest.map { lane in
             lane.map { SIMD4(max($0[0], 0), max($0[1], 0), speed, 1) }
         }
