@@ -97,6 +97,35 @@ import Testing
                 == nil)
     }
 
+    /// The sums kept over a window a live page reads again and again (``RecentBuckets/WindowSums``): after each
+    /// commit, the series it changed are summed anew and the others given as kept, and every read equals the rows.
+    /// One window, read with two sets of fields, so that both stay kept between commits.
+    @Test func keptWindowSumsFollowEachCommit() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        let a = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 12)
+        let b = batches(agent: "web-02", site: "ams", interface: "eth0", ifindex: 3, count: 12)
+        let c = batches(agent: "db-01", site: "fra", interface: "bond0", ifindex: 4, count: 12)
+        _ = try await store.ingest(Array(a[0..<3]) + Array(b[0..<3]), receivedAt: day + 200_000)
+        try await store.keepRecentBuckets(from: day, for: .livePages)
+        let window = [(day + 60_000, day + 11 * 60_000)]
+        try await expectSameSums(store, reader, windows: window, "first read")
+        try await expectSameSums(store, reader, windows: window, "read again, nothing committed")
+        // One agent's batches, then late ones splitting a virtual gap, then a new agent and the rest of another.
+        _ = try await store.ingest([a[3], a[10]], receivedAt: day + 800_000)
+        try await expectSameSums(store, reader, windows: window, "one agent, a gap")
+        for batch in a[4..<10] {
+            _ = try await store.ingest([batch], receivedAt: day + 900_000)
+            try await expectSameSums(store, reader, windows: window, "late data")
+        }
+        _ = try await store.ingest(Array(b[3..<12]) + Array(c[0..<12]), receivedAt: day + 900_000)
+        try await expectSameSums(store, reader, windows: window, "new series")
+        // A batch past the window's end changes nothing in it.
+        _ = try await store.ingest([a[11]], receivedAt: day + 900_000)
+        try await expectSameSums(store, reader, windows: window, "after the window")
+    }
+
     /// Should nobody move them on (the alert rules removed), the held buckets keep to a bound of their own: never
     /// twice the 64 buckets a series that the alert service may ask for.
     @Test func heldBucketsKeepToABoundWhenNobodyMovesThemOn() async throws {

@@ -295,6 +295,7 @@ struct LiveRoutes: Sendable {
 
     /// Reads an open page as of now, just after a boundary of its level moved its window and before the batches of
     /// the new bucket's first seconds make it redraw; the page's streams all ask, and share one read (``LiveReads``).
+    /// Asked for the pages of the fleet and of groups, whose reads sum many series.
     ///
     /// Why: what a page's redraw reads first after a boundary (the fleet's 10,000 interfaces summed over the moved
     /// window, the held buckets let go of, the billing period's newest rows) was read cold, on two cores with every
@@ -367,8 +368,9 @@ struct LiveRoutes: Sendable {
                     }
                 }
                 defer { pinger.cancel() }
+                // Only the fleet's and groups' pages: a host's reads a few series, as quickly cold as warm.
                 let ahead = Task {
-                    while !Task.isCancelled {
+                    while agent == nil, !Task.isCancelled {
                         let now = routes.clock.now()
                         let next = level.bucketStart(now) + level.width + Self.readAheadDelay
                         try await Task.sleep(for: .milliseconds(next - now))
