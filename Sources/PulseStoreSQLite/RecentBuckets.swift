@@ -36,9 +36,10 @@ final class RecentBuckets: Sendable {
 
     /// Sums of one window, each series' kept until a commit changes one of its buckets in the window.
     ///
-    /// Why: after a 5-minute boundary, every open page of the fleet redraws for each agent's late batch, each time
-    /// summing 10,000 interfaces' buckets over the hour (130,000 merges, a tenth of the fleet overview's read, `perf`)
-    /// when a batch changes a few of them.
+    /// Why: a fleet overview's read sums 10,000 interfaces' buckets over the hour (130,000 merges, a tenth of the
+    /// read, `perf`), and reads of the same window follow each other (a page read ahead just after a boundary, then
+    /// the redraw its first batches cause; other people on the page; the alert rounds) with commits in between that
+    /// change a few series.
     struct WindowSums {
         var from: Int64
         var to: Int64

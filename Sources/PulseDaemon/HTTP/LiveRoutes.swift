@@ -298,10 +298,10 @@ struct LiveRoutes: Sendable {
     /// Asked for the pages of the fleet and of groups, whose reads sum many series.
     ///
     /// Why: what a page's redraw reads first after a boundary (the fleet's 10,000 interfaces summed over the moved
-    /// window, the held buckets let go of, the billing period's newest rows) was read cold, on two cores with every
-    /// other page redrawing and the browser painting them: 89 ms where the same read took 54 ms a second later. Read
-    /// ahead, the redraw finds the sums kept (``MetricStore/keepRecentBuckets(from:for:)``), less those of the
-    /// series its batches changed. A store that cannot tell what changed (no data generation) is not read ahead:
+    /// window, the held buckets let go of) was read cold: alone, 89 ms where the reads a second later took 40–60 ms;
+    /// at a boundary, beside the other pages' redraws and the browser painting them, 126–161 ms. Read ahead, the
+    /// redraw finds the sums kept (``MetricStore/keepRecentBuckets(from:for:)``), less those of the series its
+    /// batches changed. A store that cannot tell what changed (no data generation) is not read ahead:
     /// its reads are not shared.
     func readAhead(_ pages: LivePages, stem: String, range: DashboardRange) async {
         guard let generation = routes.store.dataGeneration() else { return }
