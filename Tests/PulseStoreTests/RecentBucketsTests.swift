@@ -29,6 +29,15 @@ import Testing
         }
     }
 
+    /// Twelve minute batches of each of three agents: web-01 and web-02 in site ams, db-01 (a bond) in fra.
+    func threeAgents() -> (a: [IngestBatch], b: [IngestBatch], c: [IngestBatch]) {
+        (
+            batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 12),
+            batches(agent: "web-02", site: "ams", interface: "eth0", ifindex: 3, count: 12),
+            batches(agent: "db-01", site: "fra", interface: "bond0", ifindex: 4, count: 12)
+        )
+    }
+
     /// Every series' sums over several windows, from memory (which must hold them) and from the file's rows.
     func expectSameSums(
         _ store: SQLiteStore, _ reader: SQLiteStore, windows: [(Int64, Int64)], _ note: String
@@ -48,9 +57,7 @@ import Testing
         let path = temporaryDirectory() + "/netpulse.db"
         let store = try SQLiteStore(path: path)
         let reader = try SQLiteStore(path: path, readOnly: true)
-        let a = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 12)
-        let b = batches(agent: "web-02", site: "ams", interface: "eth0", ifindex: 3, count: 12)
-        let c = batches(agent: "db-01", site: "fra", interface: "bond0", ifindex: 4, count: 12)
+        let (a, b, c) = threeAgents()
         // Before anything is held: the first minutes of two agents.
         _ = try await store.ingest(Array(a[0..<3]) + Array(b[0..<3]), receivedAt: day + 200_000)
         try await store.keepRecentBuckets(from: day + 60_000, for: .alerts)
@@ -104,9 +111,7 @@ import Testing
         let path = temporaryDirectory() + "/netpulse.db"
         let store = try SQLiteStore(path: path)
         let reader = try SQLiteStore(path: path, readOnly: true)
-        let a = batches(agent: "web-01", site: "ams", interface: "eth0", ifindex: 2, count: 12)
-        let b = batches(agent: "web-02", site: "ams", interface: "eth0", ifindex: 3, count: 12)
-        let c = batches(agent: "db-01", site: "fra", interface: "bond0", ifindex: 4, count: 12)
+        let (a, b, c) = threeAgents()
         _ = try await store.ingest(Array(a[0..<3]) + Array(b[0..<3]), receivedAt: day + 200_000)
         try await store.keepRecentBuckets(from: day, for: .livePages)
         let window = [(day + 60_000, day + 11 * 60_000)]
