@@ -369,15 +369,18 @@ struct LiveRoutes: Sendable {
                 }
                 defer { pinger.cancel() }
                 // Only the fleet's and groups' pages: a host's reads a few series, as quickly cold as warm.
-                let ahead = Task {
-                    while agent == nil, !Task.isCancelled {
-                        let now = routes.clock.now()
-                        let next = level.bucketStart(now) + level.width + Self.readAheadDelay
-                        try await Task.sleep(for: .milliseconds(next - now))
-                        await readAhead(pages, stem: stem, range: range)
+                let ahead =
+                    agent != nil
+                    ? nil
+                    : Task {
+                        while !Task.isCancelled {
+                            let now = routes.clock.now()
+                            let next = level.bucketStart(now) + level.width + Self.readAheadDelay
+                            try await Task.sleep(for: .milliseconds(next - now))
+                            await readAhead(pages, stem: stem, range: range)
+                        }
                     }
-                }
-                defer { ahead.cancel() }
+                defer { ahead?.cancel() }
                 try await writer.write(ByteBuffer(string: "retry: 3000\n: netpulse live events\n\n"))
                 try await withGracefulShutdownHandler {
                     var shownUntil = shownFrom
