@@ -274,7 +274,7 @@ let package = Package(
             name: "PulseStoreTests",
             dependencies: [
                 "PulseStorePostgres", "PulseStoreSQLite",
-                "PulseStore", "PulseAnalytics", "PulseCore", "TestSupport",
+                "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"]

@@ -112,6 +112,10 @@ public protocol MetricStore: RollupReader, AlertStore, AnyObject, Sendable {
     /// ignores it.
     func keepRecentBuckets(from: Int64?, for holder: RecentBucketHolder) async throws
 
+    /// Whether every series' buckets of `level` starting at or after `from` are held in memory
+    /// (``keepRecentBuckets(from:for:)``), so a sum over them reads no rows at that level however long the window.
+    func holdsRecentBuckets(level: RollupLevel, from: Int64) -> Bool
+
     /// A number that changes whenever the series, their link facts, the agents' names and labels or the memberships
     /// may have changed (not last-seen times), so a catalogue read at one generation holds while it stays the same;
     /// nil when the store cannot tell, and the catalogue must be read each time.
@@ -136,6 +140,8 @@ extension MetricStore {
     }
 
     public func keepRecentBuckets(from: Int64?, for holder: RecentBucketHolder) async throws {}
+
+    public func holdsRecentBuckets(level: RollupLevel, from: Int64) -> Bool { false }
 
     public func catalogueGeneration() -> Int64? { nil }
 

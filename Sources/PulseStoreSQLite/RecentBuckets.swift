@@ -122,6 +122,11 @@ final class RecentBuckets: Sendable {
         }
     }
 
+    /// The windows whose sums are kept, the one used longest ago first.
+    func keptWindows() -> [Range<Int64>] {
+        held.withLock { held in held?.windows.map { $0.from..<$0.to } ?? [] }
+    }
+
     /// Each series' buckets in `[from, to)` merged into one, as the rows' sums are (``SQLiteStore/sums``), with the
     /// revision they are as of; nil when they are not held.
     func sums(

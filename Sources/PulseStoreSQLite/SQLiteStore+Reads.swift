@@ -249,6 +249,10 @@ extension SQLiteStore {
         }
     }
 
+    public func holdsRecentBuckets(level: RollupLevel, from: Int64) -> Bool {
+        isOwner && recent.covers(level: level, from: from)
+    }
+
     /// Runs `read` on parts of `ids`, each on its own reader connection at the same time, and merges what they
     /// return: a query over 10,000 series steps through a million rollup rows, and a second core halves that.
     /// Small sets stay whole. A paced task's reads (``ReadPacing``) go in small parts, one at a time, pausing

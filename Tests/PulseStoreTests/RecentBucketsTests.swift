@@ -1,6 +1,7 @@
 import Foundation
 import PulseAnalytics
 import PulseCore
+import PulseQuery
 import TestSupport
 import Testing
 
@@ -129,6 +130,42 @@ import Testing
         // A batch past the window's end changes nothing in it.
         _ = try await store.ingest([a[11]], receivedAt: day + 900_000)
         try await expectSameSums(store, reader, windows: window, "after the window")
+    }
+
+    /// Just after an hour boundary a live page's last hour starts and ends on whole hours. With the finest buckets
+    /// held from its start, the window engine reads it whole from them, and their sums are kept for the next read,
+    /// rather than reading the hourly rows from the file; the sums are the same as a reader of the file's, which
+    /// holds nothing and reads the hourly level. A window reaching before what is held is read from the file.
+    @Test func aWholeHourIsReadFromTheHeldBucketsNotFromTheHourlyRows() async throws {
+        let path = temporaryDirectory() + "/netpulse.db"
+        let store = try SQLiteStore(path: path)
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        let (a, b, c) = threeAgents()
+        _ = try await store.ingest(a + b + c, receivedAt: day + 800_000)
+        try await store.keepRecentBuckets(from: day, for: .livePages)
+        func engine(_ store: SQLiteStore) async throws -> WindowEngine {
+            WindowEngine(
+                store: store, catalogue: try await Catalogue.load(from: store, rules: ScopeRules()),
+                levels: WindowEngine.retained(try await store.levels(), .standard), calendar: .utc,
+                billing: BillingPolicy())
+        }
+        let (held, file) = (try await engine(store), try await engine(reader))
+        let ids = try await reader.series().map(\.id)
+        let now = day + 3_600_000
+        #expect(store.holdsRecentBuckets(level: .oneMinute, from: day))
+        #expect(!reader.holdsRecentBuckets(level: .oneMinute, from: day))
+
+        let hour = Window(from: day, to: day + 3_600_000)
+        let sums = try await held.sums(ids, window: hour, now: now)
+        #expect(store.recent.keptWindows().contains(day..<day + 3_600_000), "the hour is summed from memory")
+        #expect(sums == (try await file.sums(ids, window: hour, now: now)))
+        #expect(sums.count == ids.count)
+
+        // Held from later on, the hour is read in pieces from the file as before, with the same sums.
+        try await store.keepRecentBuckets(from: day + 300_000, for: .livePages)
+        #expect(!store.holdsRecentBuckets(level: .oneMinute, from: day))
+        #expect(try await held.sums(ids, window: hour, now: now) == sums)
+        #expect(!store.recent.keptWindows().contains(day..<day + 3_600_000))
     }
 
     /// Should nobody move them on (the alert rules removed), the held buckets keep to a bound of their own: never

@@ -68,10 +68,17 @@ public struct WindowEngine: Sendable {
     private func readSums(
         _ ids: [Int64], window: Window, now: Int64, fields: BucketFields
     ) async throws -> [Int64: BucketValues] {
-        guard let pieces = Resolution.pieces(of: window, now: now, levels: levels) else {
+        guard var pieces = Resolution.pieces(of: window, now: now, levels: levels) else {
             throw QueryError(
                 "the window \(RFC3339.text(window.from)) … \(RFC3339.text(window.to)) does not start and end on \(finest) boundaries that are still kept"
             )
+        }
+        // A window whose finest buckets the store holds in memory is read whole at that level: the last hour just
+        // after an hour boundary is otherwise its middle at the hourly level, 10,000 rows from the file where the
+        // held 5-minute buckets (and the sums kept over them) need none. Sums are exact at every level, so the
+        // figures are the same.
+        if pieces.count > 1 || pieces.first?.0 != finest, store.holdsRecentBuckets(level: finest, from: window.from) {
+            pieces = [(finest, window)]
         }
         // The first level's sums as the store gives them (a window of the last hour is one level: 10,000 sums not
         // copied into another dictionary), the others added into them.
