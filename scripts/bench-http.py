@@ -13,7 +13,8 @@ TLS listener, then measures, each figure in one run beside its peer:
 2. on-demand render of a host page and of the fleet overview, for the last hour, the last 24 hours and a brushed 3
    hours (a from–to range), median of 5 (the time to the whole HTML page with every panel drawn inline; each request
    in a second of its own, so that none is answered from a read the daemon shares within a second);
-3. with AGENTS real agents (release netpulse-agent, 1 s samples, 10 s batches, their defaults) sending to the
+3. with AGENTS real agents (release netpulse-agent, 1 s samples, 10 s batches, their defaults), started evenly over
+   a minute (their idle heartbeat) as a fleet's hosts are not all started in the same second, sending to the
    daemon: Server-Sent Events commit-to-event latency (the event's receipt on this machine minus the commit time in
    it), p50 and p99, over LIVE_SECONDS; and at the same time 10 pages open in one headless Chromium, a window each (the fleet
    overview and 9 of the agents' host pages, the last hour), with commit-to-paint from the pages' own
@@ -48,6 +49,8 @@ NETPULSE = f"{BIN}/netpulse"
 AGENT_BINARY = os.environ.get("BENCH_AGENT_BINARY", f"{BIN}/netpulse-agent")
 SOCKET = f"{STORE}/http.sock"
 PORT, AGENT_PORT = 19481, 19471
+# Seconds over which the agents are started (the agents' idle heartbeat).
+STAGGER = 60
 PASSWORD = "benchmark"
 
 
@@ -257,6 +260,10 @@ key = "{ca}/live-{index}-key.pem"
 """)
         agents.append(subprocess.Popen([AGENT_BINARY, "--config", config], stdout=subprocess.DEVNULL,
                                        stderr=open(f"{STORE}/live-{index}.log", "w")))
+        # Started a heartbeat apart in all, as a fleet's hosts start at times of their own: an idle agent sends once
+        # a minute (idle_heartbeat), so agents started in the same second would all send in the same second, every
+        # minute, and every page would redraw at once, each boundary.
+        time.sleep(STAGGER / AGENTS)
     try:
         # Their hosts appear once their first batches are stored.
         connection = UnixConnection(SOCKET)
@@ -297,6 +304,8 @@ def measure_live(agents):
                 # tabs would measure when the benchmark looked at them, not when the page could be seen.
                 driver.switch_to.new_window("window")
             driver.get(f"https://127.0.0.1:{PORT}{page}")
+            # Room for every panel fetch of the run (the browser keeps 250 entries by default).
+            driver.execute_script("performance.setResourceTimingBufferSize(100000)")
             handles.append(driver.current_window_handle)
         cpu_before, _, peak_before = process_usage(DAEMON.pid)
         memory = MemoryTrace(DAEMON.pid)
@@ -309,9 +318,17 @@ def measure_live(agents):
         paints = {"fleet": [], "host": []}
         for page, handle in zip(pages, handles):
             driver.switch_to.window(handle)
+            # The panels' fetches as the browser timed them, on the same clock as the marks.
+            fetches = driver.execute_script(
+                "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/panels/') && "
+                "e.name.includes('.svg')).map((e) => [performance.timeOrigin + e.startTime, "
+                "performance.timeOrigin + e.responseEnd])")
             for paint in driver.execute_script("return window.netpulsePaints || []"):
                 if paint.get("committed") and paint.get("received"):
                     paint["page"] = page
+                    mine = [f for f in fetches if paint["received"] <= f[0] <= paint["fetched"]]
+                    if mine:
+                        paint["answered"] = max(f[1] for f in mine)
                     paints["fleet" if "fleet" in page else "host"].append(paint)
         with open(f"{STORE}/paints.json", "w") as handle:
             json.dump(paints, handle)
@@ -336,6 +353,14 @@ def measure_live(agents):
         print("    " + "; ".join(
             f"{name} p50 {percentile([p[end] - p[start] for p in paints[kind]], 50):.1f} / p99 "
             f"{percentile([p[end] - p[start] for p in paints[kind]], 99):.1f} ms" for end, start, name in stages))
+        # The panels' stage split at the last panel's answer (the browser's resource timing): the server and the
+        # transfer before it, the page parsing and swapping in the pictures after.
+        timed = [p for p in paints[kind] if "answered" in p]
+        print("    panels split: " + "; ".join(
+            f"{name} p50 {percentile([p[end] - p[start] for p in timed], 50):.1f} / p99 "
+            f"{percentile([p[end] - p[start] for p in timed], 99):.1f} ms"
+            for end, start, name in [("answered", "received", "to the last answer"), ("fetched", "answered", "after it")])
+            + f" ({len(timed)} redraws timed)")
     print(f"  netpulsed CPU              {(cpu_after - cpu_before) / elapsed * 100:.1f}% of one core; "
           f"RSS {rss / 1048576:.0f} MiB at the end, peak {peak / 1048576:.0f} MiB (before the live part: peak "
           f"{peak_before / 1048576:.0f} MiB, from the API and render reads)")
