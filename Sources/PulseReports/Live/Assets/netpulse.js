@@ -3,7 +3,7 @@
 //
 // It adds, reading only what the markup says (docs/dashboards.md, "Live dashboards"):
 // - the value under the pointer (or under the keyboard's cursor: arrow keys on a focused chart), from the
-//   panel's JSON export, which is the data drawn;
+//   panel's JSON export, which is the data drawn, fetched when the pointer or a key first wants it;
 // - brushing: dragging across a time chart opens the page for that interval (the URL holds it);
 // - redraws: the daemon's event stream announces stored buckets, and each panel is fetched again, replaced only when
 //   it changed (the server answers 304 otherwise).
@@ -114,6 +114,12 @@
       this.times = [];
       this.rowsAt = new Map();
       this.data = null;
+      // The data of the picture shown, while it is being fetched; a count of the pictures swapped in, so that data
+      // fetched for one replaced meanwhile is dropped; the time under the pointer, while it rests on the plot.
+      this.loading = null;
+      this.pictures = 0;
+      this.generation = undefined;
+      this.pointerAt = null;
       this.attach();
     }
 
@@ -131,11 +137,38 @@
       return plot !== null && plot.xScale === "time" && plot.x1 > plot.x0;
     }
 
-    async load(generation) {
-      const response = await fetch(since(this.figure.dataset.json, generation), { credentials: "same-origin", cache: "no-store" });
-      if (!response.ok) throw new Error(`panel ${this.figure.dataset.panel}: ${response.status}`);
-      this.data = await response.json();
-      this.index();
+    // The data of the picture shown, fetched the first time the pointer or a key wants it after the picture came,
+    // not with every redraw: a month's 95th-percentile panel is 16,791 rows (about 800 KB of JSON), which every open
+    // page fetched after each redraw, the daemon encoding it and the browser parsing it beside the next pages'
+    // redraws (docs/benchmarks.md).
+    need() {
+      if (this.data !== null) return Promise.resolve();
+      if (this.loading === null) {
+        const picture = this.pictures;
+        this.loading = (async () => {
+          try {
+            const response = await fetch(since(this.figure.dataset.json, this.generation), { credentials: "same-origin", cache: "no-store" });
+            if (!response.ok) throw new Error(`panel ${this.figure.dataset.panel}: ${response.status}`);
+            const data = await response.json();
+            if (picture !== this.pictures) return;
+            this.data = data;
+            this.index();
+          } finally {
+            if (picture === this.pictures) this.loading = null;
+          }
+        })();
+      }
+      return this.loading;
+    }
+
+    // A new picture came: its data is fetched when next wanted, as of the announcement that brought it.
+    replaced(generation) {
+      this.pictures += 1;
+      this.generation = generation;
+      this.data = null;
+      this.loading = null;
+      this.rowsAt = new Map();
+      this.times = [];
     }
 
     // Rows by time: the value under the pointer is every series' value at the nearest time.
@@ -232,6 +265,27 @@
     hide() {
       this.clearOverlay("hover");
       this.cursor = -1;
+      this.pointerAt = null;
+    }
+
+    // Shows the value under the pointer (`pointerAt`) once the data is here.
+    follow() {
+      if (this.data !== null) return this.show(this.nearest(this.pointerAt));
+      this.need().then(() => {
+        if (this.pointerAt !== null && this.data !== null) this.show(this.nearest(this.pointerAt));
+      }).catch((error) => say(`Values under the pointer unavailable: ${error.message}`));
+    }
+
+    // Moves the keyboard's cursor for `key`.
+    step(key) {
+      if (this.times.length === 0) return;
+      const last = this.times.length - 1;
+      let index = this.cursor;
+      if (key === "ArrowRight") index = index < 0 ? 0 : Math.min(last, index + 1);
+      else if (key === "ArrowLeft") index = index < 0 ? last : Math.max(0, index - 1);
+      else if (key === "Home") index = 0;
+      else index = last;
+      this.show(index);
     }
 
     attach() {
@@ -245,7 +299,8 @@
           this.drawBrush(brushFrom, Math.min(Math.max(point.x, plot.left), plot.left + plot.width));
         }
         if (point.x < plot.left || point.x > plot.left + plot.width) return this.hide();
-        this.show(this.nearest(timeAt(plot, point.x)));
+        this.pointerAt = timeAt(plot, point.x);
+        this.follow();
       });
       holder.addEventListener("pointerleave", () => {
         if (brushFrom === null) this.hide();
@@ -273,17 +328,13 @@
       holder.addEventListener("pointerup", finish);
       holder.addEventListener("pointercancel", finish);
       holder.addEventListener("keydown", (event) => {
-        if (!this.isTimeChart || this.times.length === 0) return;
-        const last = this.times.length - 1;
-        let index = this.cursor;
-        if (event.key === "ArrowRight") index = index < 0 ? 0 : Math.min(last, index + 1);
-        else if (event.key === "ArrowLeft") index = index < 0 ? last : Math.max(0, index - 1);
-        else if (event.key === "Home") index = 0;
-        else if (event.key === "End") index = last;
-        else if (event.key === "Escape") return this.hide();
-        else return;
+        const key = event.key;
+        if (!this.isTimeChart || !["ArrowRight", "ArrowLeft", "Home", "End", "Escape"].includes(key)) return;
         event.preventDefault();
-        this.show(index);
+        if (key === "Escape") return this.hide();
+        if (this.data !== null) return this.step(key);
+        this.need().then(() => this.step(key))
+          .catch((error) => say(`Values under the pointer unavailable: ${error.message}`));
       });
       holder.addEventListener("blur", () => this.hide());
     }
@@ -301,7 +352,7 @@
     }
 
     // Fetches the panel again; replaces it only when the server drew something else. The picture is what a
-    // person waits for: it is swapped in at once, and the data under the pointer follows (reload()).
+    // person waits for: it is swapped in at once, and the data under the pointer follows when wanted (need()).
     async refresh(generation) {
       const headers = this.etag ? { "If-None-Match": this.etag } : {};
       const response = await fetch(since(this.figure.dataset.svg, generation), { credentials: "same-origin", cache: "no-store", headers });
@@ -313,14 +364,15 @@
       if (parsed.nodeName !== "svg") throw new Error(`panel ${this.figure.dataset.panel}: not an SVG`);
       this.cursorBefore = this.cursor;
       this.holder.replaceChild(document.importNode(parsed, true), this.svg);
+      this.replaced(generation);
       return true;
     }
 
-    // After a redraw: the new picture's data, for the value under the pointer, and the cursor where it was.
-    async reload(generation) {
+    // After a redraw, on a chart whose cursor was shown: the new picture's data, and the cursor where it was.
+    async reload() {
       const cursor = this.cursorBefore;
-      await this.load(generation);
-      if (cursor >= 0) this.show(Math.min(cursor, this.times.length - 1));
+      await this.need();
+      if (this.data !== null) this.show(Math.min(cursor, this.times.length - 1));
     }
   }
 
@@ -358,9 +410,11 @@
         record.painted = performance.timeOrigin + performance.now();
         performance.mark("netpulse-painted", { detail: { committed: announcement.committed, changed } });
         say(`Updated ${timeFormat.format(new Date())} (${zoneName}): ${changed} panel${changed === 1 ? "" : "s"} redrawn.`);
-        await Promise.all(
-          panels.filter((panel, index) => results[index] && panel.isTimeChart).map((panel) =>
-            panel.reload(generation).catch((error) => say(`Values under the pointer unavailable: ${error.message}`))));
+        // Only where someone is looking: a chart whose cursor was shown gets its new data now, not waited for.
+        for (const [index, panel] of panels.entries()) {
+          if (!results[index] || !panel.isTimeChart || panel.cursorBefore < 0) continue;
+          panel.reload().catch((error) => say(`Values under the pointer unavailable: ${error.message}`));
+        }
       }
     } finally {
       redrawing = false;
@@ -393,9 +447,6 @@
 
   function start() {
     for (const figure of document.querySelectorAll("figure.panel")) panels.push(new Panel(figure));
-    for (const panel of panels) {
-      if (panel.isTimeChart) panel.load().catch((error) => say(`Values under the pointer unavailable: ${error.message}`));
-    }
     listen();
   }
 
