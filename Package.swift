@@ -274,7 +274,7 @@ let package = Package(
             name: "PulseStoreTests",
             dependencies: [
                 "PulseStorePostgres", "PulseStoreSQLite",
-                "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "TestSupport",
+                "PulseStore", "PulseQuery", "PulseAnalytics", "PulseCore", "TestSupport", "StoreFixtures",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"]

@@ -92,6 +92,13 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
 
+def stages(paints, spans):
+    """p50 and p99 of each span (END, START, NAME) between two marks of the redraws `paints`, as one line."""
+    return "; ".join(
+        f"{name} p50 {percentile([p[end] - p[start] for p in paints], 50):.1f} / p99 "
+        f"{percentile([p[end] - p[start] for p in paints], 99):.1f} ms" for end, start, name in spans)
+
+
 def process_usage(pid):
     """CPU seconds so far, and the RSS now and at its peak so far (bytes), of a process."""
     with open(f"/proc/{pid}/stat") as handle:
@@ -349,18 +356,14 @@ def measure_live(agents):
               f"ms ({len(values)} redraws; {len(unchanged)} more changed no panel)")
         # Where the time went: commit to the page's receipt of the event, receipt to every panel back from the
         # server, and those pictures to the painted frame.
-        stages = [("received", "committed", "event"), ("fetched", "received", "panels"), ("painted", "fetched", "paint")]
-        print("    " + "; ".join(
-            f"{name} p50 {percentile([p[end] - p[start] for p in paints[kind]], 50):.1f} / p99 "
-            f"{percentile([p[end] - p[start] for p in paints[kind]], 99):.1f} ms" for end, start, name in stages))
+        print("    " + stages(paints[kind], [("received", "committed", "event"), ("fetched", "received", "panels"),
+                                             ("painted", "fetched", "paint")]))
         # The panels' stage split at the last panel's answer (the browser's resource timing): the server and the
         # transfer before it, the page parsing and swapping in the pictures after.
         timed = [p for p in paints[kind] if "answered" in p]
-        print("    panels split: " + "; ".join(
-            f"{name} p50 {percentile([p[end] - p[start] for p in timed], 50):.1f} / p99 "
-            f"{percentile([p[end] - p[start] for p in timed], 99):.1f} ms"
-            for end, start, name in [("answered", "received", "to the last answer"), ("fetched", "answered", "after it")])
-            + f" ({len(timed)} redraws timed)")
+        print("    panels split: " + stages(timed, [("answered", "received", "to the last answer"),
+                                                    ("fetched", "answered", "after it")])
+              + f" ({len(timed)} redraws timed)")
     print(f"  netpulsed CPU              {(cpu_after - cpu_before) / elapsed * 100:.1f}% of one core; "
           f"RSS {rss / 1048576:.0f} MiB at the end, peak {peak / 1048576:.0f} MiB (before the live part: peak "
           f"{peak_before / 1048576:.0f} MiB, from the API and render reads)")

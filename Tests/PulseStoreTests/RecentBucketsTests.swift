@@ -2,6 +2,7 @@ import Foundation
 import PulseAnalytics
 import PulseCore
 import PulseQuery
+import StoreFixtures
 import TestSupport
 import Testing
 
@@ -143,13 +144,7 @@ import Testing
         let (a, b, c) = threeAgents()
         _ = try await store.ingest(a + b + c, receivedAt: day + 800_000)
         try await store.keepRecentBuckets(from: day, for: .livePages)
-        func engine(_ store: SQLiteStore) async throws -> WindowEngine {
-            WindowEngine(
-                store: store, catalogue: try await Catalogue.load(from: store, rules: ScopeRules()),
-                levels: WindowEngine.retained(try await store.levels(), .standard), calendar: .utc,
-                billing: BillingPolicy())
-        }
-        let (held, file) = (try await engine(store), try await engine(reader))
+        let (held, file) = (try await Fleet.engine(store), try await Fleet.engine(reader))
         let ids = try await reader.series().map(\.id)
         let now = day + 3_600_000
         #expect(store.holdsRecentBuckets(level: .oneMinute, from: day))

@@ -77,7 +77,7 @@ public struct WindowEngine: Sendable {
         // after an hour boundary is otherwise its middle at the hourly level, 10,000 rows from the file where the
         // held 5-minute buckets (and the sums kept over them) need none. Sums are exact at every level, so the
         // figures are the same.
-        if pieces.count > 1 || pieces.first?.0 != finest, store.holdsRecentBuckets(level: finest, from: window.from) {
+        if store.holdsRecentBuckets(level: finest, from: window.from) {
             pieces = [(finest, window)]
         }
         // The first level's sums as the store gives them (a window of the last hour is one level: 10,000 sums not

@@ -46,6 +46,9 @@
     if (status) status.textContent = text;
   }
 
+  // What the page says when a panel's data (for the value under the pointer) cannot be fetched.
+  const unavailable = (error) => say(`Values under the pointer unavailable: ${error.message}`);
+
   // MARK: Scales, as the chart's data attributes give them
 
   function plotOf(svg) {
@@ -273,7 +276,7 @@
       if (this.data !== null) return this.show(this.nearest(this.pointerAt));
       this.need().then(() => {
         if (this.pointerAt !== null && this.data !== null) this.show(this.nearest(this.pointerAt));
-      }).catch((error) => say(`Values under the pointer unavailable: ${error.message}`));
+      }).catch(unavailable);
     }
 
     // Moves the keyboard's cursor for `key`.
@@ -333,8 +336,7 @@
         event.preventDefault();
         if (key === "Escape") return this.hide();
         if (this.data !== null) return this.step(key);
-        this.need().then(() => this.step(key))
-          .catch((error) => say(`Values under the pointer unavailable: ${error.message}`));
+        this.need().then(() => this.step(key)).catch(unavailable);
       });
       holder.addEventListener("blur", () => this.hide());
     }
@@ -413,7 +415,7 @@
         // Only where someone is looking: a chart whose cursor was shown gets its new data now, not waited for.
         for (const [index, panel] of panels.entries()) {
           if (!results[index] || !panel.isTimeChart || panel.cursorBefore < 0) continue;
-          panel.reload().catch((error) => say(`Values under the pointer unavailable: ${error.message}`));
+          panel.reload().catch(unavailable);
         }
       }
     } finally {
