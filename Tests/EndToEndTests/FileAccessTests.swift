@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension EndToEnd {
@@ -22,16 +23,10 @@ extension EndToEnd {
         /// Runs `command` as the unprivileged user `nobody` whose only group is `group`; returns the exit status
         /// and what it printed.
         static func asMemberOf(_ group: TemporaryGroup, _ command: [String]) throws -> (Int32, String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=\(group.id)", "--clear-groups"] + command
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
+            let finished = try Command.runToEnd(
+                "/usr/bin/setpriv", ["--reuid=65534", "--regid=\(group.id)", "--clear-groups"] + command,
+                mergingErrors: true)
+            return (finished.status, finished.output)
         }
 
         static func stat(_ path: String) throws -> String {
@@ -140,16 +135,6 @@ extension EndToEnd {
 
 /// Runs a command to its end and returns its exit status, standard output and standard error.
 func runCapturing(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: arguments[0])
-    process.arguments = Array(arguments.dropFirst())
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    let finished = try Command.runToEnd(arguments[0], Array(arguments.dropFirst()))
+    return (finished.status, finished.output, finished.errors)
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PulseStore
+import TestSupport
 import Testing
 
 extension EndToEnd {
@@ -194,17 +195,10 @@ final class Prometheus {
     static func check(_ exposition: String, in directory: String) throws -> (status: Int32, output: String) {
         let file = "\(directory)/scrape.txt"
         try exposition.write(toFile: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [
-            "-c", "\"$0\" check metrics < \"$1\" 2>&1", EndToEnd.SelfMonitoringTests.tools + "/promtool", file,
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        let finished = try Command.runToEnd(
+            "/bin/sh",
+            ["-c", "\"$0\" check metrics < \"$1\" 2>&1", EndToEnd.SelfMonitoringTests.tools + "/promtool", file])
+        return (finished.status, finished.output)
     }
 
     func stop() { _ = process.stop() }

@@ -25,16 +25,8 @@ public enum SVGCheck {
             let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
             let path = directory.appendingPathComponent(safe + ".svg")
             try svg.write(to: path, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", checker, "svg", path.path]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(name).svg: \(text)", sourceLocation: sourceLocation)
+            let (status, text) = try Command.run(["python3", checker, "svg", path.path])
+            #expect(status == 0, "\(name).svg: \(text)", sourceLocation: sourceLocation)
         } catch {
             Issue.record("\(name).svg could not be checked: \(error)", sourceLocation: sourceLocation)
         }

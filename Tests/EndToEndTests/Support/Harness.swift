@@ -1,5 +1,6 @@
 import Foundation
 import PulseCore
+import TestSupport
 
 /// Paths of the repository and the freshly built binaries.
 enum Build {
@@ -23,25 +24,14 @@ struct CommandFailure: Error, CustomStringConvertible {
 
 /// Runs a command to completion and returns its standard output.
 @discardableResult
-func run(_ arguments: [String], allowFailure: Bool = false) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    if process.terminationStatus != 0 && !allowFailure {
+func run(_ arguments: [String], allowFailure: Bool = false, timeout: Double = 600) throws -> String {
+    let finished = try Command.runToEnd("/usr/bin/env", arguments, timeout: timeout)
+    if finished.status != 0 && !allowFailure {
         throw CommandFailure(
-            description:
-                "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))"
+            description: "\(arguments.joined(separator: " ")) exited \(finished.status): \(finished.errors)"
         )
     }
-    return String(decoding: out, as: UTF8.self)
+    return finished.output
 }
 
 /// A long-running process whose output goes to a log file.

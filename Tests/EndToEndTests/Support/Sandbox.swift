@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A real systemd booted by `scripts/systemd-sandbox.sh` in throwaway namespaces, with Netpulse installed in it by
 /// `scripts/install.sh` (the debug binaries this test run built), a CA, certificates and configs.
@@ -14,19 +15,12 @@ final class Sandbox: @unchecked Sendable {
         pid = try run([Self.script, "start", Build.root]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Runs a shell command inside; returns its exit status and combined output.
+    /// Runs a shell command inside, at most `timeout` seconds; returns its exit status and combined output.
     @discardableResult
-    func shell(_ command: String) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.script)
-        process.arguments = ["run", pid, "/bin/bash", "-c", command]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    func shell(_ command: String, timeout: Double = 600) throws -> (status: Int32, output: String) {
+        let finished = try Command.runToEnd(
+            Self.script, ["run", pid, "/bin/bash", "-c", command], mergingErrors: true, timeout: timeout)
+        return (finished.status, finished.output)
     }
 
     /// Runs a command that must succeed, and returns its output.
