@@ -379,6 +379,77 @@ extension EndToEnd {
             #expect(refused.hasSuffix(" 400") && refused.contains("since"), "\(refused)")
         }
 
+        /// A live page's event carries the page's panels as drawn for it: every panel's entity tag, with the picture
+        /// only where the tag differs from what the stream was told the page shows (`shown`, from the page's events
+        /// link). The daemon's clock stands still ten minutes ahead of the agent's (libfaketime), so the window does
+        /// not move and each batch is announced (its samples are in buckets the page draws); the agent sends only
+        /// `lo`, which the fleet overview does not count, so nothing it draws changes while the events come.
+        @Test(.timeLimit(.minutes(2)))
+        func anEventCarriesThePicturesOfThePanelsThatChangedAndOnlyThose() throws {
+            let fleet = try Fleet(agents: ["agent-1"])
+            let socket = "\(fleet.directory)/http.sock"
+            let daemon = try Self.startDaemon(fleet, frozen: Self.frozenClock(at: Date().addingTimeInterval(600)))
+            defer { _ = try? run(["pkill", "-TERM", "-P", "\(daemon.pid)"], allowFailure: true) }
+            try eventually("the frozen daemon listens", timeout: 30) {
+                daemon.output.contains("listening on") && daemon.output.contains("unix:\(socket)")
+            }
+            let agent = try fleet.startAgent(
+                "agent-1", config: try fleet.writeAgentConfig("agent-1", include: #"["lo"]"#))
+            defer { _ = agent.stop() }
+            try eventually("the agent's first samples are stored", timeout: 30) {
+                try fleet.samples("agent-1", "lo").count >= 2
+            }
+            func get(_ path: String) throws -> String {
+                try run(["curl", "-s", "--fail", "--unix-socket", socket, "http://netpulse\(path)"])
+            }
+            func unescaped(_ text: Substring) -> String {
+                text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&amp;", with: "&")
+            }
+            let page = try get("/dashboards/fleet?range=hour")
+            let tags = page.matches(of: /data-tag="([^"]*)"/).map { unescaped($0.output.1) }
+            let link = try #require(page.firstMatch(of: /data-events="([^"]*)"/).map { unescaped($0.output.1) })
+            #expect(tags.count >= 2 && tags.allSatisfy { $0.hasPrefix("\"") }, "\(tags)")
+            #expect(link.hasSuffix("&shown=" + tags.map { $0.filter(\.isHexDigit) }.joined(separator: ",")), "\(link)")
+
+            // The page's own stream, and one told nothing (a page of before, or a client that does not care).
+            let told = try Daemonized(
+                ["/usr/bin/curl", "-sN", "--max-time", "60", "--unix-socket", socket, "http://netpulse\(link)"],
+                log: "\(fleet.directory)/told.events")
+            let untold = try Daemonized(
+                [
+                    "/usr/bin/curl", "-sN", "--max-time", "60", "--unix-socket", socket,
+                    "http://netpulse/dashboards/fleet/events?range=hour",
+                ], log: "\(fleet.directory)/untold.events")
+            defer {
+                _ = told.stop()
+                _ = untold.stop()
+            }
+            /// The panels of the stream's events so far, each event's as (tag, picture or nil).
+            func events(_ stream: Daemonized) throws -> [[(tag: String, svg: String?)]] {
+                try stream.output.split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { line in
+                    let object = try #require(
+                        try JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any])
+                    #expect(object["generation"] is Int, "\(object)")
+                    let panels = try #require(object["panels"] as? [[String: Any]], "\(object)")
+                    return try panels.map { (try #require($0["tag"] as? String), $0["svg"] as? String) }
+                }
+            }
+            try eventually("both streams have had two events", timeout: 40) {
+                try events(told).count >= 2 && events(untold).count >= 2
+            }
+            for event in try events(told) {
+                #expect(event.map(\.tag) == tags, "the same pictures as the page's")
+                #expect(event.allSatisfy { $0.svg == nil }, "nothing sent again that the page shows")
+            }
+            let first = try events(untold)[0]
+            #expect(first.map(\.tag) == tags)
+            for (index, panel) in first.enumerated() {
+                // The picture the tag names, as the page's fallback would fetch it.
+                #expect(panel.svg == (try get("/dashboards/fleet/panels/\(index).svg?range=hour&inline=1")))
+            }
+            #expect(try events(untold).dropFirst().allSatisfy { $0.allSatisfy { $0.svg == nil } })
+        }
+
         /// The start of a command line (for `/usr/bin/env`) on which the clock stands still at `instant` (libfaketime),
         /// in UTC; the monotonic clock runs on, so timers still fire.
         static func frozenClock(at instant: Date) -> [String] {

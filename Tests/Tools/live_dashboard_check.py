@@ -233,8 +233,13 @@ def run(driver, with_login):
     check(any(row[1] > data["rows"][-1][1] and row[2] is not None for row in moved["rows"]), "no new point")
     status_line = driver.find_element(By.ID, "np-status").text
     check("redrawn" in status_line, f"status {status_line!r}")
-    # The announcement carried the store's data generation, which the redraw's requests asked for (?since=N).
+    # The announcement carried the store's data generation; the pictures it brought were read at least that new.
     check(all(isinstance(paint.get("generation"), int) for paint in paints), f"redraws without a generation: {paints}")
+    # The event brought the pictures that changed: the page fetched none of its panels to redraw.
+    fetched = driver.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/panels/') && "
+        "n.includes('.svg'))")
+    check(not fetched, f"the redraw fetched panels the event should have carried: {fetched}")
     say(f"event stream: {status_line} (axis end {drawn_until:.0f} → {domain[1]:.0f}, {len(paints)} redraw(s))")
 
     # Exports: each panel's three links, downloaded by the browser and checked.

@@ -16,7 +16,7 @@ import ServiceLifecycle
 /// - `GET /dashboards/STEM/panels/N.{svg,csv,json}?…`: one panel for the same range, as a picture or the data drawn
 ///   (an `ETag` lets a page's redraw get a 304 when nothing changed);
 /// - `GET /dashboards/STEM/events`: Server-Sent Events, one `buckets` event when batches of the dashboard's hosts are
-///   stored (at most four a second per page), a comment every 15 s;
+///   stored (at most four a second per page) carrying the panels that changed, a comment every 15 s;
 /// - `GET /assets/netpulse.{js,css}`: the pages' only script and style sheet.
 ///
 /// Pages are read through the same engine and drawn by the same code as the dashboards on disk, at the resolution
@@ -209,7 +209,7 @@ struct LiveRoutes: Sendable {
             return errorPage(spec, stem: stem, error.description)
         }
         // The same inline pictures the page's redraws fetch (drawn once per shared read).
-        let panels = drawn.charts.indices.map { drawn.inlineSVG($0, pages: pages).svg }
+        let panels = drawn.charts.indices.map { drawn.inlineSVG($0, pages: pages) }
         let html = pages.page(
             drawn.data, panels: panels, range: view, ranges: DashboardRange.standard, calendar: engine.calendar)
         return Self.response(.ok, "text/html; charset=utf-8", ByteBuffer(string: html))
@@ -315,16 +315,54 @@ struct LiveRoutes: Sendable {
         }
     }
 
+    /// The panels of the page of `stem` for `range` as of now, for an announcement of data generation `since`, as a
+    /// JSON array in the page's order: each panel's entity tag, and its picture where the tag differs from what the
+    /// page shows (`shown`, which becomes what it will show). Nil when the page cannot be drawn now: it then fetches
+    /// its panels, which say why.
+    ///
+    /// Why in the event: a redraw that fetched its panels waited for the browser's requests (22–59 ms for a host
+    /// page's five, the daemon's part under 10 ms) after the event that announced them; read here, the pictures
+    /// come with the announcement, read once for every page of the same dashboard (``LiveReads``).
+    func redrawn(
+        _ pages: LivePages, stem: String, range: DashboardRange, since: Int64?, shown: inout [String?]
+    ) async -> String? {
+        let generation = routes.store.dataGeneration()
+        do {
+            let (engine, _, specs) = try await dashboards()
+            guard let spec = specs[stem] else { return nil }
+            let now = LiveReads.second(of: routes.clock.now())
+            let drawn = try await self.drawn(
+                pages, spec, engine: engine, range: .named(range), now: now, generation: generation, since: since)
+            var panels = [String]()
+            var tags = [String?]()
+            for index in drawn.charts.indices {
+                let (svg, tag) = drawn.inlineSVG(index, pages: pages)
+                let changed = index >= shown.count || shown[index] != tag
+                panels.append(
+                    JSONText.object([("tag", JSONText.string(tag))] + (changed ? [("svg", JSONText.string(svg))] : [])))
+                tags.append(tag)
+            }
+            shown = tags
+            return "[" + panels.joined(separator: ",") + "]"
+        } catch {
+            routes.logger.debug("live page \(stem) (range=\(range.name)): no panels sent with its event: \(error)")
+            return nil
+        }
+    }
+
     /// The stream of a page of a named range. An announcement is sent only when it may change what the page shows:
     /// a bucket boundary of the range's resolution has passed since the last one sent (the window moved), or the
     /// batches hold samples from before the current boundary (late data in a bucket the page draws). Batches that
     /// only fill the bucket in progress, which no page draws, are not announced: with agents sending every 10 s, a
-    /// page of the last hour hears of a few commits a minute rather than of every one.
+    /// page of the last hour hears of a few commits a minute rather than of every one. Each event carries the page's
+    /// panels as they are now, the pictures of those that changed (``redrawn(_:stem:range:since:shown:)``).
     func events(_ pages: LivePages, _ request: Request, stem: String) async throws -> Response {
         let (engine, _, specs) = try await dashboards()
         let spec = try spec(stem, in: specs)
         let now = routes.clock.now()
-        guard case .named(let range) = try range(request, calendar: engine.calendar, now: now, allowing: ["drawn"])
+        guard
+            case .named(let range) = try range(
+                request, calendar: engine.calendar, now: now, allowing: ["drawn", "shown"])
         else {
             throw APIError(.badRequest, "a picked range does not change: only range=NAME has events", parameter: "from")
         }
@@ -343,6 +381,10 @@ struct LiveRoutes: Sendable {
             // A group's members change with its labels: every stored batch may concern it.
             case .fleet, .group: nil
             }
+        // What the page shows: its panels' tags as it was drawn (hex, without the quotes).
+        let shownAtOpen: [String?] = (request.uri.queryParameters["shown"].map(String.init) ?? "")
+            .split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.isEmpty || !$0.allSatisfy(\.isHexDigit) ? nil : "\"\($0)\"" }
         let announcer = self.announcer
         let (stream, id) = announcer.subscribe(agent: agent)
         // While it is open, its window is held in memory for its reads (the first redraw after it opens, or this).
@@ -384,6 +426,7 @@ struct LiveRoutes: Sendable {
                 try await writer.write(ByteBuffer(string: "retry: 3000\n: netpulse live events\n\n"))
                 try await withGracefulShutdownHandler {
                     var shownUntil = shownFrom
+                    var shown = shownAtOpen
                     for await event in stream {
                         switch event {
                         case .ping:
@@ -392,11 +435,14 @@ struct LiveRoutes: Sendable {
                             let boundary = level.bucketStart(announcement.committed)
                             guard boundary > shownUntil || announcement.earliest < boundary else { continue }
                             shownUntil = boundary
+                            let panels = await redrawn(
+                                pages, stem: stem, range: range, since: announcement.generation, shown: &shown)
                             let data = JSONText.object(
                                 [
                                     ("earliest", "\(announcement.earliest)"), ("through", "\(announcement.through)"),
                                     ("committed", "\(announcement.committed)"),
-                                ] + (announcement.generation.map { [("generation", "\($0)")] } ?? []))
+                                ] + (announcement.generation.map { [("generation", "\($0)")] } ?? [])
+                                    + (panels.map { [("panels", $0)] } ?? []))
                             try await writer.write(ByteBuffer(string: "event: buckets\ndata: \(data)\n\n"))
                             try await Task.sleep(for: Self.eventSpacing)
                         }

@@ -85,9 +85,10 @@ public struct LivePages: Sendable {
     }
 
     /// A dashboard's page for one range, with each of its panels as drawn inline (``inlinePanelSVG(_:index:)`` of
-    /// ``charts(_:)`` of `data`, in order).
+    /// ``charts(_:)`` of `data`, in order) and its entity tag: the page's script starts from them, and its event
+    /// stream is told them (`shown`), so that the first redraw carries only the panels that changed.
     public func page(
-        _ data: DashboardData, panels: [String], range view: LiveRange, ranges: [DashboardRange],
+        _ data: DashboardData, panels: [(svg: String, tag: String)], range view: LiveRange, ranges: [DashboardRange],
         calendar: CivilCalendar
     ) -> String {
         let spec = data.spec
@@ -109,7 +110,7 @@ public struct LivePages: Sendable {
                     ? "Drawn \(calendar.localText(data.now)); this view follows new buckets."
                     : "Drawn \(calendar.localText(data.now)); a picked range stays as it is.") + "\n"
         var figures = [String]()
-        for (index, svg) in panels.enumerated() {
+        for (index, (svg, tag)) in panels.enumerated() {
             let base = "\(path)/panels/\(index)"
             let exports = ["svg", "csv", "json"].map { format in
                 Markup.text(
@@ -125,6 +126,7 @@ public struct LivePages: Sendable {
                     [
                         ("class", "panel"), ("id", "panel-\(index)"), ("data-panel", "\(index)"),
                         ("data-svg", "\(base).svg?\(query)&inline=1"), ("data-json", "\(base).json?\(query)"),
+                        ("data-tag", tag),
                     ],
                     Markup.element("div", [("class", "plot"), ("tabindex", "0")], svg)
                         + Markup.element(
@@ -141,7 +143,10 @@ public struct LivePages: Sendable {
         ]
         if view.follows {
             // The window's end as drawn: the stream announces the next boundary even if it passed before it opened.
-            attributes.append(("data-events", "\(path)/events?\(query)&drawn=\(data.panels.window.to)"))
+            // And the panels' tags (hex, without the quotes): the stream sends a panel's picture when it differs.
+            let shown = panels.map { $0.tag.filter(\.isHexDigit) }.joined(separator: ",")
+            attributes.append(
+                ("data-events", "\(path)/events?\(query)&drawn=\(data.panels.window.to)&shown=\(shown)"))
         }
         return Self.document(
             title: "\(spec.title) — \(data.range.title.lowercasedFirst) · Netpulse", bodyAttributes: attributes,

@@ -5,8 +5,9 @@
 // - the value under the pointer (or under the keyboard's cursor: arrow keys on a focused chart), from the
 //   panel's JSON export, which is the data drawn, fetched when the pointer or a key first wants it;
 // - brushing: dragging across a time chart opens the page for that interval (the URL holds it);
-// - redraws: the daemon's event stream announces stored buckets, and each panel is fetched again, replaced only when
-//   it changed (the server answers 304 otherwise).
+// - redraws: the daemon's event stream announces stored buckets with each panel's tag and the pictures of those that
+//   changed; a panel whose tag differs and came without its picture is fetched (the server answers 304 when it is
+//   the one shown).
 "use strict";
 
 (() => {
@@ -26,7 +27,7 @@
   }
   const status = document.getElementById("np-status");
   // What the page measured: for each redraw the stream caused, when the store committed, when the page received the
-  // announcement, when it had every panel back from the server, and when it painted (ms since the Unix epoch; null
+  // announcement, when it had every panel (from the event, or fetched), and when it painted (ms since the Unix epoch; null
   // when no panel changed), with how many panels changed, for the benchmark of commit-to-paint.
   window.netpulsePaints = [];
 
@@ -112,7 +113,7 @@
       this.figure = figure;
       this.holder = figure.querySelector(".plot");
       this.readout = figure.querySelector(".readout");
-      this.etag = null;
+      this.etag = figure.dataset.tag || null;
       this.cursor = -1;
       this.times = [];
       this.rowsAt = new Map();
@@ -353,17 +354,30 @@
       this.svg.appendChild(rect);
     }
 
-    // Fetches the panel again; replaces it only when the server drew something else. The picture is what a
+    // The panel as an event sent it (`sent`: its tag, and its picture when it changed), or fetched again when the
+    // event did not bring the picture it names; true when the picture shown was replaced. The picture is what a
     // person waits for: it is swapped in at once, and the data under the pointer follows when wanted (need()).
+    async update(sent, generation) {
+      if (sent && typeof sent.tag === "string") {
+        if (sent.tag === this.etag) return false;
+        if (typeof sent.svg === "string") return this.swap(sent.svg, sent.tag, generation);
+      }
+      return this.refresh(generation);
+    }
+
+    // Fetches the panel again; replaces it only when the server drew something else.
     async refresh(generation) {
       const headers = this.etag ? { "If-None-Match": this.etag } : {};
       const response = await fetch(since(this.figure.dataset.svg, generation), { credentials: "same-origin", cache: "no-store", headers });
       if (response.status === 304) return false;
       if (!response.ok) throw new Error(`panel ${this.figure.dataset.panel}: ${response.status}`);
-      this.etag = response.headers.get("ETag");
-      const text = await response.text();
+      return this.swap(await response.text(), response.headers.get("ETag"), generation);
+    }
+
+    swap(text, tag, generation) {
       const parsed = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
       if (parsed.nodeName !== "svg") throw new Error(`panel ${this.figure.dataset.panel}: not an SVG`);
+      this.etag = tag;
       this.cursorBefore = this.cursor;
       this.holder.replaceChild(document.importNode(parsed, true), this.svg);
       this.replaced(generation);
@@ -398,7 +412,9 @@
     redrawing = true;
     try {
       const generation = announcement.generation;
-      const results = await Promise.all(panels.map((panel) => panel.refresh(generation).catch(() => false)));
+      const sent = Array.isArray(announcement.panels) ? announcement.panels : [];
+      const results = await Promise.all(
+        panels.map((panel, index) => panel.update(sent[index], generation).catch(() => false)));
       const changed = results.filter(Boolean).length;
       const fetched = performance.timeOrigin + performance.now();
       const record = {
