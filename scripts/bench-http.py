@@ -209,11 +209,11 @@ def render_times():
 
 
 class EventLatency(threading.Thread):
-    """Reads a page's event stream and records receipt minus commit, in ms."""
+    """Reads a page's event stream and records receipt minus commit, in ms, and each event's size in bytes."""
 
     def __init__(self, path):
         super().__init__(daemon=True)
-        self.path, self.latencies, self.stop = path, [], False
+        self.path, self.latencies, self.sizes, self.stop = path, [], [], False
 
     def run(self):
         connection = UnixConnection(SOCKET)
@@ -227,6 +227,7 @@ class EventLatency(threading.Thread):
             line = line.decode().rstrip("\n")
             if line.startswith("data: "):
                 data = json.loads(line[6:])
+                self.sizes.append(len(line))
             elif line == "" and data is not None:
                 self.latencies.append(time.time() * 1000 - data["committed"])
                 data = None
@@ -346,24 +347,33 @@ def measure_live(agents):
     events = [latency for stream in streams for latency in stream.latencies]
     print(f"live, {AGENTS} agents sending at their default pace (1 s samples, 10 s batches), 10 pages open in one "
           f"headless Chromium (fleet overview and 9 host pages, last hour), over {elapsed:.0f} s:")
+    # The event is sent once the daemon has read and drawn the page's panels for it: their pictures are in it. These
+    # streams are not told what a page shows, so their first event carries every panel, later ones what changed.
+    sizes = [size for stream in streams for size in stream.sizes]
     print(f"  SSE commit-to-event        p50 {percentile(events, 50):6.1f} ms, p99 {percentile(events, 99):6.1f} ms "
-          f"({len(events)} events on the 10 pages' streams)")
+          f"({len(events)} events on the 10 pages' streams; p50 {percentile(sizes, 50) / 1024:.1f} KiB, largest "
+          f"{max(sizes, default=0) / 1024:.1f} KiB)")
     for kind in ["host", "fleet"]:
         unchanged = [paint for paint in paints[kind] if not paint["painted"]]
         paints[kind] = [paint for paint in paints[kind] if paint["painted"]]
         values = [paint["painted"] - paint["committed"] for paint in paints[kind]]
         print(f"  commit-to-paint, {kind:<5} p50 {percentile(values, 50):6.1f} ms, p99 {percentile(values, 99):6.1f} "
               f"ms ({len(values)} redraws; {len(unchanged)} more changed no panel)")
-        # Where the time went: commit to the page's receipt of the event, receipt to every panel back from the
-        # server, and those pictures to the painted frame.
+        # Where the time went: commit to the page's receipt of the event (the daemon reads and draws the page's
+        # panels before it sends the event, which carries the pictures that changed), receipt to every panel in
+        # place, and those pictures to the painted frame.
         print("    " + stages(paints[kind], [("received", "committed", "event"), ("fetched", "received", "panels"),
                                              ("painted", "fetched", "paint")]))
-        # The panels' stage split at the last panel's answer (the browser's resource timing): the server and the
-        # transfer before it, the page parsing and swapping in the pictures after.
+        # Redraws that fetched panels (an event without the pictures, or naming one it did not bring): their panels
+        # stage split at the last panel's answer (the browser's resource timing), the server and the transfer
+        # before it, the page parsing and swapping in the pictures after.
         timed = [p for p in paints[kind] if "answered" in p]
-        print("    panels split: " + stages(timed, [("answered", "received", "to the last answer"),
-                                                    ("fetched", "answered", "after it")])
-              + f" ({len(timed)} redraws timed)")
+        if timed:
+            print("    redraws that fetched panels: " + stages(timed, [("answered", "received", "to the last answer"),
+                                                                   ("fetched", "answered", "after it")])
+                  + f" ({len(timed)} redraws)")
+        else:
+            print("    no redraw fetched a panel: the events carried the pictures")
     print(f"  netpulsed CPU              {(cpu_after - cpu_before) / elapsed * 100:.1f}% of one core; "
           f"RSS {rss / 1048576:.0f} MiB at the end, peak {peak / 1048576:.0f} MiB (before the live part: peak "
           f"{peak_before / 1048576:.0f} MiB, from the API and render reads)")
