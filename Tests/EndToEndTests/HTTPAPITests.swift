@@ -420,9 +420,9 @@ extension EndToEnd {
                     "/usr/bin/curl", "-sN", "--max-time", "60", "--unix-socket", socket,
                     "http://netpulse/dashboards/fleet/events?range=hour",
                 ], log: "\(fleet.directory)/untold.events")
+            // Killed: a curl reading a stream is not waited for (it took SIGTERM's 15 s grace here).
             defer {
-                _ = told.stop()
-                _ = untold.stop()
+                for stream in [told, untold] where stream.isRunning { stream.killHard() }
             }
             /// The panels of the stream's events so far, each event's as (tag, picture or nil).
             func events(_ stream: Daemonized) throws -> [[(tag: String, svg: String?)]] {
