@@ -54,7 +54,10 @@ public enum Command {
         let ended = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in ended.signal() }
         try process.run()
-        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        // Decoded as a pipe's bytes were: invalid UTF-8 repaired, not the whole output lost.
+        let read = { (path: String) in
+            String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+        }
         if ended.wait(timeout: .now() + timeout) == .timedOut {
             killTree(process.processIdentifier)
             _ = ended.wait(timeout: .now() + 10)

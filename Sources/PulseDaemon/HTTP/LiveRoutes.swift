@@ -381,9 +381,9 @@ struct LiveRoutes: Sendable {
             // A group's members change with its labels: every stored batch may concern it.
             case .fleet, .group: nil
             }
-        // What the page shows: its panels' tags as it was drawn (hex, without the quotes).
+        // What the page shows: its panels' tags as it was drawn (hex, without the quotes), one per panel at most.
         let shownAtOpen: [String?] = (request.uri.queryParameters["shown"].map(String.init) ?? "")
-            .split(separator: ",", omittingEmptySubsequences: false)
+            .split(separator: ",", omittingEmptySubsequences: false).prefix(spec.panels.count)
             .map { $0.isEmpty || !$0.allSatisfy(\.isHexDigit) ? nil : "\"\($0)\"" }
         let announcer = self.announcer
         let (stream, id) = announcer.subscribe(agent: agent)

@@ -27,8 +27,8 @@
   }
   const status = document.getElementById("np-status");
   // What the page measured: for each redraw the stream caused, when the store committed, when the page received the
-  // announcement, when it had every panel (from the event, or fetched), and when it painted (ms since the Unix epoch; null
-  // when no panel changed), with how many panels changed, for the benchmark of commit-to-paint.
+  // announcement, when it had every panel (from the event, or fetched), and when it painted (ms since the Unix epoch;
+  // null when no panel changed), with how many panels changed, for the benchmark of commit-to-paint.
   window.netpulsePaints = [];
 
   // Same-origin URLs without the page's user and password: a page opened as https://user:pass@host/ would make
