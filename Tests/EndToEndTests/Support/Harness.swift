@@ -22,10 +22,11 @@ struct CommandFailure: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Runs a command to completion and returns its standard output.
+/// Runs a command to completion (within ``Command/runToEnd(_:_:mergingErrors:timeout:)``'s limit) and returns its
+/// standard output.
 @discardableResult
-func run(_ arguments: [String], allowFailure: Bool = false, timeout: Double = 600) throws -> String {
-    let finished = try Command.runToEnd("/usr/bin/env", arguments, timeout: timeout)
+func run(_ arguments: [String], allowFailure: Bool = false) throws -> String {
+    let finished = try Command.runToEnd("/usr/bin/env", arguments)
     if finished.status != 0 && !allowFailure {
         throw CommandFailure(
             description: "\(arguments.joined(separator: " ")) exited \(finished.status): \(finished.errors)"

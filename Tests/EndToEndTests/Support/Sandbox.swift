@@ -15,11 +15,12 @@ final class Sandbox: @unchecked Sendable {
         pid = try run([Self.script, "start", Build.root]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Runs a shell command inside, at most `timeout` seconds; returns its exit status and combined output.
+    /// Runs a shell command inside (within ``Command/runToEnd(_:_:mergingErrors:timeout:)``'s limit); returns its
+    /// exit status and combined output.
     @discardableResult
-    func shell(_ command: String, timeout: Double = 600) throws -> (status: Int32, output: String) {
+    func shell(_ command: String) throws -> (status: Int32, output: String) {
         let finished = try Command.runToEnd(
-            Self.script, ["run", pid, "/bin/bash", "-c", command], mergingErrors: true, timeout: timeout)
+            Self.script, ["run", pid, "/bin/bash", "-c", command], mergingErrors: true)
         return (finished.status, finished.output)
     }
 
