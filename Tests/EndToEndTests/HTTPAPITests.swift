@@ -450,6 +450,55 @@ extension EndToEnd {
             #expect(try events(untold).dropFirst().allSatisfy { $0.allSatisfy { $0.svg == nil } })
         }
 
+        /// An open page of the fleet is read as of its next boundary half a second before the daemon's clock reaches
+        /// it, so the redraw the first batches after the boundary cause finds the moved window's sums kept. The
+        /// daemon's clock starts twenty seconds before a five-minute boundary and runs (libfaketime); the test sees the
+        /// read ahead in the daemon's log before that clock reaches the boundary, as well as the daemon saying so.
+        @Test(.timeLimit(.minutes(2)))
+        func anOpenFleetPageIsReadAheadOfItsNextBoundary() throws {
+            let fleet = try Fleet(agents: ["agent-1"])
+            let socket = "\(fleet.directory)/http.sock"
+            let boundary = (Date().timeIntervalSince1970 / 300).rounded(.down) * 300 + 600
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+            let started = Date()
+            // The daemon's clock, from its start: the boundary less twenty seconds, and running.
+            let daemon = try Daemonized(
+                [
+                    "/usr/bin/env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "TZ=UTC", "/usr/bin/faketime", "-f",
+                    "@" + formatter.string(from: Date(timeIntervalSince1970: boundary - 20)), Build.netpulsed,
+                    "--config", "\(fleet.directory)/netpulsed.toml", "--log-level", "debug",
+                ], log: "\(fleet.directory)/netpulsed-running.log")
+            defer { _ = try? run(["pkill", "-TERM", "-P", "\(daemon.pid)"], allowFailure: true) }
+            try eventually("the daemon listens", timeout: 15) {
+                daemon.output.contains("listening on") && daemon.output.contains("unix:\(socket)")
+            }
+            let stream = try Daemonized(
+                [
+                    "/usr/bin/curl", "-sN", "--max-time", "30", "--unix-socket", socket,
+                    "http://netpulse/dashboards/fleet/events?range=hour",
+                ], log: "\(fleet.directory)/fleet.events")
+            defer { if stream.isRunning { stream.killHard() } }
+            let line = /live page fleet \(range=hour\) read ahead at (\S+) as of its boundary (\S+)/
+            try eventually("the fleet's page is read ahead", timeout: 40, interval: 0.02) {
+                daemon.output.contains(line)
+            }
+            // When the line was seen, by the daemon's clock (started no earlier than `started`, so no later than this).
+            let seen = boundary - 20 + Date().timeIntervalSince(started)
+            #expect(seen < boundary, "read ahead \(boundary - seen) s before the boundary")
+            let match = try #require(daemon.output.firstMatch(of: line))
+            let parse = ISO8601DateFormatter()
+            parse.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            func time(_ text: Substring) -> Date? {
+                parse.date(from: String(text)) ?? ISO8601DateFormatter().date(from: String(text))
+            }
+            let at = try #require(time(match.output.1)), asOf = try #require(time(match.output.2))
+            #expect(asOf.timeIntervalSince1970 == boundary, "as of the boundary: \(match.output.0)")
+            #expect(at < asOf && asOf.timeIntervalSince(at) <= 0.6, "half a second before it: \(match.output.0)")
+        }
+
         /// The start of a command line (for `/usr/bin/env`) on which the clock stands still at `instant` (libfaketime),
         /// in UTC; the monotonic clock runs on, so timers still fire.
         static func frozenClock(at instant: Date) -> [String] {

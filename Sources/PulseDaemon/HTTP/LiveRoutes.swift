@@ -36,8 +36,6 @@ struct LiveRoutes: Sendable {
         HTTPFields.Element.Name("Referrer-Policy")!: "no-referrer",
     ]
 
-    /// The events a page may receive per second at most: announcements in between are merged into the next.
-    static let eventSpacing = Duration.milliseconds(250)
     static let pingEvery = Duration.seconds(15)
 
     func add(to router: Router<HTTPContext>) {
@@ -145,14 +143,15 @@ struct LiveRoutes: Sendable {
     /// the store's data stays at `generation` (``LiveReads``).
     func drawn(
         _ pages: LivePages, _ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, now: Int64,
-        generation: Int64?, since: Int64? = nil
+        generation: Int64?, since: Int64? = nil, heldAsOf: Int64? = nil
     ) async throws -> LiveReads.Drawn {
         let key = generation.map { LiveReads.Key(stem: spec.fileStem, range: range, second: now, data: $0) }
         let (interactive, logger) = (routes.interactive, routes.logger)
         return try await reads.drawn(key, since: since) {
             try await interactive.during {
                 let started = ContinuousClock.now
-                let drawn = try await readAndDraw(pages, spec, engine: engine, range: range, now: now)
+                let drawn = try await readAndDraw(
+                    pages, spec, engine: engine, range: range, now: now, heldAsOf: heldAsOf ?? now)
                 logger.debug(
                     "live page \(spec.fileStem) (\(range.query)) read and drawn in \((ContinuousClock.now - started).milliseconds) ms at data generation \(generation.map(String.init) ?? "unknown")"
                 )
@@ -161,14 +160,15 @@ struct LiveRoutes: Sendable {
         }
     }
 
-    /// `spec` read for `range` as of `now` and its panels drawn.
+    /// `spec` read for `range` as of `now` and its panels drawn, the open pages' buckets held as of `heldAsOf` (the
+    /// clock's now: a read ahead of a boundary must not let go of the buckets the pages read until it passes).
     private func readAndDraw(
-        _ pages: LivePages, _ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, now: Int64
+        _ pages: LivePages, _ spec: DashboardSpec, engine: WindowEngine, range: LiveRange, now: Int64, heldAsOf: Int64
     ) async throws -> LiveReads.Drawn {
         // Not waited for: holding them the first time reads the window inside the store's writer, and this read
         // takes the rows meanwhile rather than waiting for that (and for the commits queued before it).
         let finest = engine.finest
-        Task { await holdRecent(now: now, finest: finest) }
+        Task { await holdRecent(now: heldAsOf, finest: finest) }
         let data = try await read(spec, engine: engine, range: range, now: now)
         return LiveReads.Drawn(data: data, charts: pages.charts(data))
     }
@@ -290,26 +290,36 @@ struct LiveRoutes: Sendable {
 
     // MARK: Events
 
-    /// How long after a boundary of its level an open page is read ahead (``readAhead(_:stem:range:)``).
-    static let readAheadDelay: Int64 = 200
+    /// How long before a boundary of its level an open page is read as of that boundary (``readAhead(_:stem:range:at:)``).
+    static let readAheadLead: Int64 = 500
 
-    /// Reads an open page as of now, just after a boundary of its level moved its window and before the batches of
-    /// the new bucket's first seconds make it redraw; the page's streams all ask, and share one read (``LiveReads``).
+    /// Reads an open page as of `boundary`, shortly before it, so that the redraw the first batches after the boundary
+    /// cause finds the moved window's sums kept; the page's streams all ask, and share one read (``LiveReads``).
     /// Asked for the pages of the fleet and of groups, whose reads sum many series.
     ///
     /// Why: what a page's redraw reads first after a boundary (the fleet's 10,000 interfaces summed over the moved
-    /// window, the held buckets let go of) was read cold: alone, 89 ms where the reads a second later took 40–60 ms;
-    /// at a boundary, beside the other pages' redraws and the browser painting them, 126–161 ms. Read ahead, the
-    /// redraw finds the sums kept (``MetricStore/keepRecentBuckets(from:for:)``), less those of the series its
-    /// batches changed. A store that cannot tell what changed (no data generation) is not read ahead:
-    /// its reads are not shared.
-    func readAhead(_ pages: LivePages, stem: String, range: DashboardRange) async {
+    /// window) is read cold: alone, 89 ms where the reads a second later took 40–60 ms; at a boundary, beside the
+    /// other pages' redraws and the browser painting them, 126–161 ms. Read ahead 200 ms after the boundary, it was
+    /// too late: the first batches commit 5–10 ms after it, and their redraw read cold (52–66 ms, a warm one about
+    /// 29 ms). Read before it, the redraw finds the sums kept (``MetricStore/keepRecentBuckets(from:for:)``), less
+    /// those of the series whose buckets in the window changed since (the agents whose batches land in between).
+    ///
+    /// Why a read as of a time still to come answers as a read made then: a page's read depends on its `now` only
+    /// through its boundaries (``LiveReads``), and on the store's data through the generation it is made at; a commit
+    /// after it makes the next request read again. The buckets held for the pages stay those of the clock's now.
+    /// A store that cannot tell what changed (no data generation) is not read ahead: its reads are not shared.
+    func readAhead(_ pages: LivePages, stem: String, range: DashboardRange, at boundary: Int64) async {
         guard let generation = routes.store.dataGeneration() else { return }
         do {
             let (engine, _, specs) = try await dashboards()
             guard let spec = specs[stem] else { return }
-            let now = LiveReads.second(of: routes.clock.now())
-            _ = try await drawn(pages, spec, engine: engine, range: .named(range), now: now, generation: generation)
+            let now = routes.clock.now()
+            _ = try await drawn(
+                pages, spec, engine: engine, range: .named(range), now: LiveReads.second(of: boundary),
+                generation: generation, heldAsOf: now)
+            routes.logger.debug(
+                "live page \(stem) (range=\(range.name)) read ahead at \(RFC3339.text(now)) as of its boundary \(RFC3339.text(boundary))"
+            )
         } catch {
             routes.logger.debug("live page \(stem) (range=\(range.name)) not read ahead: \(error)")
         }
@@ -415,11 +425,15 @@ struct LiveRoutes: Sendable {
                     agent != nil
                     ? nil
                     : Task {
+                        var readFor = level.bucketStart(routes.clock.now())
                         while !Task.isCancelled {
                             let now = routes.clock.now()
-                            let next = level.bucketStart(now) + level.width + Self.readAheadDelay
-                            try await Task.sleep(for: .milliseconds(next - now))
-                            await readAhead(pages, stem: stem, range: range)
+                            // Each boundary once, the next after the last read for.
+                            let next = max(level.bucketStart(now) + level.width, readFor + level.width)
+                            let wait = next - Self.readAheadLead - now
+                            if wait > 0 { try await Task.sleep(for: .milliseconds(wait)) }
+                            await readAhead(pages, stem: stem, range: range, at: next)
+                            readFor = next
                         }
                     }
                 defer { ahead?.cancel() }
@@ -427,14 +441,24 @@ struct LiveRoutes: Sendable {
                 try await withGracefulShutdownHandler {
                     var shownUntil = shownFrom
                     var shown = shownAtOpen
-                    for await event in stream {
-                        switch event {
-                        case .ping:
-                            try await writer.write(ByteBuffer(string: ": ping\n\n"))
-                        case .stored(let announcement):
-                            let boundary = level.bucketStart(announcement.committed)
+                    var pace = EventPace()
+                    for await _ in stream {
+                        while let event = announcer.take(id) {
+                            guard case .stored(var announcement) = event else {
+                                try await writer.write(ByteBuffer(string: ": ping\n\n"))
+                                continue
+                            }
+                            let boundary = level.bucketStart(announcement.lastCommitted)
                             guard boundary > shownUntil || announcement.earliest < boundary else { continue }
-                            shownUntil = boundary
+                            // Announcements that come while it waits its turn go with it.
+                            let wait = pace.delay(at: .now)
+                            if wait > .zero {
+                                try await Task.sleep(for: wait)
+                                if case .stored(let later) = announcer.take(id) {
+                                    announcement = announcement.merged(with: later)
+                                }
+                            }
+                            shownUntil = level.bucketStart(announcement.lastCommitted)
                             let panels = await redrawn(
                                 pages, stem: stem, range: range, since: announcement.generation, shown: &shown)
                             let data = JSONText.object(
@@ -444,7 +468,6 @@ struct LiveRoutes: Sendable {
                                 ] + (announcement.generation.map { [("generation", "\($0)")] } ?? [])
                                     + (panels.map { [("panels", $0)] } ?? []))
                             try await writer.write(ByteBuffer(string: "event: buckets\ndata: \(data)\n\n"))
-                            try await Task.sleep(for: Self.eventSpacing)
                         }
                     }
                 } onGracefulShutdown: {
