@@ -459,18 +459,11 @@ extension EndToEnd {
             let fleet = try Fleet(agents: ["agent-1"])
             let socket = "\(fleet.directory)/http.sock"
             let boundary = (Date().timeIntervalSince1970 / 300).rounded(.down) * 300 + 600
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
             let started = Date()
             // The daemon's clock, from its start: the boundary less twenty seconds, and running.
-            let daemon = try Daemonized(
-                [
-                    "/usr/bin/env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "TZ=UTC", "/usr/bin/faketime", "-f",
-                    "@" + formatter.string(from: Date(timeIntervalSince1970: boundary - 20)), Build.netpulsed,
-                    "--config", "\(fleet.directory)/netpulsed.toml", "--log-level", "debug",
-                ], log: "\(fleet.directory)/netpulsed-running.log")
+            let daemon = try Self.startDaemon(
+                fleet, frozen: Self.frozenClock(at: Date(timeIntervalSince1970: boundary - 20), running: true),
+                arguments: ["--log-level", "debug"])
             defer { _ = try? run(["pkill", "-TERM", "-P", "\(daemon.pid)"], allowFailure: true) }
             try eventually("the daemon listens", timeout: 15) {
                 daemon.output.contains("listening on") && daemon.output.contains("unix:\(socket)")
@@ -500,21 +493,24 @@ extension EndToEnd {
         }
 
         /// The start of a command line (for `/usr/bin/env`) on which the clock stands still at `instant` (libfaketime),
-        /// in UTC; the monotonic clock runs on, so timers still fire.
-        static func frozenClock(at instant: Date) -> [String] {
+        /// in UTC, or starts there and runs (`running`); the monotonic clock runs on, so timers still fire.
+        static func frozenClock(at instant: Date, running: Bool = false) -> [String] {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "UTC")
             formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
             return [
-                "FAKETIME_DONT_FAKE_MONOTONIC=1", "TZ=UTC", "/usr/bin/faketime", "-f", formatter.string(from: instant),
+                "FAKETIME_DONT_FAKE_MONOTONIC=1", "TZ=UTC", "/usr/bin/faketime", "-f",
+                (running ? "@" : "") + formatter.string(from: instant),
             ]
         }
 
-        /// The fleet's daemon under `frozen` (``frozenClock(at:)``); stop it with `pkill -P` on its pid (faketime's).
-        static func startDaemon(_ fleet: Fleet, frozen: [String]) throws -> Daemonized {
+        /// The fleet's daemon under `frozen` (``frozenClock(at:running:)``), with `arguments` after its config; stop it
+        /// with `pkill -P` on its pid (faketime's).
+        static func startDaemon(_ fleet: Fleet, frozen: [String], arguments: [String] = []) throws -> Daemonized {
             try Daemonized(
-                ["/usr/bin/env"] + frozen + [Build.netpulsed, "--config", "\(fleet.directory)/netpulsed.toml"],
+                ["/usr/bin/env"] + frozen + [Build.netpulsed, "--config", "\(fleet.directory)/netpulsed.toml"]
+                    + arguments,
                 log: "\(fleet.directory)/netpulsed-frozen.log")
         }
 
