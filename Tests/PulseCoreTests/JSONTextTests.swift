@@ -19,6 +19,15 @@ import Testing
         #expect(JSONText.string("say \"hi\"\nbye\u{7F}") == #""say \"hi\"\nbye\u007f""#)
     }
 
+    /// Every ASCII character, then characters of two, three and four bytes, in one long text (as a panel's picture
+    /// is): the bytes that need an escape are found among the others, and the others copied whole.
+    @Test func everyCharacterReadsBackIntactInALongText() throws {
+        let ascii = String(String.UnicodeScalarView((1...0x7F).compactMap(Unicode.Scalar.init)))
+        let text = String(repeating: ascii + "é漢🙂<svg x=\"1\">\\</svg>\n", count: 200)
+        #expect(try parsed(JSONText.string(text)) as? String == text)
+        #expect(JSONText.string("\u{0}\u{8}\u{1B}") == #""\u0000\u0008\u001b""#)
+    }
+
     @Test func mapsAreWrittenWithTheirKeysSorted() throws {
         let labels = ["site": "fra1", "customer": "a/b", "role": "edge \"1\""]
         let text = JSONText.object(strings: labels)

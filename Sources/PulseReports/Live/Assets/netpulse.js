@@ -379,7 +379,7 @@
       if (parsed.nodeName !== "svg") throw new Error(`panel ${this.figure.dataset.panel}: not an SVG`);
       this.etag = tag;
       this.cursorBefore = this.cursor;
-      this.holder.replaceChild(document.importNode(parsed, true), this.svg);
+      this.holder.replaceChild(document.adoptNode(parsed), this.svg);
       this.replaced(generation);
       return true;
     }
