@@ -471,8 +471,9 @@ struct LiveRoutes: Sendable {
                                     + (panels.map { [("panels", $0)] } ?? []))
                             try await writer.write(ByteBuffer(string: "event: buckets\ndata: \(data)\n\n"))
                             // Where the time from the commit to the event went, for the benchmark's log.
+                            let sent = routes.clock.now()
                             routes.logger.debug(
-                                "live page \(stem) (range=\(range.name)) event sent \(routes.clock.now() - announcement.committed) ms after its commit: its turn \(turn - announcement.committed) ms, its panels \(drawnAt - turn) ms, \(data.utf8.count) bytes written in \(routes.clock.now() - drawnAt) ms"
+                                "live page \(stem) (range=\(range.name)) event sent \(sent - announcement.committed) ms after its commit: its turn \(turn - announcement.committed) ms, its panels \(drawnAt - turn) ms, \(data.utf8.count) bytes written in \(sent - drawnAt) ms"
                             )
                         }
                     }
