@@ -28,11 +28,8 @@ public enum JSONText {
                 case 0x0D: escaped(UInt8(ascii: "r"))
                 case 0x09: escaped(UInt8(ascii: "t"))
                 case 0x00..<0x20, 0x7F:
-                    // \u00XX, lowercase hex as Hex writes it.
                     out.append(backslash)
-                    out.append(contentsOf: "u00".utf8)
-                    out.append(hexDigits[Int(byte >> 4)])
-                    out.append(hexDigits[Int(byte & 0x0F)])
+                    out.append(contentsOf: ("u" + Hex.string(UInt64(byte), width: 4)).utf8)
                 default: out.append(byte)
                 }
             }
@@ -43,7 +40,6 @@ public enum JSONText {
 
     private static let quote = UInt8(ascii: "\"")
     private static let backslash = UInt8(ascii: "\\")
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// An object from fields already written as JSON values, in order.
     public static func object(_ fields: [(String, String)]) -> String {
