@@ -67,6 +67,12 @@ else
     echo "==> the end-to-end tests run beside: $beside"
     cat .build/tests-beside.log
     if [ "$status" -ne 0 ] || [ "$beside_status" -ne 0 ]; then
+        # The failures again, last, from both logs: a CI that shows only the head and the tail of a long output
+        # then still shows what failed and why, wherever in the two logs it was.
+        echo "==> what failed, from both test processes:" >&2
+        awk '/✘ Test .* recorded an issue/ { shown = 1; n = 0; print; next }
+             shown && /^↳/ && n < 12 { n++; print; next }
+             { shown = 0 }' .build/tests-first.log .build/tests-beside.log >&2
         echo "==> tests failed (exit status $status, and $beside_status for those beside)" >&2
         exit 1
     fi

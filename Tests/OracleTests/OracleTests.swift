@@ -277,7 +277,8 @@ import Testing
         let server = try PostgresServer.start()
         defer { server.stop() }
         let store = try await PostgresStore(
-            location: PostgresLocation(url: server.createDatabase("oracle")), settings: oracleCase.storeSettings())
+            location: PostgresLocation(url: server.createDatabase("oracle")), settings: oracleCase.storeSettings(),
+            idleTransactionTimeout: PostgresServer.idleTransactionLimit)
         defer { store.shutdown() }
         try await store.holdLease(holder: "test", ttl: 3_600_000)  // bills are the leader's to keep
         let keeper = BillKeeper(store: store, billing: config.billing, rules: config.store.rules)

@@ -34,7 +34,9 @@ import Testing
     @Test func thePostgreSQLStoreKeepsAlertsTheSame() async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }
-        let store = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("alerts")))
+        let store = try await PostgresStore(
+            location: PostgresLocation(url: server.createDatabase("alerts")),
+            idleTransactionTimeout: PostgresServer.idleTransactionLimit)
         defer { store.shutdown() }
         try await store.holdLease(holder: "test", ttl: 3_600_000)  // alerts are the leader's to write
         try await roundTripAndPrune(store)

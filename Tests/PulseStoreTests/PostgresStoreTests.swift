@@ -123,7 +123,9 @@ import Testing
     ) async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }
-        let postgres = try await PostgresStore(location: PostgresLocation(url: server.createDatabase(name)))
+        let postgres = try await PostgresStore(
+            location: PostgresLocation(url: server.createDatabase(name)),
+            idleTransactionTimeout: PostgresServer.idleTransactionLimit)
         defer { postgres.shutdown() }
         try await body(server, postgres, try SQLiteStore(path: temporaryDirectory() + "/netpulse.db"))
     }
@@ -355,7 +357,9 @@ import Testing
     @Test func aWriterTrustsNothingCachedAcrossANewConnection() async throws {
         let server = try PostgresServer.start()
         defer { server.stop() }
-        let store = try await PostgresStore(location: PostgresLocation(url: server.createDatabase("reconnect")))
+        let store = try await PostgresStore(
+            location: PostgresLocation(url: server.createDatabase("reconnect")),
+            idleTransactionTimeout: PostgresServer.idleTransactionLimit)
         defer { store.shutdown() }
         let batch = BatchMaker().batch(1, start: day, rx: [100, 200, 300])
         #expect(try await store.ingest([batch], receivedAt: day + 60_000) == [.stored])
@@ -375,8 +379,10 @@ import Testing
         let server = try PostgresServer.start()
         defer { server.stop() }
         let location = try PostgresLocation(url: server.createDatabase("shared"))
-        let first = try await PostgresStore(location: location)
-        let second = try await PostgresStore(location: location)
+        let first = try await PostgresStore(
+            location: location, idleTransactionTimeout: PostgresServer.idleTransactionLimit)
+        let second = try await PostgresStore(
+            location: location, idleTransactionTimeout: PostgresServer.idleTransactionLimit)
         defer {
             first.shutdown()
             second.shutdown()
@@ -563,7 +569,8 @@ import Testing
         let url = try server.createDatabase("tls").replacingOccurrences(of: "127.0.0.1", with: "localhost")
         let ca = server.certificateAuthority
         let store = try await PostgresStore(
-            location: PostgresLocation(url: url + "?sslmode=verify-full&sslrootcert=\(ca)"))
+            location: PostgresLocation(url: url + "?sslmode=verify-full&sslrootcert=\(ca)"),
+            idleTransactionTimeout: PostgresServer.idleTransactionLimit)
         #expect(
             try await store.ingest([BatchMaker().batch(1, start: day, rx: [1, 2, 3])], receivedAt: day) == [.stored])
         #expect(try await store.totals().batches == 1)
@@ -611,7 +618,8 @@ import Testing
         try PostgresServer.makeCertificateAuthority(in: directory + "/other")
         let other = try String(contentsOfFile: directory + "/other/ca.pem", encoding: .utf8)
         let store = try await PostgresStore(
-            location: PostgresLocation(url: url + "?sslmode=verify-full&sslrootcert=\(root)"))
+            location: PostgresLocation(url: url + "?sslmode=verify-full&sslrootcert=\(root)"),
+            idleTransactionTimeout: PostgresServer.idleTransactionLimit)
         defer { store.shutdown() }
         #expect(try await store.totals().batches == 0)
         try other.write(toFile: root, atomically: true, encoding: .utf8)

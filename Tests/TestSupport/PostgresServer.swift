@@ -6,6 +6,16 @@ import Foundation
 /// never skip).
 public final class PostgresServer: @unchecked Sendable {
     public static let binaries = "/usr/lib/postgresql/15/bin"
+    /// How long (ms) a store opened by a test in the process of the whole suite lets a write transaction sit idle
+    /// before the server ends it (`PostgresStore`'s `idleTransactionTimeout`), where the store's default is 15 s.
+    ///
+    /// That process's tests hold both cooperative threads of this two-core machine in blocking waits (processes,
+    /// sleeps) for seconds at a time (a call that fails at once alone took 11 to 15 s there), so a store's task can
+    /// wait that long for a thread between two statements of one transaction. Tests failed in CI with "the
+    /// connection was lost in the middle of a transaction", which is what a session the server ended for sitting
+    /// idle in a transaction gives. The limit itself is tested with a limit of its own
+    /// (`PostgresStoreTests.aWriteTransactionLeftIdleIsEndedByTheServer`); a daemon sets it to its lease's length.
+    public static let idleTransactionLimit: Int64 = 600_000
     public let directory: String
     public let port: Int
     public let user = "netpulse"
