@@ -71,7 +71,7 @@ else
         # then still shows what failed and why, wherever in the two logs it was.
         echo "==> what failed, from both test processes:" >&2
         awk '/✘ Test .* recorded an issue/ { shown = 1; n = 0; print; next }
-             shown && /^↳/ && n < 12 { n++; print; next }
+             shown && /^↳/ && n < 40 { n++; print; next }
              { shown = 0 }' .build/tests-first.log .build/tests-beside.log >&2
         echo "==> tests failed (exit status $status, and $beside_status for those beside)" >&2
         exit 1
