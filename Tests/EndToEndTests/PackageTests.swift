@@ -142,12 +142,12 @@ extension EndToEnd {
                     "renewed the certificate of agent pkg-agent: serial "))
             let wait = Double(firstEnd + 5) - Date().timeIntervalSince1970
             if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            let end = Int64(firstEnd) * 1_000
             try eventually("points arrive after the first certificate's end", timeout: 30) {
-                (try Self.timestamps(sandbox).last ?? 0) > Int64(firstEnd) * 1000 + 3_000
+                (try Self.timestamps(sandbox).last ?? 0) > end + 3_000
             }
             // Every second's sample from the upgrade on, across the first certificate's end. (Not a count of them:
             // where the steps before take longer, fewer seconds are left between the upgrade and that end.)
-            let end = Int64(firstEnd) * 1_000
             let delivered = try Self.timestamps(sandbox).filter { $0 >= afterUpgrade }
             let gaps = zip(delivered, delivered.dropFirst()).map { $1 - $0 }
             print("package test: upgraded \(end - afterUpgrade) ms before the first certificate's end")

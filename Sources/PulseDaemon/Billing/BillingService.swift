@@ -1,4 +1,5 @@
 import Logging
+import PulseAnalytics
 import PulseCore
 import PulseQuery
 import PulseSettings
@@ -25,10 +26,7 @@ final class BillingService: Service, Sendable {
     /// How long (ms) to wait, after a pass ending at `now`, for the next: until the next ``phase`` past a minute at
     /// least ``leastGap`` away.
     static func wait(after now: Int64) -> Int64 {
-        let earliest = now + leastGap
-        let minute = earliest - ((earliest % 60_000) + 60_000) % 60_000
-        let next = minute + phase >= earliest ? minute + phase : minute + 60_000 + phase
-        return next - now
+        RollupLevel.oneMinute.bucketEnd(covering: now + leastGap - phase) + phase - now
     }
 
     let keeper: BillKeeper
