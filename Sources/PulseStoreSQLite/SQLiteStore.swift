@@ -25,6 +25,14 @@ public final class SQLiteStore: JournaledStore {
     let catalogueCommits = Atomic<Int64>(0)
     /// Counts commits that may have changed what a read gives (``dataGeneration()``).
     let dataCommits = Atomic<Int64>(0)
+    /// Counts commits that may have written kept bills or their adjustments: every one that moves
+    /// ``dataCommits`` except those of ingest and relabelling that leave the catalogue as it was, which never write
+    /// them (``KeptBillsMemo``).
+    let billCommits = Atomic<Int64>(0)
+    /// The last answers of ``bills(series:containing:)`` and ``billAdjustments(series:containing:)`` (the daemon's
+    /// own store only).
+    let keptBills = KeptBillsMemo<StoredBill> { $0.bill.period }
+    let keptAdjustments = KeptBillsMemo<BillAdjustment> { $0.bill.period }
     /// Whether this process is the store's one writer of rollups and catalogue (the daemon).
     let isOwner: Bool
 
@@ -140,7 +148,7 @@ public final class SQLiteStore: JournaledStore {
     /// its generation. Called inside the writer's lock, right after the commit. A commit that wrote nothing (every
     /// batch a duplicate) has no revision of its own.
     func committed(_ writer: borrowing StoreWriter) {
-        dataChanged()
+        dataChanged(bills: writer.catalogueChanged)
         // (An agent's new hostname is committed even when all its batches were duplicates: no revision then.)
         if writer.catalogueChanged { catalogueCommits.add(1, ordering: .releasing) }
         guard writer.revision == writer.pendingRevision else { return }
@@ -162,8 +170,9 @@ public final class SQLiteStore: JournaledStore {
         isOwner ? dataCommits.load(ordering: .acquiring) : nil
     }
 
-    /// Called after each commit that may have changed what a read gives.
-    func dataChanged() {
+    /// Called after each commit that may have changed what a read gives; `bills`: that may have written bills.
+    func dataChanged(bills: Bool = true) {
+        if bills { billCommits.add(1, ordering: .releasing) }
         dataCommits.add(1, ordering: .releasing)
     }
 

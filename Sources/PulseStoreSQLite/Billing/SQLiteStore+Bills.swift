@@ -63,38 +63,67 @@ extension SQLiteStore {
     }
 
     public func bills(series: [Int64]?, containing time: Int64) async throws -> [StoredBill] {
-        try await pool.read { db in
+        // Before the read: a bill written meanwhile makes the next call read again.
+        let generation = billCommits.load(ordering: .acquiring)
+        if isOwner, let kept = keptBills.answer(series: series, time: time, generation: generation) { return kept }
+        let owner = isOwner
+        let (bills, latestStart) = try await pool.read { db in
             var bills = [StoredBill]()
             func read(_ sql: String, _ arguments: [Int64]) throws {
                 let statement = try db.makeStatement(sql: sql)
                 try statement.setArguments(StatementArguments(arguments))
                 try db.forEachRow(of: statement) { bills.append(Self.bill($0)) }
             }
-            guard let series else {
+            if let series {
+                for slice in Self.slices(series) {
+                    try read(
+                        """
+                        SELECT \(Self.billColumns) FROM bill
+                        WHERE series_id IN (\(Self.placeholders(slice.count))) AND period_from <= ? AND period_to > ?
+                        """, slice + [time, time])
+                }
+            } else {
                 try read("SELECT \(Self.billColumns) FROM bill WHERE period_from <= ? AND period_to > ?", [time, time])
-                return bills
             }
-            for slice in Self.slices(series) {
-                try read(
-                    """
-                    SELECT \(Self.billColumns) FROM bill
-                    WHERE series_id IN (\(Self.placeholders(slice.count))) AND period_from <= ? AND period_to > ?
-                    """, slice + [time, time])
-            }
-            return bills
+            return (bills, owner ? try Self.latestBillStart(db) : nil)
         }
+        if isOwner {
+            keptBills.remember(bills, series: series, time: time, latestStart: latestStart, generation: generation)
+        }
+        return bills
     }
 
     public func billAdjustments(series: [Int64]?, containing time: Int64) async throws -> [BillAdjustment] {
-        try await rows(
-            """
-            SELECT \(BillAdjustment.columns) FROM \(BillAdjustment.tables)
-            WHERE b.period_from <= ? AND b.period_to > ? ORDER BY a.found_at
-            """, [time, time]
-        ) { row in
-            var columns = Columns(row)
-            return try BillAdjustment(row: &columns)
-        }.filter { adjustment in series.map { $0.contains(adjustment.series) } ?? true }
+        let generation = billCommits.load(ordering: .acquiring)
+        if isOwner, let kept = keptAdjustments.answer(series: series, time: time, generation: generation) {
+            return kept
+        }
+        let wanted = series.map(Set.init)
+        let owner = isOwner
+        let (adjustments, latestStart) = try await pool.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(BillAdjustment.columns) FROM \(BillAdjustment.tables)
+                    WHERE b.period_from <= ? AND b.period_to > ? ORDER BY a.found_at
+                    """, arguments: [time, time])
+            let adjustments = try rows.map { row in
+                var columns = Columns(row)
+                return try BillAdjustment(row: &columns)
+            }.filter { adjustment in wanted.map { $0.contains(adjustment.series) } ?? true }
+            return (adjustments, owner ? try Self.latestBillStart(db) : nil)
+        }
+        if isOwner {
+            keptAdjustments.remember(
+                adjustments, series: series, time: time, latestStart: latestStart, generation: generation)
+        }
+        return adjustments
+    }
+
+    /// The latest start of a billing period among the store's bills (nil: none), so an answer for a time is kept
+    /// only when no bill starts after it (``KeptBillsMemo``).
+    static func latestBillStart(_ db: Database) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "SELECT max(period_from) FROM bill")
     }
 
     public func saveBills(_ update: BillUpdate) async throws {
