@@ -41,7 +41,9 @@ final class KeptBillsMemo<Row: Sendable>: Sendable {
     func answer(series: [Int64]?, time: Int64, generation: Int64) -> [Row]? {
         entries.withLock { entries in
             guard entries.generation == generation else {
-                entries = (generation, [])
+                // Bills were written since these were read; a caller that found an older generation (it began
+                // before a save ended) leaves the newer answers where they are.
+                if generation > entries.generation { entries = (generation, []) }
                 return nil
             }
             return entries.list.last { $0.series == series && $0.time <= time && time < $0.until }?.rows
