@@ -63,61 +63,57 @@ extension SQLiteStore {
     }
 
     public func bills(series: [Int64]?, containing time: Int64) async throws -> [StoredBill] {
-        // Before the read: a bill written meanwhile makes the next call read again.
-        let generation = billCommits.load(ordering: .acquiring)
-        if isOwner, let kept = keptBills.answer(series: series, time: time, generation: generation) { return kept }
-        let owner = isOwner
-        let (bills, latestStart) = try await pool.read { db in
+        try await kept(keptBills, series: series, time: time) { db in
             var bills = [StoredBill]()
             func read(_ sql: String, _ arguments: [Int64]) throws {
                 let statement = try db.makeStatement(sql: sql)
                 try statement.setArguments(StatementArguments(arguments))
                 try db.forEachRow(of: statement) { bills.append(Self.bill($0)) }
             }
-            if let series {
-                for slice in Self.slices(series) {
-                    try read(
-                        """
-                        SELECT \(Self.billColumns) FROM bill
-                        WHERE series_id IN (\(Self.placeholders(slice.count))) AND period_from <= ? AND period_to > ?
-                        """, slice + [time, time])
-                }
-            } else {
+            guard let series else {
                 try read("SELECT \(Self.billColumns) FROM bill WHERE period_from <= ? AND period_to > ?", [time, time])
+                return bills
             }
-            return (bills, owner ? try Self.latestBillStart(db) : nil)
+            for slice in Self.slices(series) {
+                try read(
+                    """
+                    SELECT \(Self.billColumns) FROM bill
+                    WHERE series_id IN (\(Self.placeholders(slice.count))) AND period_from <= ? AND period_to > ?
+                    """, slice + [time, time])
+            }
+            return bills
         }
-        if isOwner {
-            keptBills.remember(bills, series: series, time: time, latestStart: latestStart, generation: generation)
-        }
-        return bills
     }
 
     public func billAdjustments(series: [Int64]?, containing time: Int64) async throws -> [BillAdjustment] {
-        let generation = billCommits.load(ordering: .acquiring)
-        if isOwner, let kept = keptAdjustments.answer(series: series, time: time, generation: generation) {
-            return kept
-        }
         let wanted = series.map(Set.init)
-        let owner = isOwner
-        let (adjustments, latestStart) = try await pool.read { db in
-            let rows = try Row.fetchAll(
+        return try await kept(keptAdjustments, series: series, time: time) { db in
+            try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(BillAdjustment.columns) FROM \(BillAdjustment.tables)
                     WHERE b.period_from <= ? AND b.period_to > ? ORDER BY a.found_at
-                    """, arguments: [time, time])
-            let adjustments = try rows.map { row in
+                    """, arguments: [time, time]
+            ).map { row in
                 var columns = Columns(row)
                 return try BillAdjustment(row: &columns)
             }.filter { adjustment in wanted.map { $0.contains(adjustment.series) } ?? true }
-            return (adjustments, owner ? try Self.latestBillStart(db) : nil)
         }
-        if isOwner {
-            keptAdjustments.remember(
-                adjustments, series: series, time: time, latestStart: latestStart, generation: generation)
-        }
-        return adjustments
+    }
+
+    /// What `read` gives for `series` at `time`: in the daemon's own store, the answer `memo` kept while no bill has
+    /// been written since (``KeptBillsMemo``), else `read` with the latest bill start beside it, kept for next time.
+    private func kept<Row: Sendable>(
+        _ memo: KeptBillsMemo<Row>, series: [Int64]?, time: Int64,
+        _ read: @escaping @Sendable (Database) throws -> [Row]
+    ) async throws -> [Row] {
+        guard isOwner else { return try await pool.read(read) }
+        // Before the read: a bill written meanwhile makes the next call read again.
+        let generation = billCommits.load(ordering: .acquiring)
+        if let kept = memo.answer(series: series, time: time, generation: generation) { return kept }
+        let (rows, latestStart) = try await pool.read { db in (try read(db), try Self.latestBillStart(db)) }
+        memo.remember(rows, series: series, time: time, latestStart: latestStart, generation: generation)
+        return rows
     }
 
     /// The latest start of a billing period among the store's bills (nil: none), so an answer for a time is kept
